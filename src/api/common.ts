@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { timestampSchema } from './timestamp.ts';
+
+/** Map of locale key to label; the empty-string key carries the base label. */
+export const labelsSchema = z.record(z.string(), z.string());
+
+/** Labels in field requests: each label 1 to 100 characters. */
+export const requestLabelsSchema = z.record(
+  z.string(),
+  z.string().min(1, 'each label must be 1 to 100 characters').max(100, 'each label must be 1 to 100 characters'),
+);
+
+export const hexColorSchema = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'must be a hex color #rrggbb');
+
+export const iconSchema = z.object({
+  color: z.string(),
+  filling: z.number(),
+  icon: z.string(),
+});
+export const iconInputSchema = z.strictObject({
+  color: hexColorSchema.optional(),
+  filling: z.number().finite().optional(),
+  icon: z.string().optional(),
+});
+
+export const pageInfoSchema = z.object({
+  has_more: z.boolean(),
+  limit: z.number(),
+  offset: z.number(),
+});
+export type PageInfo = z.infer<typeof pageInfoSchema>;
+
+export const metaSchema = z.object({ asOf: timestampSchema });
+
+export const errorBodySchema = z.object({ error: z.object({ message: z.string() }) });
+export type ErrorBody = z.infer<typeof errorBodySchema>;
+
+/** `{ data: T }` */
+export function dataOf<T extends z.ZodType>(schema: T) {
+  return z.object({ data: schema });
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+// YYYY-MM-DDTHH:MM[:SS[.fraction]]Z, as the spec's "Timestamp parameters" section fixes it.
+const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?Z$/;
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) {
+    const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+    return leap ? 29 : 28;
+  }
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/**
+ * Parses a spec timestamp into Unix milliseconds, or returns undefined when the text is not
+ * one (wrong shape, missing `Z`, or an impossible calendar date or time of day).
+ */
+export function parseTimestamp(text: string): number | undefined {
+  const m = TIMESTAMP_RE.exec(text);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number) as [
+    number, number, number, number, number,
+  ];
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  // Fractions finer than a millisecond are truncated: the service keeps milliseconds.
+  const millis = m[7] === undefined ? 0 : Number(m[7].padEnd(3, '0').slice(0, 3));
+  return Date.UTC(year, month - 1, day, hour, minute, second, millis);
+}
+
+/** Formats Unix milliseconds the way the service writes timestamps: always with milliseconds. */
+export function formatTimestamp(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export const timestampSchema = z
+  .string()
+  .refine((s) => parseTimestamp(s) !== undefined, {
+    message: 'must be a UTC timestamp YYYY-MM-DDTHH:MM[:SS[.fraction]]Z with a valid calendar date',
+  })
+  .meta({
+    description: 'ISO 8601 UTC date-time: YYYY-MM-DDTHH:MM[:SS[.fraction]]Z (trailing Z required).',
+    examples: ['2026-01-31T12:00:00.000Z'],
+  });
+
+/** Parses a calendar date `YYYY-MM-DD`, returning Unix milliseconds at midnight UTC. */
+export function parseDate(text: string): number | undefined {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!m) return undefined;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  return Date.UTC(year, month - 1, day);
+}

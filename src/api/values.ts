@@ -1,0 +1,165 @@
+import { z } from 'zod';
+import type { FieldType } from './field-types.ts';
+import { isReadOnlyType } from './field-types.ts';
+import { formatTimestamp, parseDate, parseTimestamp } from './timestamp.ts';
+
+/**
+ * Value shapes by field type (spec, "Value shapes by field type"), for record create and update
+ * bodies. Each schema's output is the canonical form the service stores and returns: dates as
+ * `YYYY-MM-DD`, timestamps as ISO 8601 UTC with milliseconds, appointments as `[start,end)`.
+ */
+export type ValueMode = 'create' | 'update';
+
+const HH_MM = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;
+const HH_MM_SS = /^([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]$/;
+const HH_MM_RANGE = /^(([01][0-9]|2[0-3]):[0-5][0-9])-(([01][0-9]|2[0-3]):[0-5][0-9])$/;
+const APPOINTMENT = /^\[([^,\[\])]+),([^,\[\])]+)\)$/;
+
+const unixMillis = z
+  .number()
+  .int('Unix timestamps are whole milliseconds')
+  .min(-8.64e15)
+  .max(8.64e15);
+
+const isoTimestamp = z.string().transform((s, ctx) => {
+  const ms = parseTimestamp(s);
+  if (ms === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'expected an ISO 8601 UTC timestamp such as 2026-01-31T12:00:00Z' });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+const timestampMillis = (mode: ValueMode) =>
+  mode === 'create' ? isoTimestamp : z.union([isoTimestamp, unixMillis]);
+
+function appointmentRange() {
+  return z.string().transform((s, ctx) => {
+    const m = APPOINTMENT.exec(s);
+    const start = m ? parseTimestamp(m[1]!) : undefined;
+    const end = m ? parseTimestamp(m[2]!) : undefined;
+    if (start === undefined || end === undefined || end < start) {
+      ctx.addIssue({ code: 'custom', message: 'expected an appointment [<start>,<end>) of UTC timestamps, start not after end' });
+      return z.NEVER;
+    }
+    return `[${formatTimestamp(start)},${formatTimestamp(end)})`;
+  });
+}
+
+const dateString = z.string().transform((s, ctx) => {
+  const ms = parseDate(s);
+  if (ms === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'expected a calendar date YYYY-MM-DD' });
+    return z.NEVER;
+  }
+  return s;
+});
+
+const numericString = z
+  .string()
+  .regex(/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/, 'expected a number or a numeric string')
+  .transform(Number)
+  .pipe(z.number().finite());
+
+/** `{ icon, color, filling }` sent as a JSON-encoded string (icon update shape). */
+const iconJsonString = z.string().superRefine((s, ctx) => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(s);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'expected a JSON-encoded string with icon, color and filling' });
+    return;
+  }
+  const shape = z.strictObject({ icon: z.string().min(1), color: z.string().optional(), filling: z.number().optional() });
+  if (!shape.safeParse(parsed).success) {
+    ctx.addIssue({ code: 'custom', message: 'expected a JSON-encoded object {"icon","color","filling"}' });
+  }
+});
+
+const readOnly = (type: FieldType) =>
+  z.any().superRefine((_v, ctx) => {
+    ctx.addIssue({ code: 'custom', message: `fields of type ${type} are computed and cannot be written` });
+  });
+
+const dynamicRecordId = z.union([z.string().regex(/^[0-9]+$/), z.number().int().positive()]).transform(String);
+
+function baseSchema(type: FieldType, mode: ValueMode): z.ZodType {
+  if (isReadOnlyType(type)) return readOnly(type);
+  switch (type) {
+    case 'any':
+    case 'unknown':
+      return z.json();
+    case 'appointment':
+      return mode === 'create'
+        ? appointmentRange()
+        : z.union([
+            appointmentRange(),
+            timestampMillis('update').transform((ms) => `[${formatTimestamp(ms)},${formatTimestamp(ms)})`),
+          ]);
+    case 'boolean':
+      return z.boolean({ error: 'expected true or false' });
+    case 'choice':
+      return mode === 'create'
+        ? z.string().min(1)
+        : z.union([
+            z.string().min(1),
+            z
+              .array(z.string().min(1))
+              .max(1, 'a choice field takes at most one option')
+              .transform((a) => a[0] ?? null),
+          ]);
+    case 'multi':
+      return z.array(z.string().min(1), { error: 'expected an array of option ids' });
+    case 'dchoice':
+      return dynamicRecordId;
+    case 'dmulti':
+      return z.array(dynamicRecordId);
+    case 'color':
+      return z.string().regex(/^#[0-9a-fA-F]{6}$/, 'expected a hex color #rrggbb');
+    case 'date':
+      return mode === 'create'
+        ? dateString
+        : z.union([dateString, timestampMillis('update').transform((ms) => formatTimestamp(ms).slice(0, 10))]);
+    case 'timestamp':
+      return timestampMillis(mode).transform(formatTimestamp);
+    case 'time':
+      return z.string().regex(HH_MM, 'expected a time HH:MM');
+    case 'timeinterval':
+      return mode === 'create'
+        ? z.string().regex(HH_MM_RANGE, 'expected an interval HH:MM-HH:MM')
+        : z.string().regex(HH_MM_SS, 'expected an interval HH:MM:SS');
+    case 'number':
+      return mode === 'create'
+        ? z.number({ error: 'expected a finite number' }).finite()
+        : z.union([z.number().finite(), numericString], { error: 'expected a finite number or a numeric string' });
+    case 'string':
+    case 'html':
+    case 'react':
+    case 'styled':
+    case 'file':
+    case 'user':
+      return z.string({ error: 'expected a string' });
+    case 'icon':
+      return mode === 'create' ? z.string().min(1, 'expected an icon name') : iconJsonString;
+    case 'reference':
+      return z.number({ error: 'expected the numeric id of the referenced record' }).int().positive();
+    default:
+      return z.json();
+  }
+}
+
+const cache = new Map<string, z.ZodType>();
+
+/**
+ * The schema of one field's value in a record create or update body. `null` is accepted in both
+ * modes (on update it clears the value; on create it leaves the field empty).
+ */
+export function recordValueSchema(type: FieldType, mode: ValueMode): z.ZodType {
+  const key = `${type}:${mode}`;
+  let schema = cache.get(key);
+  if (!schema) {
+    schema = isReadOnlyType(type) ? baseSchema(type, mode) : baseSchema(type, mode).nullable();
+    cache.set(key, schema);
+  }
+  return schema;
+}

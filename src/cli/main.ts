@@ -1,0 +1,48 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError, EXIT, UsageError } from '../errors.ts';
+import { defineDemoCommand } from './commands/demo.ts';
+import { defineEmulatorCommand } from './commands/emulator.ts';
+import { defineOpenApiCommand } from './commands/openapi.ts';
+import { defineRunCommand } from './commands/run.ts';
+import { defineStatusCommand } from './commands/status.ts';
+import { defineSyncCommand } from './commands/sync.ts';
+
+/** Builds the command tree. Each command module loads its heavy dependencies only when it runs. */
+export function buildProgram(): Command {
+  const program = new Command('wsmirror')
+    .description('Keep a live SQL mirror of a workspace, push local edits back, or serve an emulator of its API.')
+    .version(process.env.npm_package_version ?? '0.1.0')
+    .showHelpAfterError()
+    .exitOverride();
+  for (const define of [
+    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineDemoCommand,
+    defineOpenApiCommand,
+  ]) {
+    define(program).exitOverride();
+  }
+  return program;
+}
+
+/** Runs the command line and returns the process exit code (DESIGN §2). */
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end with a zero exit code; everything else is a usage error.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (error instanceof UsageError) {
+      process.stderr.write(`wsmirror: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof ConfigError) {
+      process.stderr.write(`wsmirror: configuration error: ${error.message}\n`);
+      return EXIT.config;
+    }
+    process.stderr.write(`wsmirror: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT.syncFailed;
+  }
+}
