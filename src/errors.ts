@@ -25,4 +25,93 @@ export class UsageError extends WsmirrorError {
   }
 }
 
+/** Stable codes of upstream HTTP error statuses; the push step branches on them. */
+export function upstreamCodeFor(status: number): string {
+  if (status === 400 || status === 422) return 'UPSTREAM_BAD_REQUEST';
+  if (status === 401) return 'UPSTREAM_UNAUTHORIZED';
+  if (status === 403) return 'UPSTREAM_FORBIDDEN';
+  if (status === 404) return 'UPSTREAM_NOT_FOUND';
+  if (status === 413) return 'UPSTREAM_PAYLOAD_TOO_LARGE';
+  if (status === 429) return 'UPSTREAM_RATE_LIMITED';
+  if (status >= 500) return 'UPSTREAM_SERVER_ERROR';
+  return 'UPSTREAM_HTTP_ERROR';
+}
+
+/** Where an upstream call went: endpoint name from `src/api/endpoints.ts`, method, path (never headers). */
+export interface UpstreamCall {
+  endpoint: string;
+  method: string;
+  path: string;
+}
+
+/**
+ * The upstream answered with a non-2xx status. `upstreamMessage` is the `error.message` of the
+ * body (or a short excerpt of a body that is not the spec's error shape). `attempts` > 1 means
+ * an earlier attempt failed with an unknown outcome: a 404 on a retried DELETE or rename may mean
+ * that attempt went through.
+ */
+export class UpstreamError extends WsmirrorError {
+  readonly status: number;
+  readonly upstreamMessage: string;
+  readonly endpoint: string;
+  readonly method: string;
+  readonly path: string;
+  readonly attempts: number;
+  /** From `Retry-After`, when the upstream sent one. */
+  readonly retryAfterMs: number | undefined;
+  constructor(call: UpstreamCall, status: number, upstreamMessage: string, info: { attempts: number; retryAfterMs?: number | undefined }) {
+    const text = upstreamMessage === '' ? '' : `: ${upstreamMessage}`;
+    super(upstreamCodeFor(status), `${call.endpoint} (${call.method} ${call.path}) failed with HTTP ${status}${text}`);
+    this.status = status;
+    this.upstreamMessage = upstreamMessage;
+    this.endpoint = call.endpoint;
+    this.method = call.method;
+    this.path = call.path;
+    this.attempts = info.attempts;
+    this.retryAfterMs = info.retryAfterMs;
+  }
+}
+
+/** The upstream could not be reached or the exchange broke off: refused, reset, dropped, timed out. */
+export class NetworkError extends WsmirrorError {
+  readonly endpoint: string;
+  readonly method: string;
+  readonly path: string;
+  readonly timeout: boolean;
+  readonly attempts: number;
+  /** The system or undici error code (`ECONNREFUSED`, `UND_ERR_SOCKET`, `TIMEOUT`…). */
+  readonly causeCode: string;
+  constructor(
+    call: UpstreamCall,
+    detail: string,
+    info: { attempts: number; timeout: boolean; causeCode: string; cause?: unknown },
+  ) {
+    super('NETWORK', `${call.endpoint} (${call.method} ${call.path}): ${detail}`, { cause: info.cause });
+    this.endpoint = call.endpoint;
+    this.method = call.method;
+    this.path = call.path;
+    this.timeout = info.timeout;
+    this.attempts = info.attempts;
+    this.causeCode = info.causeCode;
+  }
+}
+
+/** Why a response was refused: not JSON, not the endpoint's schema, too large, or incoherent paging. */
+export type InvalidResponseReason = 'not-json' | 'schema' | 'too-large' | 'paging';
+
+/** A 2xx response that cannot be trusted; it never passes silently (DESIGN §4.10). */
+export class InvalidResponseError extends WsmirrorError {
+  readonly endpoint: string;
+  readonly method: string;
+  readonly path: string;
+  readonly reason: InvalidResponseReason;
+  constructor(call: UpstreamCall, reason: InvalidResponseReason, detail: string) {
+    super('INVALID_RESPONSE', `${call.endpoint} (${call.method} ${call.path}): invalid response: ${detail}`);
+    this.endpoint = call.endpoint;
+    this.method = call.method;
+    this.path = call.path;
+    this.reason = reason;
+  }
+}
+
 export const EXIT = { ok: 0, syncFailed: 1, usage: 2, config: 78 } as const;

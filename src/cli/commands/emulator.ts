@@ -1,10 +1,73 @@
-import type { Command } from 'commander';
+import { readFile } from 'node:fs/promises';
+import { Command, InvalidArgumentError } from 'commander';
+import { ConfigError } from '../../errors.ts';
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!/^[0-9]+$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0-65535');
+  return n;
+}
+
+async function readSeed(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`--seed ${file}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? error})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`--seed ${file}: not valid JSON (${(error as Error).message})`);
+  }
+}
 
 export function defineEmulatorCommand(program: Command): Command {
   return program
     .command('emulator')
-    .description('(emulator: not built yet)')
-    .action(() => {
-      throw new Error('wsmirror emulator is not built yet');
+    .description('serve the upstream workspace API from a stateful emulator')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0 = any free port)', port, 8787)
+    .option('--workspace-id <id>', 'the 12-character workspace id', 'demo00000001')
+    .option('--api-key <key>', 'an API key: KEY (every grant) or KEY=grant1,grant2 (exactly those; KEY= for none); repeatable', collect, [])
+    .option('--admin-token <token>', 'enable the /_emulator/ admin surface with this bearer token')
+    .option('--data <file>', 'persist state in this SQLite file (default: in memory)')
+    .option('--seed <file>', 'load a workspace from this JSON file at start')
+    .option('--log-requests', 'log every request as JSON')
+    .action(async (opts: {
+      host: string; port: number; workspaceId: string; apiKey: string[]; adminToken?: string; data?: string;
+      seed?: string; logRequests?: boolean;
+    }) => {
+      const { buildServer, listen, parseApiKeyFlag } = await import('../../emulator/index.ts');
+      if (opts.apiKey.length === 0) {
+        process.stderr.write('wsmirror emulator: no --api-key given: every API request will be answered 401\n');
+      }
+      const seed = opts.seed === undefined ? undefined : await readSeed(opts.seed);
+      let app;
+      try {
+        app = await buildServer({
+          workspaceId: opts.workspaceId,
+          apiKeys: opts.apiKey.map(parseApiKeyFlag),
+          ...(opts.adminToken === undefined ? {} : { adminToken: opts.adminToken }),
+          ...(opts.data === undefined ? {} : { dataFile: opts.data }),
+          ...(seed === undefined ? {} : { seed }),
+          logRequests: opts.logRequests === true,
+        });
+      } catch (error) {
+        throw new ConfigError((error as Error).message, { cause: error });
+      }
+      const url = await listen(app, { host: opts.host, port: opts.port });
+      process.stdout.write(`listening on ${url}\n`);
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          void app.close().then(() => resolve());
+        };
+        process.once('SIGTERM', stop);
+        process.once('SIGINT', stop);
+      });
     });
 }

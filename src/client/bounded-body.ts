@@ -1,0 +1,48 @@
+import type { Readable } from 'node:stream';
+
+/** The response body is larger than the configured bound. */
+export class BodyTooLargeError extends Error {
+  readonly limit: number;
+  constructor(limit: number, seen: string) {
+    super(`response body exceeds the ${limit}-byte limit (${seen})`);
+    this.limit = limit;
+  }
+}
+
+/**
+ * Reads a whole body, failing as soon as it passes `limit` bytes: a huge or endless response
+ * never sits in memory. A declared Content-Length over the limit fails before reading.
+ */
+export async function readBoundedBody(body: Readable, limit: number, contentLength?: string | string[]): Promise<Buffer> {
+  const declared = Number(Array.isArray(contentLength) ? contentLength[0] : contentLength);
+  if (contentLength !== undefined && Number.isFinite(declared) && declared > limit) {
+    body.destroy();
+    throw new BodyTooLargeError(limit, `Content-Length ${declared}`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      throw new BodyTooLargeError(limit, `more than ${limit} bytes received`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/** Reads at most `limit` bytes of a body (error bodies only need their start), then drops the rest. */
+export async function readBodyPrefix(body: Readable, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= limit) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks, size).subarray(0, limit);
+}

@@ -1,0 +1,6 @@
+import type { FastifyInstance } from 'fastify';
+import type { EmulatorContext } from '../context.ts';
+
+export function registerWorkspaceRoutes(_app: FastifyInstance, _ctx: EmulatorContext): void {
+  // Routes of this group are registered here.
+}

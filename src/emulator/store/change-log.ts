@@ -1,0 +1,93 @@
+import type { Clock } from '../clock.ts';
+import type { Db } from './database.ts';
+
+export type RecordChangeType = 'create' | 'update' | 'delete';
+export type SchemaKind = 'Module' | 'Table' | 'Field';
+export type SchemaAction = 'upserted' | 'deleted';
+
+export interface ChangeWindow {
+  since: number;
+  /** Inclusive upper bound; from the first page of a poll. */
+  asOf: number;
+  limit: number;
+  offset: number;
+}
+
+export interface ChangeRow {
+  id: string;
+  type: string;
+  changedAt: number;
+}
+
+/**
+ * Append-only logs of record and schema changes, and the clock discipline that makes polling
+ * exact: a poll covers `since <= changedAt <= asOf`, and once an `asOf` has been handed out,
+ * every later change is stamped strictly after it. So the pages of one poll never shift, and
+ * the next poll (`since` = that `asOf`) misses nothing, even with a frozen clock.
+ */
+export class ChangeLog {
+  readonly #db: Db;
+  readonly #clock: Clock;
+  #lastAsOf = Number.NEGATIVE_INFINITY;
+  readonly #insertRecordChange;
+  readonly #insertSchemaChange;
+  readonly #recordWindow;
+  readonly #schemaWindow;
+
+  constructor(db: Db, clock: Clock) {
+    this.#db = db;
+    this.#clock = clock;
+    this.#insertRecordChange = db.prepare(
+      'INSERT INTO record_changes (table_id, record_id, change_type, changed_at) VALUES (?, ?, ?, ?)',
+    );
+    this.#insertSchemaChange = db.prepare(
+      'INSERT INTO schema_changes (object_id, kind, action, changed_at) VALUES (?, ?, ?, ?)',
+    );
+    this.#recordWindow = db.prepare(
+      `SELECT record_id AS id, change_type AS type, changed_at AS changedAt FROM record_changes
+       WHERE table_id = ? AND changed_at >= ? AND changed_at <= ?
+       ORDER BY changed_at, seq LIMIT ? OFFSET ?`,
+    );
+    this.#schemaWindow = db.prepare(
+      `SELECT object_id AS id, kind || ':' || action AS type, changed_at AS changedAt FROM schema_changes
+       WHERE changed_at >= ? AND changed_at <= ?
+       ORDER BY changed_at, seq LIMIT ? OFFSET ?`,
+    );
+  }
+
+  /** The timestamp for a change made now: never at or before an `asOf` already handed out. */
+  stamp(): number {
+    return Math.max(this.#clock.now(), this.#lastAsOf + 1);
+  }
+
+  /** The `asOf` of a new poll: now. Later changes will be stamped after it. */
+  openPoll(): number {
+    const asOf = Math.max(this.#clock.now(), this.#lastAsOf);
+    this.#lastAsOf = asOf;
+    return asOf;
+  }
+
+  recordChanged(tableKey: number, recordId: number, type: RecordChangeType, at: number): void {
+    this.#insertRecordChange.run(tableKey, recordId, type, at);
+  }
+
+  schemaChanged(kind: SchemaKind, objectId: string, action: SchemaAction, at: number): void {
+    this.#insertSchemaChange.run(objectId, kind, action, at);
+  }
+
+  /** One page of record changes plus whether more follow. */
+  recordChanges(tableKey: number, w: ChangeWindow): { rows: ChangeRow[]; hasMore: boolean } {
+    const rows = this.#recordWindow.all(tableKey, w.since, w.asOf, w.limit + 1, w.offset) as ChangeRow[];
+    return { rows: rows.slice(0, w.limit).map((r) => ({ ...r, id: String(r.id) })), hasMore: rows.length > w.limit };
+  }
+
+  schemaChanges(w: ChangeWindow): { rows: ChangeRow[]; hasMore: boolean } {
+    const rows = this.#schemaWindow.all(w.since, w.asOf, w.limit + 1, w.offset) as ChangeRow[];
+    return { rows: rows.slice(0, w.limit), hasMore: rows.length > w.limit };
+  }
+
+  /** Forgets a deleted table's record history. */
+  dropTable(tableKey: number): void {
+    this.#db.prepare('DELETE FROM record_changes WHERE table_id = ?').run(tableKey);
+  }
+}
