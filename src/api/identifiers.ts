@@ -24,9 +24,12 @@ export const fieldNameSchema = nameSchema('field name');
 /** Record ids are numeric; requests may send them as numbers or as strings of digits. */
 export const recordIdInputSchema = z
   .union([
-    z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
-    z.string().regex(/^[1-9][0-9]{0,15}$/, 'record id must be a positive integer'),
-  ])
+    z.number().int('record id must be a positive integer').positive('record id must be a positive integer').max(Number.MAX_SAFE_INTEGER, 'record id must be at most 2^53 - 1'),
+    z
+      .string()
+      .regex(/^[1-9][0-9]{0,15}$/, { message: 'record id must be a positive integer', abort: true })
+      .refine((s) => Number(s) <= Number.MAX_SAFE_INTEGER, 'record id must be at most 2^53 - 1'),
+  ], { error: 'record id must be a positive integer, as a number or a string of digits' })
   .meta({ description: 'Record id, as a number or a string of digits.' });
 
 /** Record ids in responses are strings of digits. */

@@ -12,8 +12,9 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], root = ''): 
 function describeIssue(issue: z.core.$ZodIssue, root: string): string {
   const where = formatPath(root, issue.path);
   if (issue.code === 'invalid_union' && isDefaultMessage(issue.message)) {
-    // Report the branch that got furthest: the one whose first issue has the longest path.
-    const best = [...issue.errors].sort((a, b) => depth(b) - depth(a))[0];
+    // Report the branch that got furthest: the one whose first issue has the longest path, and
+    // among equals one whose input had the right type (its message says what is wrong with the value).
+    const best = [...issue.errors].sort((a, b) => depth(b) - depth(a) || typeMismatch(a) - typeMismatch(b))[0];
     if (best && best.length > 0) {
       return best.map((i) => describeIssue({ ...i, path: [...issue.path, ...i.path] }, root)).join('; ');
     }
@@ -27,6 +28,10 @@ function describeIssue(issue: z.core.$ZodIssue, root: string): string {
 
 function depth(issues: readonly z.core.$ZodIssue[]): number {
   return Math.max(0, ...issues.map((i) => i.path.length));
+}
+
+function typeMismatch(issues: readonly z.core.$ZodIssue[]): number {
+  return issues.every((i) => i.code === 'invalid_type') ? 1 : 0;
 }
 
 function isDefaultMessage(message: string): boolean {

@@ -8,7 +8,10 @@ export function intQueryParam(min: number, max: number = Number.MAX_SAFE_INTEGER
     .string()
     .regex(/^[0-9]+$/, `must be an integer, ${range}`)
     .transform(Number)
-    .pipe(z.number().int().min(min, `must be ${range}`).max(max, `must be ${range}`));
+    .pipe(
+      z.number().int().min(min, `must be ${range}`)
+        .max(max, max === Number.MAX_SAFE_INTEGER ? `must be at most ${max}` : `must be ${range}`),
+    );
 }
 
 /** Records list, record changes and schema changes accept `limit` 1 to 100. */

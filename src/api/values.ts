@@ -21,7 +21,7 @@ const unixMillis = z
   .min(-8.64e15)
   .max(8.64e15);
 
-const isoTimestamp = z.string().transform((s, ctx) => {
+const isoTimestamp = z.string({ error: 'expected an ISO 8601 UTC timestamp string' }).transform((s, ctx) => {
   const ms = parseTimestamp(s);
   if (ms === undefined) {
     ctx.addIssue({ code: 'custom', message: 'expected an ISO 8601 UTC timestamp such as 2026-01-31T12:00:00Z' });
@@ -61,19 +61,31 @@ const numericString = z
   .transform(Number)
   .pipe(z.number().finite());
 
-/** `{ icon, color, filling }` sent as a JSON-encoded string (icon update shape). */
-const iconJsonString = z.string().superRefine((s, ctx) => {
+/**
+ * `{ icon, color, filling }` sent as a JSON-encoded string (icon update shape). Canonical output:
+ * the bare icon name when only `icon` is given (the create shape), otherwise the object
+ * re-encoded with keys in the order icon, color, filling.
+ */
+const iconObjectSchema = z.strictObject({
+  icon: z.string().min(1),
+  color: z.string().regex(/^#[0-9a-fA-F]{6}$/).optional(),
+  filling: z.number().finite().optional(),
+});
+const iconJsonString = z.string().transform((s, ctx) => {
   let parsed: unknown;
   try {
     parsed = JSON.parse(s);
   } catch {
-    ctx.addIssue({ code: 'custom', message: 'expected a JSON-encoded string with icon, color and filling' });
-    return;
+    parsed = undefined;
   }
-  const shape = z.strictObject({ icon: z.string().min(1), color: z.string().optional(), filling: z.number().optional() });
-  if (!shape.safeParse(parsed).success) {
-    ctx.addIssue({ code: 'custom', message: 'expected a JSON-encoded object {"icon","color","filling"}' });
+  const result = iconObjectSchema.safeParse(parsed);
+  if (!result.success) {
+    ctx.addIssue({ code: 'custom', message: 'expected a JSON-encoded object {"icon","color","filling"} (color #rrggbb, filling a number)' });
+    return z.NEVER;
   }
+  const { icon, color, filling } = result.data;
+  if (color === undefined && filling === undefined) return icon;
+  return JSON.stringify({ icon, ...(color === undefined ? {} : { color }), ...(filling === undefined ? {} : { filling }) });
 });
 
 const readOnly = (type: FieldType) =>
@@ -100,14 +112,19 @@ function baseSchema(type: FieldType, mode: ValueMode): z.ZodType {
       return z.boolean({ error: 'expected true or false' });
     case 'choice':
       return mode === 'create'
-        ? z.string().min(1)
-        : z.union([
-            z.string().min(1),
-            z
-              .array(z.string().min(1))
-              .max(1, 'a choice field takes at most one option')
-              .transform((a) => a[0] ?? null),
-          ]);
+        ? z.string({ error: 'expected an option id (or name) string' }).min(1)
+        : z
+            .union([z.string().min(1), z.array(z.string().min(1))], {
+              error: 'expected an option id (or name) string, or an array of at most one',
+            })
+            .transform((v, ctx) => {
+              if (typeof v === 'string') return v;
+              if (v.length > 1) {
+                ctx.addIssue({ code: 'custom', message: 'a choice field takes at most one option' });
+                return z.NEVER;
+              }
+              return v[0] ?? null;
+            });
     case 'multi':
       return z.array(z.string().min(1), { error: 'expected an array of option ids' });
     case 'dchoice':

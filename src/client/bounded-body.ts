@@ -16,7 +16,7 @@ export class BodyTooLargeError extends Error {
 export async function readBoundedBody(body: Readable, limit: number, contentLength?: string | string[]): Promise<Buffer> {
   const declared = Number(Array.isArray(contentLength) ? contentLength[0] : contentLength);
   if (contentLength !== undefined && Number.isFinite(declared) && declared > limit) {
-    body.destroy();
+    discard(body);
     throw new BodyTooLargeError(limit, `Content-Length ${declared}`);
   }
   const chunks: Buffer[] = [];
@@ -24,7 +24,7 @@ export async function readBoundedBody(body: Readable, limit: number, contentLeng
   for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limit) {
-      body.destroy();
+      discard(body);
       throw new BodyTooLargeError(limit, `more than ${limit} bytes received`);
     }
     chunks.push(chunk);
@@ -40,9 +40,15 @@ export async function readBodyPrefix(body: Readable, limit: number): Promise<Buf
     chunks.push(chunk);
     size += chunk.length;
     if (size >= limit) {
-      body.destroy();
+      discard(body);
       break;
     }
   }
   return Buffer.concat(chunks, size).subarray(0, limit);
+}
+
+/** Drops a body; the abort error undici then emits has nowhere to go but this listener. */
+function discard(body: Readable): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }

@@ -13,10 +13,10 @@ import { registerRecordChangeRoutes } from './routes/record-changes.ts';
 import { registerRecordRoutes } from './routes/records.ts';
 import { registerTableRoutes } from './routes/tables.ts';
 import { registerWorkspaceRoutes } from './routes/workspace.ts';
-import { loadSeed } from './seed.ts';
 import { ChangeLog } from './store/change-log.ts';
 import { openDatabase } from './store/database.ts';
 import { SchemaLookup } from './store/schema-rows.ts';
+import { initializeWorkspace } from './workspace-state.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -41,7 +41,12 @@ export async function buildServer(options: EmulatorOptions = {}): Promise<Fastif
     workspaceId,
     options,
   };
-  if (options.seed !== undefined) loadSeed(ctx, options.seed);
+  try {
+    initializeWorkspace(ctx);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
 
   const app = Fastify({
     logger: options.logRequests ? { level: 'info', redact: ['req.headers.authorization'] } : false,

@@ -20,7 +20,8 @@ export interface RouteOptions {
   bodyLimit?: number;
 }
 
-function parse<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
+/** Validates one part of a request; a failure is a 400 naming the place at fault. */
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
   const result = schema.safeParse(value);
   if (!result.success) throw new BadRequestError(describeIssues(result.error.issues, where));
   return result.data;
@@ -49,13 +50,13 @@ export function defineRoute<E extends Endpoint>(
     url: routePath(endpoint),
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     handler: async (request, reply) => {
-      const params = parse(endpoint.params, request.params, 'path') as { workspaceId?: string };
+      const params = parseInput(endpoint.params, request.params, 'path') as { workspaceId?: string };
       if (params.workspaceId !== ctx.workspaceId) throw new NotFoundError(`workspace ${params.workspaceId} not found`);
-      const query = endpoint.query ? parse(endpoint.query, request.query ?? {}, 'query') : undefined;
+      const query = endpoint.query ? parseInput(endpoint.query, request.query ?? {}, 'query') : undefined;
       if (!endpoint.query && request.query && Object.keys(request.query).length > 0) {
         throw new BadRequestError(`query: this endpoint takes no query parameters`);
       }
-      const body = endpoint.body ? parse(endpoint.body, request.body, 'body') : undefined;
+      const body = endpoint.body ? parseInput(endpoint.body, request.body, 'body') : undefined;
       const result = await handler({
         params, query, body, apiKey: request.apiKey!, request, reply,
       } as RouteInput<E>);

@@ -1,6 +1,67 @@
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { formatTimestamp, moduleNameSchema, parseTimestamp } from '../../api/index.ts';
+import { clockUpdateSchema, moduleCreateSchema } from '../admin-contract.ts';
 import type { EmulatorContext } from '../context.ts';
+import { faultSettingsSchema } from '../faults.ts';
+import { parseInput } from '../http/define-route.ts';
+import { moduleView, workspaceView } from '../schema-views.ts';
+import { loadSeed } from '../seed.ts';
+import { createModule, deleteModule } from '../store/schema-store.ts';
+import { resetWorkspace } from '../workspace-state.ts';
 
-export function registerAdminRoutes(_app: FastifyInstance, _ctx: EmulatorContext): void {
-  // Routes of this group are registered here.
+/**
+ * The emulator's own surface under `/_emulator/` (the auth hook wants the admin token): modules,
+ * reset, seed, faults and the clock. Faults never apply here, so a test can always undo them.
+ */
+export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
+  const moduleParams = z.strictObject({ name: moduleNameSchema });
+
+  app.post('/_emulator/modules', async (request, reply) => {
+    const body = parseInput(moduleCreateSchema, request.body, 'body');
+    reply.code(201);
+    return { data: moduleView(ctx, createModule(ctx, body)) };
+  });
+
+  app.delete('/_emulator/modules/:name', async (request) => {
+    const { name } = parseInput(moduleParams, request.params, 'path');
+    return { data: deleteModule(ctx, name) };
+  });
+
+  app.post('/_emulator/reset', async (request) => {
+    resetWorkspace(ctx, request.body ?? undefined);
+    return { data: workspaceView(ctx) };
+  });
+
+  app.post('/_emulator/seed', async (request, reply) => {
+    loadSeed(ctx, request.body, 'body');
+    reply.code(201);
+    return { data: workspaceView(ctx) };
+  });
+
+  const faultsView = () => ({ data: { ...ctx.faults.settings, injected: ctx.faults.injected } });
+  app.get('/_emulator/faults', async () => faultsView());
+  app.put('/_emulator/faults', async (request) => {
+    ctx.faults.set(parseInput(faultSettingsSchema, request.body, 'body'));
+    return faultsView();
+  });
+  app.delete('/_emulator/faults', async () => {
+    ctx.faults.reset();
+    return faultsView();
+  });
+
+  const clockView = () => ({ data: { now: formatTimestamp(ctx.clock.now()), frozen: ctx.clock.frozen } });
+  app.get('/_emulator/clock', async () => clockView());
+  app.put('/_emulator/clock', async (request) => {
+    const body = parseInput(clockUpdateSchema, request.body, 'body');
+    const frozen = body.frozen ?? ctx.clock.frozen;
+    const now = body.now === undefined ? ctx.clock.now() : parseTimestamp(body.now)!;
+    ctx.clock.set(now, frozen);
+    if (body.advanceMs !== undefined) ctx.clock.advance(body.advanceMs);
+    return clockView();
+  });
+  app.delete('/_emulator/clock', async () => {
+    ctx.clock.reset();
+    return clockView();
+  });
 }

@@ -1,6 +1,30 @@
 import type { FastifyInstance } from 'fastify';
+import { DEFAULT_PAGE_LIMIT, endpoints, formatTimestamp, parseTimestamp } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
+import { BadRequestError } from '../errors.ts';
+import { defineRoute } from '../http/define-route.ts';
 
-export function registerRecordChangeRoutes(_app: FastifyInstance, _ctx: EmulatorContext): void {
-  // Routes of this group are registered here.
+/**
+ * GET .../records/changes: one entry per change event, ordered by time, within
+ * `since <= changedAt <= asOf`. Without `asOf` a new poll opens at now (see ChangeLog).
+ */
+export function registerRecordChangeRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
+  defineRoute(app, ctx, endpoints.listRecordChanges, ({ params, query }) => {
+    const table = ctx.schema.requireTable(params.moduleName, params.tableName);
+    if (table.props.hasHistory !== true) {
+      throw new BadRequestError(
+        `table ${table.moduleName}.${table.name} has no history: enable hasHistory to poll its record changes`,
+      );
+    }
+    const since = parseTimestamp(query.since)!;
+    const asOf = query.asOf === undefined ? ctx.changes.openPoll() : parseTimestamp(query.asOf)!;
+    const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
+    const offset = query.offset ?? 0;
+    const { rows, hasMore } = ctx.changes.recordChanges(table.key, { since, asOf, limit, offset });
+    return {
+      data: rows.map((r) => ({ id: r.id, changeType: r.type, changedAt: formatTimestamp(r.changedAt) })),
+      meta: { asOf: formatTimestamp(asOf) },
+      page_info: { has_more: hasMore, limit, offset },
+    };
+  });
 }

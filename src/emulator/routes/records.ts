@@ -1,6 +1,34 @@
 import type { FastifyInstance } from 'fastify';
+import { endpoints } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
+import { defineRoute } from '../http/define-route.ts';
+import { createRecords, deleteRecords, listRecords, updateRecords } from '../store/record-store.ts';
 
-export function registerRecordRoutes(_app: FastifyInstance, _ctx: EmulatorContext): void {
-  // Routes of this group are registered here.
+/**
+ * Records list, create, update and delete. Bodies above RECORDS_PAYLOAD_LIMIT_BYTES are refused
+ * with 413 by the server's body limit before any handler runs, so nothing changes.
+ */
+export function registerRecordRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
+  defineRoute(app, ctx, endpoints.listRecords, ({ params, query }) => {
+    const table = ctx.schema.requireTable(params.moduleName, params.tableName);
+    return listRecords(ctx, table, ctx.schema.fieldsOf(table.key), query);
+  });
+
+  defineRoute(app, ctx, endpoints.createRecords, ({ params, body }) => {
+    const table = ctx.schema.requireTable(params.moduleName, params.tableName);
+    const ids = createRecords(ctx, table, ctx.schema.fieldsOf(table.key), body.records);
+    return { data: { ids: ids.map(String) } };
+  });
+
+  defineRoute(app, ctx, endpoints.updateRecords, ({ params, body }) => {
+    const table = ctx.schema.requireTable(params.moduleName, params.tableName);
+    const ids = updateRecords(ctx, table, ctx.schema.fieldsOf(table.key), body.records);
+    return { data: { updatedIds: ids.map(String) } };
+  });
+
+  defineRoute(app, ctx, endpoints.deleteRecords, ({ params, body }) => {
+    const table = ctx.schema.requireTable(params.moduleName, params.tableName);
+    const ids = deleteRecords(ctx, table, body.records);
+    return { data: { deletedIds: ids.map(String) } };
+  });
 }

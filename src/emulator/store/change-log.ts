@@ -86,6 +86,11 @@ export class ChangeLog {
     return { rows: rows.slice(0, w.limit), hasMore: rows.length > w.limit };
   }
 
+  /** Forgets every `asOf` handed out (the admin reset empties the logs). */
+  reset(): void {
+    this.#lastAsOf = Number.NEGATIVE_INFINITY;
+  }
+
   /** Forgets a deleted table's record history. */
   dropTable(tableKey: number): void {
     this.#db.prepare('DELETE FROM record_changes WHERE table_id = ?').run(tableKey);

@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import type { EndpointName, HttpMethod } from '../api/endpoints.ts';
+import { workspaceIdSchema } from '../api/identifiers.ts';
+import { describeIssues } from '../api/issues.ts';
+import { ConfigError } from '../errors.ts';
+
+/** One attempt of one request, reported to `onRequest` (the daemon turns it into metrics). */
+export interface RequestInfo {
+  endpoint: EndpointName;
+  method: HttpMethod;
+  /** HTTP status, or `network` when no complete response arrived (refused, reset, timeout). */
+  status: number | 'network';
+  durationMs: number;
+  /** 1 for the first attempt, 2 for the first retry… */
+  attempt: number;
+  /** Whether the client will try again after this attempt. */
+  willRetry: boolean;
+}
+
+/** The subset of a pino logger the client uses; a pino logger fits. */
+export interface ClientLogger {
+  debug(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+export interface WorkspaceClientOptions {
+  /** Upstream base URL without `/api/v1`, e.g. `https://db.example.com`. */
+  baseUrl: string;
+  /** Bearer key; never logged, never part of an error. */
+  apiKey: string;
+  /** The 12-character workspace id. */
+  workspaceId: string;
+  /** Limit for one attempt: connect, headers and the whole body. Default 30 s. */
+  timeoutMs?: number;
+  /** Retries after the first attempt. Default 5. */
+  maxRetries?: number;
+  /** Backoff base and ceiling (full jitter). Defaults 250 ms and 30 s. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** A `Retry-After` longer than this is not waited out: the call fails with the delay attached. Default 120 s. */
+  retryAfterMaxMs?: number;
+  /** Requests in flight at once (also the connection pool size). Default 8. */
+  concurrency?: number;
+  /** Largest accepted response body. Default 64 MiB. */
+  maxResponseBytes?: number;
+  onRequest?: (info: RequestInfo) => void;
+  logger?: ClientLogger;
+}
+
+export const CLIENT_DEFAULTS = {
+  timeoutMs: 30_000,
+  maxRetries: 5,
+  retryBaseMs: 250,
+  retryMaxMs: 30_000,
+  retryAfterMaxMs: 120_000,
+  concurrency: 8,
+  maxResponseBytes: 64 * 1024 * 1024,
+} as const;
+
+export interface ResolvedClientOptions {
+  origin: string;
+  /** Path of the base URL (no trailing slash), put before every endpoint path. */
+  pathPrefix: string;
+  apiKey: string;
+  workspaceId: string;
+  timeoutMs: number;
+  maxRetries: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  retryAfterMaxMs: number;
+  concurrency: number;
+  maxResponseBytes: number;
+  onRequest: ((info: RequestInfo) => void) | undefined;
+  logger: ClientLogger | undefined;
+}
+
+const positiveInt = z.number().int().positive();
+const nonNegativeInt = z.number().int().min(0);
+
+const optionsSchema = z.object({
+  baseUrl: z.string().refine((s) => {
+    try {
+      const url = new URL(s);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && url.search === '' && url.hash === '';
+    } catch {
+      return false;
+    }
+  }, 'must be an http(s) URL without query or fragment, such as https://db.example.com'),
+  // The message never repeats the value: it is a secret.
+  apiKey: z.string().refine((s) => s.length > 0 && !/[\r\n\0]/.test(s), 'must be a non-empty key without line breaks'),
+  workspaceId: workspaceIdSchema,
+  timeoutMs: positiveInt,
+  maxRetries: nonNegativeInt,
+  retryBaseMs: nonNegativeInt,
+  retryMaxMs: nonNegativeInt,
+  retryAfterMaxMs: nonNegativeInt,
+  concurrency: positiveInt.max(1024),
+  maxResponseBytes: positiveInt,
+});
+
+/** Fills defaults and checks every option, naming the one at fault. */
+export function resolveClientOptions(options: WorkspaceClientOptions): ResolvedClientOptions {
+  const merged = {
+    ...CLIENT_DEFAULTS,
+    ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
+  } as WorkspaceClientOptions & typeof CLIENT_DEFAULTS;
+  const parsed = optionsSchema.safeParse(merged);
+  if (!parsed.success) throw new ConfigError(`invalid client options: ${describeIssues(parsed.error.issues)}`);
+  const url = new URL(parsed.data.baseUrl);
+  return {
+    ...parsed.data,
+    origin: url.origin,
+    pathPrefix: url.pathname.replace(/\/+$/, ''),
+    onRequest: options.onRequest,
+    logger: options.logger,
+  };
+}

@@ -1,0 +1,261 @@
+import { Pool } from 'undici';
+import type { z } from 'zod';
+import { errorBodySchema } from '../api/common.ts';
+import { buildPath, endpoints, type EndpointName, type HttpMethod } from '../api/endpoints.ts';
+import { describeIssues } from '../api/issues.ts';
+import { InvalidResponseError, NetworkError, UpstreamError, type UpstreamCall } from '../errors.ts';
+import { BodyTooLargeError, readBodyPrefix, readBoundedBody } from './bounded-body.ts';
+import type { RequestInfo, ResolvedClientOptions } from './client-options.ts';
+import { ConcurrencyLimit } from './concurrency-limit.ts';
+import {
+  backoffDelay, defaultRetryMode, isNotSentCode, isRetryable, networkErrorCode, parseRetryAfter,
+  type AttemptFailure, type RetryMode,
+} from './retry-policy.ts';
+import { secretRedactor } from './secret-redaction.ts';
+
+/** The validated response body of an endpoint. */
+export type EndpointResponse<N extends EndpointName> = z.output<(typeof endpoints)[N]['response']>;
+
+export type QueryValue = string | number | undefined;
+
+/** Per-call options of every client method. */
+export interface CallOptions {
+  /** Overrides the method's default retry mode (see `RetryMode`). */
+  retry?: RetryMode;
+  /** Aborts the call, including its retries and backoff; the call rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+export interface RequestSpec {
+  params: Record<string, string>;
+  query?: Record<string, QueryValue>;
+  body?: unknown;
+}
+
+type Outcome =
+  | { ok: true; value: unknown; status: number }
+  | { ok: false; error: Error; failure: AttemptFailure; status: number | 'network'; retryAfterMs?: number | undefined };
+
+// Only the start of an error body is read: enough for `{ error: { message } }`.
+const ERROR_BODY_LIMIT = 16 * 1024;
+const EXCERPT_CHARS = 200;
+const USER_AGENT = 'wsmirror';
+
+/**
+ * Sends endpoint requests over one keep-alive undici pool: concurrency limit, per-attempt
+ * timeout, retries with backoff and `Retry-After`, bounded bodies, response validation.
+ */
+export class HttpTransport {
+  readonly #options: ResolvedClientOptions;
+  readonly #pool: Pool;
+  readonly #limit: ConcurrencyLimit;
+  readonly #redact: (text: string) => string;
+  readonly #authorization: string;
+  // A Retry-After holds back every request, not only the one that got it.
+  #pausedUntil = 0;
+
+  constructor(options: ResolvedClientOptions) {
+    this.#options = options;
+    this.#limit = new ConcurrencyLimit(options.concurrency);
+    this.#redact = secretRedactor(options.apiKey);
+    this.#authorization = `Bearer ${options.apiKey}`;
+    this.#pool = new Pool(options.origin, {
+      connections: options.concurrency,
+      connectTimeout: options.timeoutMs,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+  }
+
+  /** Names a request the way errors do: endpoint, method, path (no query, no headers). */
+  describe(name: EndpointName, params: Record<string, string>): UpstreamCall {
+    const endpoint = endpoints[name];
+    return { endpoint: name, method: endpoint.method, path: this.#options.pathPrefix + buildPath(endpoint.path, params) };
+  }
+
+  async call<N extends EndpointName>(name: N, spec: RequestSpec, callOptions: CallOptions = {}): Promise<EndpointResponse<N>> {
+    const endpoint = endpoints[name];
+    const method: HttpMethod = endpoint.method;
+    const call = this.describe(name, spec.params);
+    const { path } = call;
+    const target = path + queryString(spec.query);
+    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const mode = callOptions.retry ?? defaultRetryMode(method);
+    const { signal } = callOptions;
+    const { maxRetries, retryBaseMs, retryMaxMs, retryAfterMaxMs } = this.#options;
+
+    for (let attempt = 1; ; attempt++) {
+      await this.#waitForPause(signal);
+      const release = await this.#limit.acquire(signal);
+      const started = performance.now();
+      let outcome: Outcome;
+      try {
+        outcome = await this.#attempt(call, target, body, endpoint.response, attempt, signal);
+      } finally {
+        release();
+      }
+      const durationMs = performance.now() - started;
+
+      let willRetry = false;
+      let delayMs = 0;
+      if (!outcome.ok) {
+        const retryAfter = outcome.retryAfterMs;
+        willRetry = attempt <= maxRetries && isRetryable(outcome.failure, mode)
+          && (retryAfter === undefined || retryAfter <= retryAfterMaxMs);
+        if (willRetry) {
+          delayMs = retryAfter ?? backoffDelay(attempt, retryBaseMs, retryMaxMs);
+          if (retryAfter !== undefined) this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + retryAfter);
+        }
+      }
+      this.#report({ endpoint: name, method, status: outcome.status, durationMs, attempt, willRetry });
+      this.#options.logger?.debug(
+        { endpoint: name, method, path, status: outcome.status, durationMs: Math.round(durationMs), attempt },
+        'upstream request',
+      );
+      if (outcome.ok) return outcome.value as EndpointResponse<N>;
+      if (!willRetry) throw outcome.error;
+      this.#options.logger?.warn(
+        { endpoint: name, method, path, status: outcome.status, attempt, delayMs, err: outcome.error.message },
+        'upstream request failed; retrying',
+      );
+      await sleep(delayMs, signal);
+    }
+  }
+
+  /** Closes the pool after in-flight requests finish. */
+  async close(): Promise<void> {
+    await this.#pool.close();
+  }
+
+  async #attempt(
+    call: UpstreamCall, target: string, body: string | undefined, schema: z.ZodType, attempt: number,
+    callerSignal: AbortSignal | undefined,
+  ): Promise<Outcome> {
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new Error('request timed out')), this.#options.timeoutMs);
+    const signal = callerSignal ? AbortSignal.any([callerSignal, deadline.signal]) : deadline.signal;
+    const headers: Record<string, string> = {
+      authorization: this.#authorization,
+      accept: 'application/json',
+      'user-agent': USER_AGENT,
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let status: number | undefined;
+    try {
+      const res = await this.#pool.request({
+        path: target, method: call.method, headers, body: body ?? null, signal,
+        headersTimeout: this.#options.timeoutMs, bodyTimeout: this.#options.timeoutMs,
+      });
+      status = res.statusCode;
+      if (status >= 200 && status < 300) {
+        const bytes = await readBoundedBody(res.body, this.#options.maxResponseBytes, res.headers['content-length']);
+        return { ok: true, status, value: this.#validate(call, bytes, schema) };
+      }
+      const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
+      let message = res.statusText ?? '';
+      try {
+        message = errorMessage(await readBodyPrefix(res.body, ERROR_BODY_LIMIT)) || message;
+      } catch {
+        // The status is what matters; a body cut short adds nothing.
+      }
+      const error = new UpstreamError(call, status, this.#redact(message), { attempts: attempt, retryAfterMs });
+      return { ok: false, status, error, failure: { kind: 'status', status }, retryAfterMs };
+    } catch (err) {
+      if (callerSignal?.aborted) throw callerSignal.reason;
+      if (err instanceof InvalidResponseError) return { ok: false, status: status ?? 'network', error: err, failure: { kind: 'final' } };
+      if (err instanceof BodyTooLargeError) {
+        const error = new InvalidResponseError(call, 'too-large', err.message);
+        return { ok: false, status: status ?? 'network', error, failure: { kind: 'final' } };
+      }
+      return { ok: false, status: 'network', ...this.#networkFailure(call, err, attempt, deadline.signal.aborted) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #networkFailure(call: UpstreamCall, err: unknown, attempt: number, timedOut: boolean): { error: Error; failure: AttemptFailure } {
+    const code = timedOut ? 'TIMEOUT' : networkErrorCode(err);
+    const timeout = timedOut || /TIMEOUT/.test(code);
+    // Misuse of the client (closed pool, bad argument) is no network trouble: never retried.
+    const final = code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED' || code === 'UND_ERR_INVALID_ARG';
+    const reason = err instanceof Error && err.message !== '' ? err.message : String(err);
+    const detail = timedOut ? `no complete response within ${this.#options.timeoutMs} ms` : `${reason} (${code})`;
+    const error = new NetworkError(call, this.#redact(detail), {
+      attempts: attempt, timeout, causeCode: code, cause: timedOut ? undefined : err,
+    });
+    const failure: AttemptFailure = final ? { kind: 'final' } : { kind: 'network', notSent: isNotSentCode(code) };
+    return { error, failure };
+  }
+
+  #validate(call: UpstreamCall, bytes: Buffer, schema: z.ZodType): unknown {
+    let json: unknown;
+    try {
+      json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    } catch {
+      const what = bytes.length === 0 ? 'empty body' : `not JSON: ${JSON.stringify(excerpt(bytes))}`;
+      throw new InvalidResponseError(call, 'not-json', this.#redact(what));
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      throw new InvalidResponseError(call, 'schema', this.#redact(describeIssues(parsed.error.issues, 'response')));
+    }
+    return parsed.data;
+  }
+
+  async #waitForPause(signal: AbortSignal | undefined): Promise<void> {
+    const wait = this.#pausedUntil - Date.now();
+    if (wait > 0) await sleep(wait, signal);
+  }
+
+  #report(info: RequestInfo): void {
+    try {
+      this.#options.onRequest?.(info);
+    } catch {
+      // A broken metrics hook must not break requests.
+    }
+  }
+}
+
+function queryString(query: Record<string, QueryValue> | undefined): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined) params.set(key, String(value));
+  }
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+function excerpt(bytes: Buffer): string {
+  const text = bytes.subarray(0, EXCERPT_CHARS * 4).toString('utf8').replace(/\s+/g, ' ').trim();
+  return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
+}
+
+/** `error.message` of a spec error body, or a short excerpt of any other body. */
+function errorMessage(bytes: Buffer): string {
+  try {
+    const parsed = errorBodySchema.safeParse(JSON.parse(bytes.toString('utf8')));
+    if (parsed.success) return parsed.data.error.message;
+  } catch {
+    // Not JSON: a proxy's HTML page, say.
+  }
+  return excerpt(bytes);
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

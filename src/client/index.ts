@@ -1,0 +1,15 @@
+// The typed client of the upstream API (the daemon's only way to talk to it).
+export { WorkspaceClient } from './workspace-client.ts';
+export type {
+  ChangesQueryParams, FieldBatchCreateInput, KnownRecordChange, FieldBatchUpdateInput, FieldCreateInput, FieldPage, FieldUpdateInput,
+  RecordCreateInput, RecordUpdateInput, TableCreateInput, TablePatchInput,
+} from './workspace-client.ts';
+export { CLIENT_DEFAULTS } from './client-options.ts';
+export type { ClientLogger, RequestInfo, WorkspaceClientOptions } from './client-options.ts';
+export type { CallOptions } from './http-transport.ts';
+export type { RetryMode } from './retry-policy.ts';
+export { ChangePoll } from './change-poller.ts';
+export type { PollOptions } from './change-poller.ts';
+export type { IterateRecordsOptions, RecordListParams, RecordPage, RecordsByIdsOptions } from './record-pager.ts';
+export { ConcurrencyLimit } from './concurrency-limit.ts';
+export { InvalidResponseError, NetworkError, UpstreamError } from '../errors.ts';

@@ -1,0 +1,261 @@
+import type { z } from 'zod';
+import { RECORD_CHANGE_TYPES, type ChangesPage, type RecordChange, type SchemaChange } from '../api/changes.ts';
+import type { PageInfo } from '../api/common.ts';
+import type {
+  Field, fieldBatchCreateSchema, fieldBatchUpdateSchema, fieldCreateSchema, fieldUpdateSchema,
+} from '../api/field.ts';
+import type { RecordIdInput } from '../api/identifiers.ts';
+import type { ApiRecord, recordCreateBodySchema, recordUpdateBodySchema } from '../api/records.ts';
+import type { Table, tableCreateSchema, tablePatchSchema } from '../api/table.ts';
+import type { Workspace } from '../api/workspace.ts';
+import { ChangePoll, type PollOptions } from './change-poller.ts';
+import { resolveClientOptions, type WorkspaceClientOptions } from './client-options.ts';
+import { HttpTransport, type CallOptions, type QueryValue } from './http-transport.ts';
+import {
+  iterateRecordPages, readRecordsByIds, type IterateRecordsOptions, type RecordListParams, type RecordPage,
+  type RecordsByIdsOptions,
+} from './record-pager.ts';
+
+export type TableCreateInput = z.input<typeof tableCreateSchema>;
+export type TablePatchInput = z.input<typeof tablePatchSchema>;
+export type FieldCreateInput = z.input<typeof fieldCreateSchema>;
+export type FieldBatchCreateInput = z.input<typeof fieldBatchCreateSchema>;
+export type FieldUpdateInput = z.input<typeof fieldUpdateSchema>;
+export type FieldBatchUpdateInput = z.input<typeof fieldBatchUpdateSchema>;
+/** Flat objects of field name to value. */
+export type RecordCreateInput = z.input<typeof recordCreateBodySchema>['records'];
+/** Flat objects of field name to value, each with the `id` of an existing record. */
+export type RecordUpdateInput = z.input<typeof recordUpdateBodySchema>['records'];
+
+export interface ChangesQueryParams {
+  since: string;
+  asOf?: string;
+  limit?: number;
+  offset?: number;
+}
+
+/** A record change whose `changeType` is one of the known three; any other value reads as `update`. */
+export type KnownRecordChange = RecordChange & { changeType: (typeof RECORD_CHANGE_TYPES)[number] };
+
+export interface FieldPage {
+  data: Field[];
+  page_info: PageInfo;
+}
+
+/**
+ * Typed client of the upstream API: one method per endpoint of `src/api/endpoints.ts` (CSV
+ * import aside), plus the change polls and record paging the sync engine needs. Every response
+ * is validated against its endpoint's schema. Request bodies are not validated here: the
+ * upstream is the authority, and its 400 message is what the push step reports.
+ */
+export class WorkspaceClient {
+  readonly workspaceId: string;
+  readonly #transport: HttpTransport;
+
+  constructor(options: WorkspaceClientOptions) {
+    const resolved = resolveClientOptions(options);
+    this.workspaceId = resolved.workspaceId;
+    this.#transport = new HttpTransport(resolved);
+  }
+
+  /** Finishes in-flight requests and closes the connection pool. */
+  close(): Promise<void> {
+    return this.#transport.close();
+  }
+
+  // ---- workspace and schema changes ---------------------------------------------------------
+
+  async getWorkspace(opts?: CallOptions): Promise<Workspace> {
+    return (await this.#transport.call('getWorkspace', { params: this.#ws() }, opts)).data;
+  }
+
+  listSchemaChanges(query: ChangesQueryParams, opts?: CallOptions): Promise<ChangesPage<SchemaChange>> {
+    return this.#transport.call('listSchemaChanges', { params: this.#ws(), query: changesQuery(query) }, opts);
+  }
+
+  /** One poll of schema changes; see `ChangePoll`. */
+  pollSchemaChanges(options: PollOptions): ChangePoll<SchemaChange> {
+    return new ChangePoll(
+      (query, signal) => this.listSchemaChanges(query, { signal }),
+      options,
+      this.#transport.describe('listSchemaChanges', this.#ws()),
+    );
+  }
+
+  // ---- tables -------------------------------------------------------------------------------
+
+  async listTables(moduleName: string, opts?: CallOptions): Promise<Table[]> {
+    return (await this.#transport.call('listTables', { params: this.#mod(moduleName) }, opts)).data;
+  }
+
+  async createTable(moduleName: string, body: TableCreateInput, opts?: CallOptions): Promise<Table> {
+    return (await this.#transport.call('createTable', { params: this.#mod(moduleName), body }, opts)).data;
+  }
+
+  async getTable(moduleName: string, tableName: string, opts?: CallOptions): Promise<Table> {
+    return (await this.#transport.call('getTable', { params: this.#tbl(moduleName, tableName) }, opts)).data;
+  }
+
+  async updateTable(moduleName: string, tableName: string, body: TablePatchInput, opts?: CallOptions): Promise<Table> {
+    return (await this.#transport.call('updateTable', { params: this.#tbl(moduleName, tableName), body }, opts)).data;
+  }
+
+  async deleteTable(moduleName: string, tableName: string, opts?: CallOptions): Promise<{ id: string }> {
+    return (await this.#transport.call('deleteTable', { params: this.#tbl(moduleName, tableName) }, opts)).data;
+  }
+
+  // ---- fields -------------------------------------------------------------------------------
+
+  listFields(
+    moduleName: string, tableName: string, query: { limit?: number; offset?: number } = {}, opts?: CallOptions,
+  ): Promise<FieldPage> {
+    return this.#transport.call('listFields', {
+      params: this.#tbl(moduleName, tableName), query: { limit: query.limit, offset: query.offset },
+    }, opts);
+  }
+
+  async createField(moduleName: string, tableName: string, body: FieldCreateInput, opts?: CallOptions): Promise<Field> {
+    return (await this.#transport.call('createField', { params: this.#tbl(moduleName, tableName), body }, opts)).data;
+  }
+
+  /** Creates fields in one transaction. */
+  async createFields(moduleName: string, tableName: string, body: FieldBatchCreateInput, opts?: CallOptions): Promise<Field[]> {
+    return (await this.#transport.call('createFields', { params: this.#tbl(moduleName, tableName), body }, opts)).data;
+  }
+
+  async getField(moduleName: string, tableName: string, fieldName: string, opts?: CallOptions): Promise<Field> {
+    return (await this.#transport.call('getField', { params: this.#fld(moduleName, tableName, fieldName) }, opts)).data;
+  }
+
+  async updateField(
+    moduleName: string, tableName: string, fieldName: string, body: FieldUpdateInput, opts?: CallOptions,
+  ): Promise<Field> {
+    const params = this.#fld(moduleName, tableName, fieldName);
+    return (await this.#transport.call('updateField', { params, body }, opts)).data;
+  }
+
+  /** Updates fields in one transaction; each item names its field in `fieldName`. */
+  async updateFields(moduleName: string, tableName: string, body: FieldBatchUpdateInput, opts?: CallOptions): Promise<Field[]> {
+    return (await this.#transport.call('updateFields', { params: this.#tbl(moduleName, tableName), body }, opts)).data;
+  }
+
+  async deleteField(moduleName: string, tableName: string, fieldName: string, opts?: CallOptions): Promise<Field> {
+    return (await this.#transport.call('deleteField', { params: this.#fld(moduleName, tableName, fieldName) }, opts)).data;
+  }
+
+  /** Deletes fields in one transaction. */
+  async deleteFields(moduleName: string, tableName: string, fieldNames: string[], opts?: CallOptions): Promise<Field[]> {
+    const spec = { params: this.#tbl(moduleName, tableName), body: { fieldNames } };
+    return (await this.#transport.call('deleteFields', spec, opts)).data;
+  }
+
+  // ---- records ------------------------------------------------------------------------------
+
+  listRecords(moduleName: string, tableName: string, query: RecordListParams = {}, opts?: CallOptions): Promise<RecordPage> {
+    return this.#transport.call('listRecords', { params: this.#tbl(moduleName, tableName), query: recordQuery(query) }, opts);
+  }
+
+  /** Creates records in one transaction; returns their ids in order. POST: see `RetryMode` for retries. */
+  async createRecords(
+    moduleName: string, tableName: string, records: RecordCreateInput, opts?: CallOptions,
+  ): Promise<{ ids: string[] }> {
+    return (await this.#transport.call('createRecords', { params: this.#tbl(moduleName, tableName), body: { records } }, opts)).data;
+  }
+
+  /** Updates records in one transaction. */
+  async updateRecords(
+    moduleName: string, tableName: string, records: RecordUpdateInput, opts?: CallOptions,
+  ): Promise<{ updatedIds: string[] }> {
+    return (await this.#transport.call('updateRecords', { params: this.#tbl(moduleName, tableName), body: { records } }, opts)).data;
+  }
+
+  /** Deletes records in one transaction. */
+  async deleteRecords(
+    moduleName: string, tableName: string, ids: RecordIdInput[], opts?: CallOptions,
+  ): Promise<{ deletedIds: string[] }> {
+    const spec = { params: this.#tbl(moduleName, tableName), body: { records: ids } };
+    return (await this.#transport.call('deleteRecords', spec, opts)).data;
+  }
+
+  listRecordChanges(
+    moduleName: string, tableName: string, query: ChangesQueryParams, opts?: CallOptions,
+  ): Promise<ChangesPage<RecordChange>> {
+    const spec = { params: this.#tbl(moduleName, tableName), query: changesQuery(query) };
+    return this.#transport.call('listRecordChanges', spec, opts);
+  }
+
+  /**
+   * One poll of a history table's record changes; see `ChangePoll`. Change types other than
+   * `create`, `update` and `delete` come out as `update`: re-reading the record is always safe.
+   */
+  pollRecordChanges(moduleName: string, tableName: string, options: PollOptions): ChangePoll<KnownRecordChange> {
+    return new ChangePoll(
+      async (query, signal) => {
+        const page = await this.listRecordChanges(moduleName, tableName, query, { signal });
+        return { ...page, data: page.data.map(knownChange) };
+      },
+      options,
+      this.#transport.describe('listRecordChanges', this.#tbl(moduleName, tableName)),
+    );
+  }
+
+  /** Pages of a table's records for a backfill or full scan, in `sort` order (default `id`). */
+  iterateRecords(
+    moduleName: string, tableName: string, options: IterateRecordsOptions = {},
+  ): AsyncGenerator<ApiRecord[], void, undefined> {
+    return iterateRecordPages(
+      (query, signal) => this.listRecords(moduleName, tableName, query, { signal }),
+      options,
+      this.#transport.describe('listRecords', this.#tbl(moduleName, tableName)),
+    );
+  }
+
+  /** The records with these ids that still exist, in id order per chunk of 100. */
+  getRecordsByIds(
+    moduleName: string, tableName: string, ids: readonly RecordIdInput[], options: RecordsByIdsOptions = {},
+  ): Promise<ApiRecord[]> {
+    return readRecordsByIds(
+      (query, signal) => this.listRecords(moduleName, tableName, query, { signal }),
+      ids,
+      options,
+      this.#transport.describe('listRecords', this.#tbl(moduleName, tableName)),
+    );
+  }
+
+  // ---- path parameters ----------------------------------------------------------------------
+
+  #ws() {
+    return { workspaceId: this.workspaceId };
+  }
+
+  #mod(moduleName: string) {
+    return { workspaceId: this.workspaceId, moduleName };
+  }
+
+  #tbl(moduleName: string, tableName: string) {
+    return { workspaceId: this.workspaceId, moduleName, tableName };
+  }
+
+  #fld(moduleName: string, tableName: string, fieldName: string) {
+    return { workspaceId: this.workspaceId, moduleName, tableName, fieldName };
+  }
+}
+
+function knownChange(change: RecordChange): KnownRecordChange {
+  const known = (RECORD_CHANGE_TYPES as readonly string[]).includes(change.changeType);
+  return known ? (change as KnownRecordChange) : { ...change, changeType: 'update' };
+}
+
+function changesQuery(query: ChangesQueryParams): Record<string, QueryValue> {
+  return { since: query.since, asOf: query.asOf, limit: query.limit, offset: query.offset };
+}
+
+function recordQuery(query: RecordListParams): Record<string, QueryValue> {
+  return {
+    fields: query.fields?.join(','),
+    filter: query.filter === undefined ? undefined : JSON.stringify(query.filter),
+    limit: query.limit,
+    offset: query.offset,
+    sort: query.sort,
+  };
+}

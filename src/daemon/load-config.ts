@@ -1,0 +1,384 @@
+/**
+ * Loads the configuration: the YAML file (`--config FILE`, else `$WSMIRROR_CONFIG`, else
+ * `./wsmirror.yaml` when present), then the environment on top, validated by the zod schema of
+ * `config-schema.ts`. Every error is a ConfigError naming the file and key, or the environment
+ * variable, and the bad value; the API key's value never appears in one.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { LineCounter, parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { formatPath } from '../api/issues.ts';
+import { ConfigError } from '../errors.ts';
+import {
+  API_KEY_RULE,
+  CONFIG_FILE_VARIABLE,
+  CONFIG_KEYS,
+  NON_CONFIG_VARIABLE,
+  SECTIONS,
+  checkApiKey,
+  configFileSchema,
+  hideUrlPassword,
+} from './config-schema.ts';
+import type { Config, ConfigFile, LocalConfig, MirrorConfig, UpstreamConfig } from './config-schema.ts';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export interface ResolveConfigOptions {
+  /** Defaults to `process.env`. */
+  env?: Env;
+  /** Relative paths (SQLite file, key file, config file) resolve against this; default `process.cwd()`. */
+  cwd?: string;
+  /**
+   * `required` (default; `run`, `sync`): base URL, workspace id and API key must be set.
+   * `optional` (`status`): `upstream` is null when any of them is missing or the key is unreadable.
+   */
+  upstream?: 'required' | 'optional';
+}
+
+export interface LoadConfigOptions extends ResolveConfigOptions {
+  /** `--config FILE`. Without it: `$WSMIRROR_CONFIG`, else `./wsmirror.yaml` if it exists. */
+  file?: string;
+}
+
+const DEFAULT_FILE = 'wsmirror.yaml';
+const CREDENTIAL_NAME = 'wsmirror-api-key';
+
+export function loadConfig(options?: LoadConfigOptions & { upstream?: 'required' }): Config;
+export function loadConfig(options: LoadConfigOptions & { upstream: 'optional' }): LocalConfig;
+export function loadConfig(options: LoadConfigOptions = {}): Config | LocalConfig {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const named = options.file ?? nonEmpty(env[CONFIG_FILE_VARIABLE]);
+  const file = readConfigFile(named ?? DEFAULT_FILE, named !== undefined, cwd);
+  return build(file.raw, { ...options, env, cwd }, file.label, file.absolute);
+}
+
+/**
+ * Validates a configuration given as an object (the shape of the YAML file) plus the environment.
+ * `source` names it in messages; `demo` and tests use this instead of writing a file.
+ */
+export function resolveConfig(
+  raw: unknown,
+  options?: ResolveConfigOptions & { upstream?: 'required'; source?: string },
+): Config;
+export function resolveConfig(
+  raw: unknown,
+  options: ResolveConfigOptions & { upstream: 'optional'; source?: string },
+): LocalConfig;
+export function resolveConfig(
+  raw: unknown,
+  options: ResolveConfigOptions & { source?: string } = {},
+): Config | LocalConfig {
+  return build(raw, options, options.source ?? 'configuration', null);
+}
+
+/** `WSMIRROR_*` variables that configure nothing (likely typos), for the caller to warn about. */
+export function unknownEnvironmentVariables(env: Env = process.env): string[] {
+  const known = new Set(CONFIG_KEYS.map((k) => k.env));
+  return Object.keys(env)
+    .filter((name) => name.startsWith('WSMIRROR_') && !known.has(name) && !NON_CONFIG_VARIABLE.test(name))
+    .sort();
+}
+
+/** A copy safe to log: the API key hidden, any password in the mirror URL hidden. */
+export function redactConfig(config: Config | LocalConfig): unknown {
+  return {
+    ...config,
+    upstream: config.upstream === null ? null : { ...config.upstream, apiKey: '[redacted]' },
+    mirror: { ...config.mirror, url: hideUrlPassword(config.mirror.url) },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+interface FileRead {
+  label: string;
+  absolute: string | null;
+  raw: unknown;
+}
+
+function readConfigFile(name: string, explicit: boolean, cwd: string): FileRead {
+  const absolute = resolve(cwd, name);
+  let text: string;
+  try {
+    text = readFileSync(absolute, 'utf8');
+  } catch (error) {
+    if (!explicit && errorCode(error) === 'ENOENT') return { label: name, absolute: null, raw: {} };
+    throw new ConfigError(`${name}: cannot read the configuration file: ${describeFsError(error)}`, { cause: error });
+  }
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  // YAML errors carry no value text once prettyErrors is off; their position is enough.
+  const problems = [...doc.errors, ...doc.warnings].map((problem) => {
+    const { line, col } = lineCounter.linePos(problem.pos[0]);
+    const message = problem.message.split('\n')[0] ?? problem.code;
+    return `${name}: line ${line}, column ${col}: ${message}`;
+  });
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+  try {
+    return { label: name, absolute, raw: doc.toJS() };
+  } catch (error) {
+    throw new ConfigError(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+interface BuildOptions extends ResolveConfigOptions {
+  env?: Env;
+  cwd?: string;
+}
+
+function build(rawInput: unknown, options: BuildOptions, label: string, configFile: string | null): Config | LocalConfig {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const raw = stripNulls(rawInput ?? {});
+  if (!isPlainObject(raw)) {
+    throw new ConfigError(
+      `${label}: must hold a mapping of sections (${Object.keys(SECTIONS).join(', ')}), not ${Array.isArray(raw) ? 'a list' : 'a single value'}`,
+    );
+  }
+  const secrets = new Set<string>();
+  const fileKey = isPlainObject(raw.upstream) ? raw.upstream.apiKey : undefined;
+  if (typeof fileKey === 'string') secrets.add(fileKey.trim());
+  const envKey = nonEmpty(env.WSMIRROR_API_KEY);
+  if (envKey !== undefined) secrets.add(envKey.trim());
+
+  // Environment over file: each variable replaces one key. The key variables are handled below,
+  // because any of them replaces both upstream.apiKey and upstream.apiKeyFile of the file.
+  const merged = structuredClone(raw);
+  const envSources = new Map<string, string>();
+  for (const key of CONFIG_KEYS) {
+    if (key.path === 'upstream.apiKey' || key.path === 'upstream.apiKeyFile') continue;
+    const value = nonEmpty(env[key.env]);
+    if (value === undefined) continue;
+    const section = merged[key.section] ?? {};
+    if (!isPlainObject(section)) continue; // the file's own error at that section will be reported
+    section[key.key] = value;
+    merged[key.section] = section;
+    envSources.set(key.path, key.env);
+  }
+
+  const parsed = configFileSchema.safeParse(merged);
+  if (!parsed.success) {
+    const messages = parsed.error.issues.flatMap((issue) => describeIssue(issue, label, envSources));
+    throw new ConfigError(scrub(messages.join('; '), secrets));
+  }
+  const file = parsed.data;
+  const problems: string[] = [];
+  const upstream = resolveUpstream(file, env, cwd, label, configFile !== null, options.upstream ?? 'required', problems, secrets);
+  if (problems.length > 0) throw new ConfigError(scrub(problems.join('; '), secrets));
+
+  const mirrorUrl = file.mirror.url;
+  const mirror: MirrorConfig =
+    mirrorUrl.dialect === 'sqlite'
+      ? {
+          dialect: 'sqlite',
+          url: mirrorUrl.url,
+          path: mirrorUrl.path === ':memory:' ? mirrorUrl.path : resolve(cwd, mirrorUrl.path),
+          pgSchema: file.mirror.pgSchema,
+        }
+      : { dialect: 'postgres', url: mirrorUrl.url, pgSchema: file.mirror.pgSchema };
+
+  return deepFreeze({
+    configFile,
+    upstream,
+    mirror,
+    tables: { include: file.tables.include, exclude: file.tables.exclude },
+    sync: {
+      schedule: file.sync.schedule,
+      lookbackMs: file.sync.lookback,
+      pageSize: file.sync.pageSize,
+      backfillConcurrency: file.sync.backfillConcurrency,
+      fullScanEveryMs: file.sync.fullScanEvery,
+      maxDeleteShare: file.sync.maxDeleteShare,
+      maxLagMs: file.sync.maxLag,
+    },
+    http: { host: file.http.host, port: file.http.port },
+    log: { level: file.log.level, progressIntervalMs: file.log.progressInterval },
+  }) as Config | LocalConfig;
+}
+
+function resolveUpstream(
+  file: ConfigFile,
+  env: Env,
+  cwd: string,
+  label: string,
+  haveFile: boolean,
+  mode: 'required' | 'optional',
+  problems: string[],
+  secrets: Set<string>,
+): UpstreamConfig | null {
+  const key = resolveApiKey(file, env, cwd, label, secrets);
+  const where = haveFile ? `${label} or` : 'a configuration file (--config) or';
+  const missing: string[] = [];
+  if (file.upstream.baseUrl === undefined) missing.push(`upstream.baseUrl is not set: set it in ${where} WSMIRROR_BASE_URL`);
+  if (file.upstream.workspaceId === undefined) {
+    missing.push(`upstream.workspaceId is not set: set it in ${where} WSMIRROR_WORKSPACE_ID`);
+  }
+  if ('missing' in key) {
+    missing.push(
+      `no API key: set WSMIRROR_API_KEY or WSMIRROR_API_KEY_FILE, upstream.apiKey or upstream.apiKeyFile in ${haveFile ? label : 'a configuration file'}, or provide the systemd credential ${CREDENTIAL_NAME}`,
+    );
+  }
+  if (mode === 'optional') {
+    if (missing.length > 0 || 'error' in key) return null;
+  } else {
+    if ('error' in key) problems.push(key.error);
+    problems.push(...missing);
+  }
+  if (problems.length > 0 || !('key' in key) || file.upstream.baseUrl === undefined || file.upstream.workspaceId === undefined) {
+    return null;
+  }
+  return {
+    baseUrl: file.upstream.baseUrl,
+    apiKey: key.key,
+    apiKeySource: key.source,
+    workspaceId: file.upstream.workspaceId,
+    timeoutMs: file.upstream.timeout,
+    retries: file.upstream.retries,
+    concurrency: file.upstream.concurrency,
+    maxResponseBytes: file.upstream.maxResponseBytes,
+  };
+}
+
+type KeyResult = { key: string; source: string } | { error: string } | { missing: true };
+
+/**
+ * The key, first found of: WSMIRROR_API_KEY, WSMIRROR_API_KEY_FILE, upstream.apiKey,
+ * upstream.apiKeyFile, `$CREDENTIALS_DIRECTORY/wsmirror-api-key` (systemd LoadCredential).
+ */
+function resolveApiKey(file: ConfigFile, env: Env, cwd: string, label: string, secrets: Set<string>): KeyResult {
+  const envKey = nonEmpty(env.WSMIRROR_API_KEY);
+  const envFile = nonEmpty(env.WSMIRROR_API_KEY_FILE);
+  if (envKey !== undefined && envFile !== undefined) {
+    return { error: 'WSMIRROR_API_KEY and WSMIRROR_API_KEY_FILE are both set: set only one' };
+  }
+  if (envKey !== undefined) {
+    const key = checkApiKey(envKey);
+    return key === undefined
+      ? { error: `WSMIRROR_API_KEY: the API key ${API_KEY_RULE} (value not shown)` }
+      : { key, source: 'WSMIRROR_API_KEY' };
+  }
+  if (envFile !== undefined) return readKeyFile(envFile, cwd, 'WSMIRROR_API_KEY_FILE', secrets);
+  const { apiKey, apiKeyFile } = file.upstream;
+  if (apiKey !== undefined && apiKeyFile !== undefined) {
+    return { error: `${label}: upstream.apiKey and upstream.apiKeyFile are both set: keep only one` };
+  }
+  if (apiKey !== undefined) return { key: apiKey, source: `${label} upstream.apiKey` };
+  if (apiKeyFile !== undefined) return readKeyFile(apiKeyFile, cwd, `${label}: upstream.apiKeyFile`, secrets);
+  const credentials = nonEmpty(env.CREDENTIALS_DIRECTORY);
+  if (credentials !== undefined) {
+    const path = join(credentials, CREDENTIAL_NAME);
+    if (existsSync(path)) return readKeyFile(path, cwd, `systemd credential ${CREDENTIAL_NAME}`, secrets);
+  }
+  return { missing: true };
+}
+
+function readKeyFile(path: string, cwd: string, where: string, secrets: Set<string>): KeyResult {
+  const absolute = resolve(cwd, path);
+  let text: string;
+  try {
+    text = readFileSync(absolute, 'utf8');
+  } catch (error) {
+    return { error: `${where}: cannot read the API key file ${absolute}: ${describeFsError(error)}` };
+  }
+  const trimmed = text.trim();
+  if (trimmed !== '') secrets.add(trimmed);
+  if (trimmed === '') return { error: `${where}: the API key file ${absolute} is empty` };
+  const key = checkApiKey(trimmed);
+  if (key === undefined) {
+    return { error: `${where}: the API key file ${absolute} holds more than a key: the API key ${API_KEY_RULE} (value not shown)` };
+  }
+  return { key, source: absolute };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function describeIssue(issue: z.core.$ZodIssue, label: string, envSources: Map<string, string>): string[] {
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map(
+      (key) => `${label}: ${formatPath('', [...issue.path, key])}: unknown key${suggest(issue.path, key)}`,
+    );
+  }
+  for (let length = issue.path.length; length > 0; length--) {
+    const variable = envSources.get(issue.path.slice(0, length).map(String).join('.'));
+    if (variable !== undefined) return [`${variable}: ${issue.message}`];
+  }
+  return [`${label}: ${formatPath('', issue.path)}: ${issue.message}`];
+}
+
+/** "did you mean apiKey?" for a misspelt key, else the list of keys allowed there. */
+function suggest(path: readonly PropertyKey[], key: string): string {
+  let known: string[];
+  if (path.length === 0) known = Object.keys(SECTIONS);
+  else if (path.length === 1 && typeof path[0] === 'string' && path[0] in SECTIONS) {
+    known = Object.keys(SECTIONS[path[0] as keyof typeof SECTIONS].shape);
+  } else return '';
+  const squash = (s: string) => s.toLowerCase().replace(/[-_]/g, '');
+  const close = known.find((k) => squash(k) === squash(key)) ?? known.find((k) => editDistance(squash(k), squash(key)) <= 2);
+  return close !== undefined ? ` (did you mean ${close}?)` : ` (known keys: ${known.join(', ')})`;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/** Belt and braces: whatever path a message took, the key's value does not leave in it. */
+function scrub(message: string, secrets: Set<string>): string {
+  let out = message;
+  for (const secret of secrets) if (secret.length > 0) out = out.split(secret).join('[redacted]');
+  return out;
+}
+
+/** `key:` with no value in YAML means "use the default". */
+function stripNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(stripNulls);
+  if (!isPlainObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) if (item !== null) out[key] = stripNulls(item);
+  return out;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+}
+
+/** An empty variable counts as unset (compose files and unit files often pass empty ones). */
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+function describeFsError(error: unknown): string {
+  switch (errorCode(error)) {
+    case 'ENOENT':
+      return 'no such file';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'it is a directory';
+    default:
+      return error instanceof Error ? error.message : String(error);
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const item of Object.values(value)) deepFreeze(item);
+    Object.freeze(value);
+  }
+  return value;
+}

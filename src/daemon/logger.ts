@@ -1,0 +1,89 @@
+/**
+ * The daemon's logger: pino JSON lines on stdout. Redaction is done on each finished line rather
+ * than through pino's `redact` paths, because secrets turn up where no path can name them: inside
+ * error messages and stacks, in serialised request objects, in child bindings, at any depth.
+ */
+import { pino } from 'pino';
+import type { DestinationStream, Logger as PinoLogger } from 'pino';
+import type { LogLevel } from './config-schema.ts';
+
+export type Logger = PinoLogger;
+
+export interface LoggerOptions {
+  /** Default `info`. */
+  level?: LogLevel;
+  /** Values hidden wherever they appear in a line: pass the API key. */
+  secrets?: readonly (string | null | undefined)[];
+  /** Where lines go; default stdout, written synchronously so nothing is lost at exit. */
+  destination?: DestinationStream;
+  /** Fields on every line. */
+  bindings?: Record<string, unknown>;
+}
+
+export const REDACTED = '[Redacted]';
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const inner = options.destination ?? pino.destination({ dest: 1, sync: true });
+  const redact = createRedactor(options.secrets ?? []);
+  const stream: DestinationStream & { flush?: (cb?: (err?: Error) => void) => void } = {
+    write(line: string) {
+      inner.write(redact(line));
+    },
+  };
+  const flushable = inner as { flush?: (cb?: (err?: Error) => void) => void };
+  if (typeof flushable.flush === 'function') stream.flush = (cb) => flushable.flush?.(cb);
+  return pino(
+    {
+      level: options.level ?? 'info',
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      ...(options.bindings ? { base: { pid: process.pid, ...options.bindings } } : {}),
+    },
+    stream,
+  );
+}
+
+// Keys whose values are secrets wherever they sit in a logged object.
+const SECRET_KEY = /^(?:api[-_]?key|authorization|proxy-authorization|x-api-key)$/i;
+const SECRET_KEY_IN_JSON = /"(?:api[-_]?key|authorization|proxy-authorization|x-api-key)"\s*:/i;
+const BEARER = /\b(Bearer\s+)[^\s"\\,;]+/gi;
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"\\]*:)[^\s@/"\\]+@/gi;
+// Shorter values would blank out ordinary words; keys are far longer.
+const MIN_SECRET_LENGTH = 6;
+
+/**
+ * Returns a function that hides, in a JSON log line (or any text): the given secret values,
+ * `Bearer …` tokens, passwords in URLs, and the values of `apiKey`/`authorization` keys.
+ */
+export function createRedactor(secrets: readonly (string | null | undefined)[]): (line: string) => string {
+  const needles = new Set<string>();
+  for (const secret of secrets) {
+    if (typeof secret !== 'string' || secret.trim().length < MIN_SECRET_LENGTH) continue;
+    needles.add(secret.trim());
+    needles.add(JSON.stringify(secret.trim()).slice(1, -1)); // as it reads inside a JSON string
+  }
+  return (line) => {
+    let out = line;
+    for (const needle of needles) if (out.includes(needle)) out = out.split(needle).join(REDACTED);
+    out = out.replace(BEARER, `$1${REDACTED}`).replace(URL_PASSWORD, `$1${REDACTED}@`);
+    if (SECRET_KEY_IN_JSON.test(out)) out = redactKeys(out);
+    return out;
+  };
+}
+
+function redactKeys(line: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return line; // not a JSON line: the textual rules above are all we can apply
+  }
+  const walk = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(walk);
+    if (typeof value !== 'object' || value === null) return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = SECRET_KEY.test(key) ? REDACTED : walk(item);
+    return out;
+  };
+  return JSON.stringify(walk(parsed)) + (line.endsWith('\n') ? '\n' : '');
+}

@@ -1,0 +1,193 @@
+/**
+ * Prometheus metrics on a registry of their own (so tests and embedded daemons never share
+ * state). The engine and the client report through the small typed methods below; they never
+ * touch prom-client themselves.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export type CycleResult = 'success' | 'failure' | 'aborted';
+export type RowOperation = 'upsert' | 'delete';
+export type OutboxStatus = 'pending' | 'failed' | 'conflict';
+
+export interface RequestObservation {
+  /** A stable endpoint name such as `records.list`, never a URL (label cardinality). */
+  endpoint: string;
+  method: string;
+  /** HTTP status, or `error` when no response arrived (network error, timeout, size bound). */
+  status: number | 'error';
+  durationMs: number;
+}
+
+export interface RetryObservation {
+  endpoint: string;
+  /** What caused it: `429`, `503`, `network`, `timeout`… */
+  reason: string;
+}
+
+export interface MetricsOptions {
+  /** Node process metrics (CPU, memory, event loop) under `wsmirror_`; default true. */
+  processMetrics?: boolean;
+  /** Clock for lag; tests move it. */
+  now?: () => number;
+}
+
+export class Metrics {
+  readonly registry: Registry;
+  readonly #now: () => number;
+  readonly #cycleDuration: Histogram<never>;
+  readonly #cycles: Counter<'result'>;
+  readonly #rowsApplied: Counter<'table' | 'operation'>;
+  readonly #tableLag: Gauge<'table'>;
+  readonly #outbox: Gauge<'status'>;
+  readonly #requests: Counter<'endpoint' | 'method' | 'status'>;
+  readonly #requestDuration: Histogram<'endpoint'>;
+  readonly #retries: Counter<'endpoint' | 'reason'>;
+  readonly #lastSuccess: Gauge<never>;
+  // Per table: the upstream time up to which it is known current. Lag is derived at scrape time,
+  // so it keeps growing while the daemon is stuck.
+  readonly #currentAsOf = new Map<string, number>();
+  #lastSuccessAt: number | undefined;
+
+  constructor(options: MetricsOptions = {}) {
+    this.#now = options.now ?? Date.now;
+    this.registry = new Registry();
+    const registers = [this.registry];
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'wsmirror_' });
+
+    this.#cycleDuration = new Histogram({
+      name: 'wsmirror_cycle_duration_seconds',
+      help: 'Duration of sync cycles (push, schema, records).',
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600],
+      registers,
+    });
+    this.#cycles = new Counter({
+      name: 'wsmirror_cycles_total',
+      help: 'Sync cycles by result (success, failure, aborted by shutdown).',
+      labelNames: ['result'],
+      registers,
+    });
+    this.#rowsApplied = new Counter({
+      name: 'wsmirror_rows_applied_total',
+      help: 'Rows written to the mirror, by table (module.table) and operation (upsert, delete).',
+      labelNames: ['table', 'operation'],
+      registers,
+    });
+    const currentAsOf = this.#currentAsOf;
+    const now = this.#now;
+    this.#tableLag = new Gauge({
+      name: 'wsmirror_table_lag_seconds',
+      help: 'Per table: seconds between now and the upstream time the mirror is known current as of.',
+      labelNames: ['table'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [table, asOf] of currentAsOf) this.set({ table }, Math.max(0, (now() - asOf) / 1000));
+      },
+    });
+    this.#outbox = new Gauge({
+      name: 'wsmirror_outbox_entries',
+      help: 'Local edits waiting in the outbox, by status (pending, failed, conflict).',
+      labelNames: ['status'],
+      registers,
+    });
+    this.#requests = new Counter({
+      name: 'wsmirror_upstream_requests_total',
+      help: 'Upstream HTTP requests by endpoint, method and status (error = no response).',
+      labelNames: ['endpoint', 'method', 'status'],
+      registers,
+    });
+    this.#requestDuration = new Histogram({
+      name: 'wsmirror_upstream_request_duration_seconds',
+      help: 'Upstream HTTP request duration by endpoint.',
+      labelNames: ['endpoint'],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.#retries = new Counter({
+      name: 'wsmirror_upstream_retries_total',
+      help: 'Upstream requests retried, by endpoint and reason.',
+      labelNames: ['endpoint', 'reason'],
+      registers,
+    });
+    this.#lastSuccess = new Gauge({
+      name: 'wsmirror_last_success_timestamp_seconds',
+      help: 'Unix time at which the last successful cycle ended (0 = none yet).',
+      registers,
+    });
+    this.#lastSuccess.set(0);
+    for (const status of ['pending', 'failed', 'conflict'] as const) this.#outbox.set({ status }, 0);
+  }
+
+  /** The scheduler calls this when a cycle ends. */
+  observeCycle(result: CycleResult, durationMs: number, finishedAt: number = this.#now()): void {
+    this.#cycleDuration.observe(durationMs / 1000);
+    this.#cycles.inc({ result });
+    if (result === 'success') {
+      this.#lastSuccessAt = finishedAt;
+      this.#lastSuccess.set(finishedAt / 1000);
+    }
+  }
+
+  /** Rows upserted or deleted in the mirror for `module.table`. */
+  observeRowsApplied(table: string, operation: RowOperation, count = 1): void {
+    if (count > 0) this.#rowsApplied.inc({ table, operation }, count);
+  }
+
+  /** After a table's pull commits: the upstream time (`meta.asOf`, or scan start) it is current as of. */
+  setTableCurrentAsOf(table: string, asOf: Date | number): void {
+    this.#currentAsOf.set(table, typeof asOf === 'number' ? asOf : asOf.getTime());
+  }
+
+  /** A table left the mirror (dropped upstream or excluded). */
+  forgetTable(table: string): void {
+    this.#currentAsOf.delete(table);
+  }
+
+  /** The table lagging most, or null when no table has been pulled yet. */
+  maxLag(): { table: string; seconds: number } | null {
+    let worst: { table: string; seconds: number } | null = null;
+    const now = this.#now();
+    for (const [table, asOf] of this.#currentAsOf) {
+      const seconds = Math.max(0, (now - asOf) / 1000);
+      if (worst === null || seconds > worst.seconds) worst = { table, seconds };
+    }
+    return worst;
+  }
+
+  /** Unix ms of the last successful cycle's end, if any. */
+  lastSuccessAt(): number | undefined {
+    return this.#lastSuccessAt;
+  }
+
+  /** Outbox counts after a push; statuses left out keep their value. */
+  setOutboxDepth(depth: Partial<Record<OutboxStatus, number>>): void {
+    for (const [status, count] of Object.entries(depth)) {
+      if (typeof count === 'number') this.#outbox.set({ status }, count);
+    }
+  }
+
+  /** The client calls this once per HTTP attempt. */
+  observeRequest(info: RequestObservation): void {
+    const labels = { endpoint: info.endpoint, method: info.method.toUpperCase(), status: String(info.status) };
+    this.#requests.inc(labels);
+    this.#requestDuration.observe({ endpoint: info.endpoint }, info.durationMs / 1000);
+  }
+
+  /** The client calls this before each retry. */
+  observeRetry(info: RetryObservation): void {
+    this.#retries.inc({ endpoint: info.endpoint, reason: info.reason });
+  }
+
+  /** The Prometheus text exposition. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
+
+export function createMetrics(options?: MetricsOptions): Metrics {
+  return new Metrics(options);
+}

@@ -1,0 +1,110 @@
+import { createHash } from 'node:crypto';
+import type { DialectName } from './type-map.ts';
+
+/**
+ * SQL names of mirrored tables and columns (DESIGN §3). Names are decided once, when an object
+ * first appears or is renamed upstream, and recorded in the catalog; an unchanged object keeps
+ * its name forever, so nothing is re-created from one run to the next.
+ */
+
+/** Columns every mirrored table has. */
+export const ID_COLUMN = 'id';
+export const SYNCED_AT_COLUMN = '_synced_at';
+export const SYSTEM_COLUMNS: readonly string[] = [ID_COLUMN, SYNCED_AT_COLUMN];
+
+/** Prefix of the catalog tables; also kept free for future system columns. */
+export const CATALOG_PREFIX = '_wsmirror_';
+
+/** Prefix given to a field whose name is a system column or starts with `_wsmirror_`. */
+export const FIELD_RENAME_PREFIX = 'f_';
+/** Prefix given to a table whose name would start with a reserved prefix. */
+export const TABLE_RENAME_PREFIX = 't_';
+
+export interface NamingRules {
+  dialect: DialectName;
+  /** Longest identifier in bytes (names are ASCII, so characters). */
+  maxLength: number;
+  /** Table names that must not be used as they are. */
+  reservedTablePrefixes: readonly string[];
+}
+
+export function namingRules(dialect: DialectName): NamingRules {
+  return dialect === 'postgres'
+    ? { dialect, maxLength: 63, reservedTablePrefixes: [CATALOG_PREFIX] }
+    : // SQLite has no length limit but refuses user objects named sqlite_*.
+      { dialect, maxLength: Number.POSITIVE_INFINITY, reservedTablePrefixes: [CATALOG_PREFIX, 'sqlite_'] };
+}
+
+/** 8 hex characters of SHA-256: the stable suffix of shortened or disambiguated names. */
+export function hash8(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 8);
+}
+
+/** `<module>__<table>`, prefixed with `t_` when it would start with a reserved prefix. */
+export function baseTableName(rules: NamingRules, moduleName: string, tableName: string): string {
+  const name = `${moduleName}__${tableName}`;
+  return rules.reservedTablePrefixes.some((p) => name.startsWith(p)) ? `${TABLE_RENAME_PREFIX}${name}` : name;
+}
+
+/** The field name, prefixed with `f_` when it is a system column or starts with `_wsmirror_`. */
+export function baseColumnName(fieldName: string): string {
+  return isReservedColumn(fieldName) ? `${FIELD_RENAME_PREFIX}${fieldName}` : fieldName;
+}
+
+export function isReservedColumn(name: string): boolean {
+  return SYSTEM_COLUMNS.includes(name) || name.startsWith(CATALOG_PREFIX);
+}
+
+/**
+ * Shortens a name to `maxLength`: the longest prefix that leaves room for `_` and the hash of
+ * the whole name. Two long names with the same prefix get different hashes.
+ */
+export function fitName(name: string, maxLength: number): string {
+  if (name.length <= maxLength) return name;
+  return `${name.slice(0, maxLength - 9)}_${hash8(name)}`;
+}
+
+/** `<base>_<suffix>`, the base cut so that the whole fits. */
+function withSuffix(base: string, suffix: string, maxLength: number): string {
+  const room = maxLength - suffix.length - 1;
+  return `${base.length > room ? base.slice(0, room) : base}_${suffix}`;
+}
+
+/**
+ * Hands out unique names within one namespace (the tables of a schema, or the columns of a
+ * table). When a name is already taken, the later claimant gets the hash of its own upstream id
+ * appended, which is stable for that object.
+ */
+export class NameAllocator {
+  readonly #taken = new Set<string>();
+  readonly #maxLength: number;
+
+  constructor(maxLength: number, taken: Iterable<string> = []) {
+    this.#maxLength = maxLength;
+    for (const name of taken) this.#taken.add(name);
+  }
+
+  has(name: string): boolean {
+    return this.#taken.has(name);
+  }
+
+  /** Marks a name as used (an object that keeps its current name). */
+  claim(name: string): void {
+    this.#taken.add(name);
+  }
+
+  /** A free name for `base`, disambiguated by `salt` (the object's upstream id) when needed. */
+  allocate(base: string, salt: string): string {
+    let name = fitName(base, this.#maxLength);
+    for (let attempt = 0; this.#taken.has(name); attempt++) {
+      name = withSuffix(base, hash8(attempt === 0 ? salt : `${salt}#${attempt}`), this.#maxLength);
+    }
+    this.#taken.add(name);
+    return name;
+  }
+}
+
+/** Temporary names used while swapping names within one plan; the prefix is never handed out. */
+export function temporaryName(index: number): string {
+  return `${CATALOG_PREFIX}tmp_${index}`;
+}

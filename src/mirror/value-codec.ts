@@ -1,0 +1,162 @@
+import type { FieldType } from '../api/field-types.ts';
+import { formatTimestamp, parseDate, parseTimestamp } from '../api/timestamp.ts';
+import { MirrorValueError } from './errors.ts';
+import type { DialectName, ValueKind } from './type-map.ts';
+import { valueKindOf } from './type-map.ts';
+
+/**
+ * Conversion between API values (spec, "Value shapes by field type") and SQL values, one function
+ * per direction. `apiToSql` is used by the pull, `sqlToApi` by readers and the push.
+ *
+ * SQL values are what the drivers bind and return: numbers, booleans (Postgres), strings, null.
+ * The Postgres connection of the mirror returns `date` as `YYYY-MM-DD` text, `bigint` as a number,
+ * `jsonb` parsed and `timestamptz` as a Date; other clients may differ, so decoding is tolerant.
+ */
+export type SqlValue = string | number | boolean | null;
+
+const MAX_RECORD_ID = Number.MAX_SAFE_INTEGER;
+
+function fail(type: FieldType | string, value: unknown, expected: string): never {
+  const shown = typeof value === 'string' ? JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value) : describe(value);
+  throw new MirrorValueError(`a ${type} value must be ${expected}, got ${shown}`);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${String(value)}`;
+}
+
+// ---- API → SQL ---------------------------------------------------------------------------------
+
+/** Converts an API value of a field of `type` to the SQL value stored in its column. */
+export function apiToSql(type: FieldType | string, value: unknown, dialect: DialectName): SqlValue {
+  if (value === null || value === undefined) return null;
+  return encodeKind(valueKindOf(type), type, value, dialect);
+}
+
+function encodeKind(kind: ValueKind, type: FieldType | string, value: unknown, dialect: DialectName): SqlValue {
+  switch (kind) {
+    case 'number': {
+      if (typeof value === 'number' && Number.isFinite(value)) return value;
+      // Update bodies accept numeric strings (spec); reads return numbers.
+      if (typeof value === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(value)) {
+        const n = Number(value);
+        if (Number.isFinite(n)) return n;
+      }
+      return fail(type, value, 'a finite number');
+    }
+    case 'boolean':
+      if (typeof value !== 'boolean') return fail(type, value, 'true or false');
+      return dialect === 'sqlite' ? (value ? 1 : 0) : value;
+    case 'date': {
+      if (typeof value === 'string') {
+        if (parseDate(value) !== undefined) return value;
+        const ms = parseTimestamp(value);
+        if (ms !== undefined) return formatTimestamp(ms).slice(0, 10);
+      } else if (isUnixMillis(value)) {
+        return formatTimestamp(value).slice(0, 10);
+      }
+      return fail(type, value, 'a date YYYY-MM-DD');
+    }
+    case 'timestamp': {
+      const ms = typeof value === 'string' ? parseTimestamp(value) : isUnixMillis(value) ? value : undefined;
+      if (ms === undefined) return fail(type, value, 'an ISO 8601 UTC timestamp');
+      return formatTimestamp(ms);
+    }
+    case 'reference': {
+      const id = toRecordId(value);
+      if (id === undefined) return fail(type, value, 'a positive integer record id');
+      return id;
+    }
+    case 'json':
+      return JSON.stringify(value);
+    case 'text':
+      if (typeof value === 'string') return value;
+      // A surprising shape is kept readable rather than failing the whole page.
+      if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+      return JSON.stringify(value);
+  }
+}
+
+function isUnixMillis(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && Math.abs(value) <= 8.64e15;
+}
+
+/** A record id as a number: a positive safe integer, given as a number, bigint or digit string. */
+export function toRecordId(value: unknown): number | undefined {
+  let n: number;
+  if (typeof value === 'number') n = value;
+  else if (typeof value === 'bigint') n = Number(value);
+  else if (typeof value === 'string' && /^[0-9]{1,16}$/.test(value)) n = Number(value);
+  else return undefined;
+  return Number.isInteger(n) && n > 0 && n <= MAX_RECORD_ID ? n : undefined;
+}
+
+// ---- SQL → API ---------------------------------------------------------------------------------
+
+/** Converts a stored SQL value of a field of `type` back to its API value. */
+export function sqlToApi(type: FieldType | string, value: unknown, dialect: DialectName): unknown {
+  if (value === null || value === undefined) return null;
+  const kind = valueKindOf(type);
+  switch (kind) {
+    case 'number': {
+      const n = typeof value === 'bigint' ? Number(value) : typeof value === 'string' ? Number(value) : value;
+      if (typeof n === 'number' && Number.isFinite(n)) return n;
+      return fail(type, value, 'a finite number');
+    }
+    case 'boolean':
+      if (typeof value === 'boolean') return value;
+      if (value === 1 || value === 0 || value === 1n || value === 0n) return Number(value) === 1;
+      return fail(type, value, 'a boolean (or 0/1)');
+    case 'date': {
+      if (value instanceof Date && !Number.isNaN(value.getTime())) {
+        // node-postgres' default parser builds a local-midnight Date for `date`.
+        const y = String(value.getFullYear()).padStart(4, '0');
+        return `${y}-${String(value.getMonth() + 1).padStart(2, '0')}-${String(value.getDate()).padStart(2, '0')}`;
+      }
+      if (typeof value === 'string' && parseDate(value) !== undefined) return value;
+      return fail(type, value, 'a date YYYY-MM-DD');
+    }
+    case 'timestamp': {
+      if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
+      if (typeof value === 'string') {
+        const ms = parseTimestamp(value) ?? parseSqlTimestamp(value);
+        if (ms !== undefined) return formatTimestamp(ms);
+      }
+      if (isUnixMillis(value)) return formatTimestamp(value);
+      return fail(type, value, 'an ISO 8601 UTC timestamp');
+    }
+    case 'reference': {
+      const id = toRecordId(value);
+      if (id === undefined) return fail(type, value, 'a positive integer record id');
+      return id;
+    }
+    case 'json':
+      if (dialect === 'postgres') return value; // jsonb arrives parsed
+      if (typeof value !== 'string') return fail(type, value, 'JSON text');
+      try {
+        return JSON.parse(value) as unknown;
+      } catch {
+        return fail(type, value, 'JSON text');
+      }
+    case 'text':
+      if (typeof value === 'string') return value;
+      if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+      return fail(type, value, 'text');
+  }
+}
+
+/**
+ * Timestamps typed by hand into SQLite often use SQL's `YYYY-MM-DD HH:MM[:SS[.fff]]`, optionally
+ * with a zone; without one they are taken as UTC.
+ */
+function parseSqlTimestamp(text: string): number | undefined {
+  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}(?::?\d{2})?)?$/.exec(text.trim());
+  if (!m) return undefined;
+  const zone = m[3];
+  if (zone === undefined || zone === 'Z' || /^[+-]00(:?00)?$/.test(zone)) return parseTimestamp(`${m[1]}T${m[2]}Z`);
+  const ms = Date.parse(`${m[1]}T${m[2]}${zone.length === 3 ? `${zone}:00` : zone}`);
+  return Number.isNaN(ms) ? undefined : ms;
+}

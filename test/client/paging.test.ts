@@ -1,0 +1,240 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { InvalidResponseError, WorkspaceClient } from '../../src/client/index.ts';
+import { WORKSPACE_ID, json, startFakeUpstream, type Behaviour, type SeenRequest } from './fake-upstream.ts';
+
+const KEY = 'paging-test-key-0123456789';
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+async function setup(pick: (seen: SeenRequest, index: number) => Behaviour) {
+  const fake = await startFakeUpstream(pick);
+  const client = new WorkspaceClient({
+    baseUrl: fake.url, apiKey: KEY, workspaceId: WORKSPACE_ID, retryBaseMs: 1, retryMaxMs: 5, concurrency: 16,
+  });
+  cleanups.push(() => fake.close(), () => client.close());
+  return { fake, client };
+}
+
+async function failure(promise: Promise<unknown>): Promise<any> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a failure');
+}
+
+async function collect<T>(pages: AsyncIterable<T[]>): Promise<T[][]> {
+  const out: T[][] = [];
+  for await (const page of pages) out.push(page);
+  return out;
+}
+
+// ---- change polls --------------------------------------------------------------------------
+
+const T0 = '2026-03-01T10:00:00.000Z';
+const ASOF = '2026-03-01T12:00:00.000Z';
+
+/** A changes endpoint with `total` changes that answers short pages (at most 3 items) and a later asOf on later pages. */
+function changesUpstream(total: number, item: (n: number) => object): (seen: SeenRequest) => Behaviour {
+  return (seen) => {
+    const offset = Number(seen.query.get('offset') ?? 0);
+    const limit = Number(seen.query.get('limit') ?? 100);
+    const count = Math.max(0, Math.min(limit, 3, total - offset));
+    const data = Array.from({ length: count }, (_, i) => item(offset + i));
+    // A poll must ignore the asOf of later pages: this one moves.
+    const asOf = seen.query.has('asOf') ? '2026-03-01T13:00:00.000Z' : ASOF;
+    return json(200, { data, meta: { asOf }, page_info: { has_more: offset + count < total, limit, offset } });
+  };
+}
+
+describe('change polls', () => {
+  it('pages one schema poll by the spec: no asOf first, then the first asOf, offset by items received', async () => {
+    const { fake, client } = await setup(changesUpstream(7, (n) => ({ id: `o${n}`, kind: 'Table', action: 'upserted', changedAt: T0 })));
+    const poll = client.pollSchemaChanges({ since: T0, pageSize: 5 });
+    expect(poll.asOf).toBeUndefined();
+    const pages = await collect(poll);
+    expect(pages.map((p) => p.map((c) => c.id))).toEqual([['o0', 'o1', 'o2'], ['o3', 'o4', 'o5'], ['o6']]);
+    expect(poll.asOf).toBe(ASOF);
+    expect(poll.done).toBe(true);
+    expect(fake.requests.map((r) => Object.fromEntries(r.query))).toEqual([
+      { since: T0, limit: '5', offset: '0' },
+      { since: T0, asOf: ASOF, limit: '5', offset: '3' },
+      { since: T0, asOf: ASOF, limit: '5', offset: '6' },
+    ]);
+    expect(fake.requests[0]!.path).toBe(`/api/v1/workspace/${WORKSPACE_ID}/schema/changes`);
+  });
+
+  it('pages record changes the same way', async () => {
+    const { fake, client } = await setup(changesUpstream(4, (n) => ({ id: String(n + 1), changeType: 'update', changedAt: T0 })));
+    const poll = client.pollRecordChanges('crm', 'deals', { since: T0 });
+    const pages = await collect(poll);
+    expect(pages.flat().map((c) => c.id)).toEqual(['1', '2', '3', '4']);
+    expect(poll.asOf).toBe(ASOF);
+    expect(fake.requests.map((r) => r.query.get('asOf'))).toEqual([null, ASOF]);
+    expect(fake.requests.map((r) => r.query.get('offset'))).toEqual(['0', '3']);
+    expect(fake.requests[0]!.path).toBe(`/api/v1/workspace/${WORKSPACE_ID}/modules/crm/tables/deals/records/changes`);
+  });
+
+  it('reads unknown record change types as update', async () => {
+    const types = ['create', 'restore', 'delete', 'update'];
+    const { client } = await setup(changesUpstream(4, (n) => ({ id: String(n + 1), changeType: types[n], changedAt: T0 })));
+    const changes = (await collect(client.pollRecordChanges('crm', 'deals', { since: T0 }))).flat();
+    expect(changes.map((c) => c.changeType)).toEqual(['create', 'update', 'delete', 'update']);
+  });
+
+  it('hands out an empty first page, so the caller still learns asOf', async () => {
+    const { client } = await setup(changesUpstream(0, () => ({})));
+    const poll = client.pollSchemaChanges({ since: T0 });
+    expect(await collect(poll)).toEqual([[]]);
+    expect(poll.asOf).toBe(ASOF);
+  });
+
+  it('stops after has_more is false even if the caller keeps asking', async () => {
+    const { fake, client } = await setup(changesUpstream(2, (n) => ({ id: `o${n}`, kind: 'Field', action: 'deleted', changedAt: T0 })));
+    const iterator = client.pollSchemaChanges({ since: T0 })[Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toHaveLength(2);
+    expect((await iterator.next()).done).toBe(true);
+    expect((await iterator.next()).done).toBe(true);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('does not fetch ahead: one page in hand at a time', async () => {
+    const { fake, client } = await setup(changesUpstream(9, (n) => ({ id: `o${n}`, kind: 'Table', action: 'upserted', changedAt: T0 })));
+    const iterator = client.pollSchemaChanges({ since: T0 })[Symbol.asyncIterator]();
+    await iterator.next();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(fake.requests).toHaveLength(1);
+    await iterator.return?.();
+  });
+
+  it('fails on an empty page that claims has_more (it would loop forever)', async () => {
+    const { client } = await setup(() => json(200, { data: [], meta: { asOf: ASOF }, page_info: { has_more: true, limit: 100, offset: 0 } }));
+    const err = await failure(collect(client.pollSchemaChanges({ since: T0 })));
+    expect(err).toBeInstanceOf(InvalidResponseError);
+    expect(err.reason).toBe('paging');
+  });
+
+  it('fails on a page without meta.asOf', async () => {
+    const { client } = await setup(() => json(200, { data: [], page_info: { has_more: false, limit: 100, offset: 0 } }));
+    const err = await failure(collect(client.pollRecordChanges('crm', 'deals', { since: T0 })));
+    expect(err.reason).toBe('schema');
+    expect(err.message).toContain('response.meta');
+  });
+
+  it('is iterated only once', async () => {
+    const { client } = await setup(changesUpstream(0, () => ({})));
+    const poll = client.pollSchemaChanges({ since: T0 });
+    await collect(poll);
+    await expect(collect(poll)).rejects.toThrow('only once');
+  });
+
+  it('rejects a page size over 100', async () => {
+    const { client } = await setup(changesUpstream(0, () => ({})));
+    expect(() => client.pollSchemaChanges({ since: T0, pageSize: 101 })).toThrow(RangeError);
+  });
+});
+
+// ---- record paging -------------------------------------------------------------------------
+
+/** A records endpoint over ids 1..total; later offsets answer faster, so responses arrive out of order. */
+function recordsUpstream(total: number): (seen: SeenRequest) => Behaviour {
+  return (seen) => {
+    const offset = Number(seen.query.get('offset') ?? 0);
+    const limit = Number(seen.query.get('limit') ?? 100);
+    const filter = seen.query.get('filter');
+    let ids = Array.from({ length: total }, (_, i) => i + 1);
+    if (filter) {
+      const wanted = new Set((JSON.parse(filter) as { id: number[] }).id);
+      ids = ids.filter((id) => wanted.has(id));
+    }
+    const slice = ids.slice(offset, offset + limit);
+    const data = slice.map((id) => ({ id: String(id), values: { n: id } }));
+    const delay = Math.max(0, 60 - offset / 2);
+    return json(200, { data, page_info: { has_more: offset + limit < ids.length, limit, offset } }, {}, delay);
+  };
+}
+
+describe('iterateRecords', () => {
+  it('yields every record once, pages strictly in order, sorted by id', async () => {
+    const { fake, client } = await setup(recordsUpstream(95));
+    const pages = await collect(client.iterateRecords('crm', 'deals', { pageSize: 10, concurrency: 4 }));
+    expect(pages.map((p) => p.length)).toEqual([10, 10, 10, 10, 10, 10, 10, 10, 10, 5]);
+    expect(pages.flat().map((r) => Number(r.id))).toEqual(Array.from({ length: 95 }, (_, i) => i + 1));
+    expect(fake.requests.every((r) => r.query.get('sort') === 'id' && r.query.get('limit') === '10')).toBe(true);
+    // Pages were fetched concurrently.
+    expect(fake.maxInFlight).toBeGreaterThan(1);
+    expect(fake.maxInFlight).toBeLessThanOrEqual(4);
+  });
+
+  it('keeps at most `concurrency` pages buffered when the consumer is slow', async () => {
+    const { fake, client } = await setup(recordsUpstream(1000));
+    const iterator = client.iterateRecords('crm', 'deals', { pageSize: 10, concurrency: 3 });
+    await iterator.next();
+    await new Promise((r) => setTimeout(r, 300));
+    // The page handed out plus a window of 3.
+    expect(fake.requests.length).toBeLessThanOrEqual(4);
+    await iterator.next();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(fake.requests.length).toBeLessThanOrEqual(5);
+    await iterator.return();
+  });
+
+  it('asks once for a table that fits in a page', async () => {
+    const { fake, client } = await setup(recordsUpstream(7));
+    const pages = await collect(client.iterateRecords('crm', 'deals', { concurrency: 8 }));
+    expect(pages.flat()).toHaveLength(7);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('yields nothing for an empty table', async () => {
+    const { client } = await setup(recordsUpstream(0));
+    expect(await collect(client.iterateRecords('crm', 'deals'))).toEqual([]);
+  });
+
+  it('passes fields, filter and sort through', async () => {
+    const { fake, client } = await setup(recordsUpstream(0));
+    await collect(client.iterateRecords('crm', 'deals', { fields: ['a', 'b'], filter: { stage: 'won' }, sort: 'name' }));
+    expect(Object.fromEntries(fake.requests[0]!.query)).toEqual({
+      fields: 'a,b', filter: '{"stage":"won"}', sort: 'name', limit: '100', offset: '0',
+    });
+  });
+
+  it('fails on a short page that claims has_more (fixed-stride offsets would skip records)', async () => {
+    const { client } = await setup(() => json(200, {
+      data: [{ id: '1', values: {} }], page_info: { has_more: true, limit: 10, offset: 0 },
+    }));
+    const err = await failure(collect(client.iterateRecords('crm', 'deals', { pageSize: 10 })));
+    expect(err).toBeInstanceOf(InvalidResponseError);
+    expect(err.reason).toBe('paging');
+  });
+});
+
+describe('getRecordsByIds', () => {
+  it('reads ids back in chunks of at most 100 through the id filter', async () => {
+    const { fake, client } = await setup(recordsUpstream(500));
+    const ids = [...Array.from({ length: 240 }, (_, i) => i * 2 + 1), 3, '5', 999_999];
+    const records = await client.getRecordsByIds('crm', 'deals', ids, { fields: ['n'] });
+    expect(records.map((r) => Number(r.id)).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 240 }, (_, i) => i * 2 + 1).filter((id) => id <= 500),
+    );
+    const filters = fake.requests.map((r) => (JSON.parse(r.query.get('filter')!) as { id: number[] }).id);
+    expect(filters.map((f) => f.length)).toEqual([100, 100, 41]);
+    expect(new Set(filters.flat()).size).toBe(241);
+    expect(fake.requests.every((r) => r.query.get('limit') === String(JSON.parse(r.query.get('filter')!).id.length))).toBe(true);
+    expect(fake.requests.every((r) => r.query.get('fields') === 'n')).toBe(true);
+  });
+
+  it('makes no request for no ids', async () => {
+    const { fake, client } = await setup(recordsUpstream(5));
+    expect(await client.getRecordsByIds('crm', 'deals', [])).toEqual([]);
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('refuses an id that is not a positive integer', async () => {
+    const { client } = await setup(recordsUpstream(5));
+    await expect(client.getRecordsByIds('crm', 'deals', ['12abc'])).rejects.toThrow(RangeError);
+  });
+});

@@ -1,0 +1,63 @@
+import type { FieldCreate } from '../../src/api/index.ts';
+import { apiOf, startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
+import { UpstreamWorkspace } from '../helpers/workspace.ts';
+
+/** Shared set-up of the records suites: one emulator, module `crm`, tables built over HTTP. */
+export interface RecordsFixture {
+  emu: RunningEmulator;
+  api: ReturnType<typeof apiOf>;
+  ws: UpstreamWorkspace;
+  /** `modules/crm/tables/<table>/records` */
+  records(table: string): string;
+}
+
+export const MODULE = 'crm';
+
+export async function startRecordsFixture(): Promise<RecordsFixture> {
+  const emu = await startEmulator();
+  const ws = new UpstreamWorkspace(emu);
+  await ws.createModule(MODULE);
+  return { emu, api: apiOf(emu), ws, records: (table) => `modules/${MODULE}/tables/${table}/records` };
+}
+
+export function field(name: string, type: FieldCreate['type'], extra: Partial<FieldCreate> = {}): FieldCreate {
+  return { name, type, labels: { '': name }, ...extra } as FieldCreate;
+}
+
+/** One field of every writable type plus two computed ones; `targets` is the referenced table. */
+export function allTypeFields(): FieldCreate[] {
+  return [
+    field('s', 'string'),
+    field('h', 'html'),
+    field('n', 'number'),
+    field('b', 'boolean'),
+    field('c', 'choice', { options: [{ name: 'open' }, { name: 'closed' }, { name: 'o1' }] }),
+    field('m', 'multi', { options: [{ name: 'red' }, { name: 'green' }, { name: 'blue' }] }),
+    field('col', 'color'),
+    field('d', 'date'),
+    field('ts', 'timestamp'),
+    field('t', 'time'),
+    field('ti', 'timeinterval'),
+    field('ap', 'appointment'),
+    field('ic', 'icon'),
+    field('fi', 'file'),
+    field('u', 'user'),
+    field('r', 'reference', { refTableName: 'targets' }),
+    field('dc', 'dchoice', { options: 'select targets' }),
+    field('dm', 'dmulti', { options: 'select targets' }),
+    field('fn', 'function', { expression: 'n + 1' }),
+    field('rev', 'reverse', { refTableName: 'targets' }),
+  ];
+}
+
+/** Values of one record as the list endpoint returns them. */
+export async function valuesOf(fx: RecordsFixture, table: string, id: string): Promise<Record<string, unknown>> {
+  const res = await fx.api('GET', `${fx.records(table)}?filter=${encodeURIComponent(JSON.stringify({ id }))}`);
+  if (res.status !== 200 || res.body.data.length !== 1) throw new Error(`record ${id}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data[0].values;
+}
+
+/** Every record of a table (id order), for before/after comparisons. */
+export async function allRecords(fx: RecordsFixture, table: string) {
+  return fx.ws.allRecords(MODULE, table);
+}

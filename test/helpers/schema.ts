@@ -1,0 +1,51 @@
+import { call, apiOf, type ApiResponse, type RunningEmulator } from './emulator.ts';
+
+/** Helpers for the schema-side emulator suites: admin calls, paths, state snapshots. */
+export function adminOf(emu: RunningEmulator) {
+  return <T = any>(method: string, path: string, body?: unknown, token: string | null = emu.adminToken): Promise<ApiResponse<T>> =>
+    call<T>(emu.url, method, `/_emulator/${path}`, { token, ...(body === undefined ? {} : { body }) });
+}
+
+export function tablesPath(module: string): string {
+  return `modules/${module}/tables`;
+}
+
+export function tablePath(module: string, table: string): string {
+  return `modules/${module}/tables/${table}`;
+}
+
+export function fieldsPath(module: string, table: string): string {
+  return `modules/${module}/tables/${table}/fields`;
+}
+
+/** Fails loudly when a set-up call does not succeed. */
+export function ok<T>(res: ApiResponse<T>, what = 'request'): ApiResponse<T> {
+  if (res.status >= 300) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res;
+}
+
+export async function makeModule(emu: RunningEmulator, name: string, props: Record<string, unknown> = {}) {
+  return ok(await adminOf(emu)('POST', 'modules', { name, ...props }), `create module ${name}`).body.data;
+}
+
+export async function makeTable(
+  emu: RunningEmulator, module: string, name: string, props: Record<string, unknown> = {}, fields: unknown[] = [],
+) {
+  const api = apiOf(emu);
+  const table = ok(await api('POST', tablesPath(module), { name, ...props }), `create table ${name}`).body.data;
+  if (fields.length > 0) ok(await api('POST', `${fieldsPath(module, name)}/batch`, fields), `create fields of ${name}`);
+  return table;
+}
+
+/** A minimal valid create-field object. */
+export function field(name: string, type: string, extra: Record<string, unknown> = {}) {
+  return { name, type, labels: { '': name }, ...extra };
+}
+
+/** Everything a schema client can observe: the workspace and the whole schema change log. */
+export async function snapshot(emu: RunningEmulator) {
+  const api = apiOf(emu);
+  const workspace = ok(await api('GET', '')).body;
+  const changes = ok(await api('GET', 'schema/changes?since=1970-01-01T00:00Z')).body.data;
+  return { workspace, changes };
+}
