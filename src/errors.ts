@@ -115,3 +115,13 @@ export class InvalidResponseError extends WsmirrorError {
 }
 
 export const EXIT = { ok: 0, syncFailed: 1, usage: 2, config: 78 } as const;
+
+/**
+ * A safety valve of the sync stopped a step instead of doing something drastic, e.g. a full
+ * scan that would delete more than the allowed share of a table (DESIGN §4.10).
+ */
+export class SafetyValveError extends WsmirrorError {
+  constructor(message: string) {
+    super('SAFETY_VALVE', message);
+  }
+}

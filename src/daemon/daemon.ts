@@ -3,7 +3,8 @@
  * fed from its outcomes, the operations HTTP server, and SIGTERM/SIGINT handling. The CLI builds
  * the engine, passes its cycle here and waits for `stopped`.
  */
-import type { Config } from './config-schema.ts';
+import type { Config, LocalConfig } from './config-schema.ts';
+import { redactConfig, unknownEnvironmentVariables } from './load-config.ts';
 import { startHttpServer } from './http-server.ts';
 import type { HttpServer } from './http-server.ts';
 import type { Logger } from './logger.ts';
@@ -88,9 +89,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   let removeSignalHandlers = () => {};
   const stop = () => {
     stopping ??= (async () => {
-      removeSignalHandlers();
       await scheduler.stop();
       await http?.close();
+      // Only now: a second signal during the stop must still reach the handler and force the exit.
+      removeSignalHandlers();
       logger.info('stopped');
       resolveStopped();
     })();
@@ -101,4 +103,18 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   scheduler.start();
   logger.info({ schedule: config.sync.schedule }, 'daemon started');
   return { scheduler, metrics, http, readiness, stop, stopped };
+}
+
+/**
+ * Logs the effective configuration (key and passwords hidden) at debug, and warns about
+ * `WSMIRROR_*` variables that configure nothing, which are most likely misspelt.
+ */
+export function logConfiguration(
+  logger: Pick<Logger, 'debug' | 'warn'>,
+  config: Config | LocalConfig,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): void {
+  logger.debug({ config: redactConfig(config) }, 'configuration');
+  const unknown = unknownEnvironmentVariables(env);
+  if (unknown.length > 0) logger.warn({ variables: unknown }, `ignoring unknown environment variables: ${unknown.join(', ')}`);
 }

@@ -269,12 +269,15 @@ function resolveApiKey(file: ConfigFile, env: Env, cwd: string, label: string, s
   const credentials = nonEmpty(env.CREDENTIALS_DIRECTORY);
   if (credentials !== undefined) {
     const path = join(credentials, CREDENTIAL_NAME);
-    if (existsSync(path)) return readKeyFile(path, cwd, `systemd credential ${CREDENTIAL_NAME}`, secrets);
+    if (existsSync(path)) {
+      const name = `systemd credential ${CREDENTIAL_NAME}`;
+      return readKeyFile(path, cwd, name, secrets, name);
+    }
   }
   return { missing: true };
 }
 
-function readKeyFile(path: string, cwd: string, where: string, secrets: Set<string>): KeyResult {
+function readKeyFile(path: string, cwd: string, where: string, secrets: Set<string>, source?: string): KeyResult {
   const absolute = resolve(cwd, path);
   let text: string;
   try {
@@ -289,7 +292,7 @@ function readKeyFile(path: string, cwd: string, where: string, secrets: Set<stri
   if (key === undefined) {
     return { error: `${where}: the API key file ${absolute} holds more than a key: the API key ${API_KEY_RULE} (value not shown)` };
   }
-  return { key, source: absolute };
+  return { key, source: source ?? absolute };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -116,8 +116,8 @@ export class Scheduler {
   }
 
   #arm(at: number | null): void {
-    this.#nextRunAt = at;
-    if (at === null || this.#stopping !== undefined) return;
+    this.#nextRunAt = this.#stopping === undefined ? at : null;
+    if (this.#nextRunAt === null || at === null) return;
     const delay = Math.max(0, at - Date.now());
     this.#timer = setTimeout(() => {
       this.#timer = undefined;

@@ -52,7 +52,7 @@ export async function buildServer(options: EmulatorOptions = {}): Promise<Fastif
     logger: options.logRequests ? { level: 'info', redact: ['req.headers.authorization'] } : false,
     bodyLimit: RECORDS_PAYLOAD_LIMIT_BYTES,
     // Never reject a request for its query string shape before our own validation sees it.
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
   });
   app.decorate('emulator', ctx);
   app.addHook('onClose', async () => db.close());

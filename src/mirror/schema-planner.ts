@@ -85,11 +85,12 @@ export function planSchema(catalog: Catalog, workspace: Workspace, filter: Table
       sqlNameOf.set(w.table.id, old.sqlName);
     }
   }
-  for (const w of wanted) {
-    if (!sqlNameOf.has(w.table.id)) {
-      sqlNameOf.set(w.table.id, tableNames.allocate(baseTableName(rules, w.module.name, w.table.name), w.table.id));
-    }
-  }
+  allocateInOrder(
+    wanted.filter((w) => !sqlNameOf.has(w.table.id)).map((w) => ({
+      id: w.table.id, natural: `${w.module.name}__${w.table.name}`, base: baseTableName(rules, w.module.name, w.table.name),
+    })),
+    tableNames, sqlNameOf,
+  );
 
   const drops: SchemaOp[] = [];
   const wantedIds = new Set(wanted.map((w) => w.table.id));
@@ -106,10 +107,9 @@ export function planSchema(catalog: Catalog, workspace: Workspace, filter: Table
     const old = existing.get(w.table.id);
     if (!old) {
       const table = desiredTable(w.module, w.table, sqlName, 'needs_backfill', null);
-      const columns = new NameAllocator(rules.maxLength, SYSTEM_COLUMNS);
-      const fields = w.fields.map((f, i) =>
-        desiredField(catalog.dialect, w.table.id, f, i, columns.allocate(baseColumnName(f.name), f.id)),
-      );
+      const columnOf = new Map<string, string>();
+      allocateInOrder(columnRequests(w.fields), new NameAllocator(rules.maxLength, SYSTEM_COLUMNS), columnOf);
+      const fields = w.fields.map((f, i) => desiredField(catalog.dialect, w.table.id, f, i, columnOf.get(f.id)!));
       creates.push({ op: 'createTable', table, fields });
       continue;
     }
@@ -177,9 +177,7 @@ function planColumns(
       columnOf.set(f.id, old.columnName);
     }
   }
-  for (const f of upstream) {
-    if (!columnOf.has(f.id)) columnOf.set(f.id, columns.allocate(baseColumnName(f.name), f.id));
-  }
+  allocateInOrder(columnRequests(upstream.filter((f) => !columnOf.has(f.id))), columns, columnOf);
 
   const drops: SchemaOp[] = [];
   for (const old of current) if (!upstreamIds.has(old.fieldId)) drops.push({ op: 'dropColumn', sqlTable, field: old });
@@ -221,6 +219,27 @@ function planColumns(
     updates,
     needsBackfill,
   };
+}
+
+interface NameRequest {
+  id: string;
+  /** The name the object would have without any prefix (`module__table`, the field name). */
+  natural: string;
+  /** The name asked for (prefixed when the natural one is reserved). */
+  base: string;
+}
+
+function columnRequests(fields: Field[]): NameRequest[] {
+  return fields.map((f) => ({ id: f.id, natural: f.name, base: baseColumnName(f.name) }));
+}
+
+/**
+ * Objects that can have their natural name go first, so a field really called `f_id` keeps that
+ * name rather than losing it to the field `id` (which becomes `f_id` only when it is free).
+ */
+function allocateInOrder(requests: NameRequest[], names: NameAllocator, out: Map<string, string>): void {
+  for (const r of requests) if (r.base === r.natural) out.set(r.id, names.allocate(r.base, r.id));
+  for (const r of requests) if (r.base !== r.natural) out.set(r.id, names.allocate(r.base, r.id));
 }
 
 /**

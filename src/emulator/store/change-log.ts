@@ -29,6 +29,7 @@ export class ChangeLog {
   readonly #db: Db;
   readonly #clock: Clock;
   #lastAsOf = Number.NEGATIVE_INFINITY;
+  #lastStamp = Number.NEGATIVE_INFINITY;
   readonly #insertRecordChange;
   readonly #insertSchemaChange;
   readonly #recordWindow;
@@ -57,12 +58,18 @@ export class ChangeLog {
 
   /** The timestamp for a change made now: never at or before an `asOf` already handed out. */
   stamp(): number {
-    return Math.max(this.#clock.now(), this.#lastAsOf + 1);
+    const at = Math.max(this.#clock.now(), this.#lastAsOf + 1);
+    if (at > this.#lastStamp) this.#lastStamp = at;
+    return at;
   }
 
-  /** The `asOf` of a new poll: now. Later changes will be stamped after it. */
+  /**
+   * The `asOf` of a new poll: now, but never before a stamp already handed out (a frozen or
+   * rewound clock would otherwise hide those changes from every later poll). Later changes will
+   * be stamped after it.
+   */
   openPoll(): number {
-    const asOf = Math.max(this.#clock.now(), this.#lastAsOf);
+    const asOf = Math.max(this.#clock.now(), this.#lastAsOf, this.#lastStamp);
     this.#lastAsOf = asOf;
     return asOf;
   }
@@ -86,9 +93,10 @@ export class ChangeLog {
     return { rows: rows.slice(0, w.limit), hasMore: rows.length > w.limit };
   }
 
-  /** Forgets every `asOf` handed out (the admin reset empties the logs). */
+  /** Forgets every `asOf` and stamp handed out (the admin reset empties the logs). */
   reset(): void {
     this.#lastAsOf = Number.NEGATIVE_INFINITY;
+    this.#lastStamp = Number.NEGATIVE_INFINITY;
   }
 
   /** Forgets a deleted table's record history. */

@@ -1,0 +1,37 @@
+# syntax=docker/dockerfile:1
+# wsmirror in a container.
+#   docker build -t wsmirror .
+#   docker run -d --name wsmirror -v wsmirror-data:/data -p 9464:9464 \
+#     -e WSMIRROR_BASE_URL=https://workspace.example.com -e WSMIRROR_WORKSPACE_ID=demo00000001 \
+#     -e WSMIRROR_API_KEY_FILE=/run/secrets/wsmirror-api-key wsmirror
+# /data is the working directory: it holds the SQLite mirror (sqlite:./wsmirror.db) and is where
+# a wsmirror.yaml is looked for. Other commands: docker run --rm -v wsmirror-data:/data wsmirror status
+
+# Dependencies only, without dev tools. better-sqlite3 ships prebuilt binaries: no compiler needed.
+FROM node:24-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+
+FROM node:24-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json package-lock.json ./
+COPY bin ./bin
+COPY src ./src
+COPY config ./config
+RUN mkdir /data && chown node:node /data
+WORKDIR /data
+VOLUME ["/data"]
+# The image's unprivileged user.
+USER node
+EXPOSE 9464
+# Liveness only (/healthz); /readyz is for load balancers and monitors. Needs the HTTP server on
+# (WSMIRROR_HTTP_PORT not 0).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.WSMIRROR_HTTP_PORT || 9464) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# SIGTERM: the running cycle commits, then the process exits 0 (give `docker stop -t 120` room).
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/app/bin/wsmirror"]
+CMD ["run"]

@@ -1,0 +1,236 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import type { PostgresPool, PostgresPoolClient, RawBuilder } from 'kysely';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { ConfigError } from '../../errors.ts';
+import { CATALOG_TABLES, CATALOG_VERSION } from '../catalog.ts';
+import type { CatalogDb } from '../catalog.ts';
+import { catalogTableDdl } from '../catalog-ddl.ts';
+import type { ColumnSpec, DialectDriver, WriteTx } from '../dialect-driver.ts';
+import type { MirrorLocation } from '../mirror-url.ts';
+import { hash8, namingRules } from '../naming.ts';
+import type { SqlValue } from '../value-codec.ts';
+import { copyTextRows } from './copy-text.ts';
+
+interface PgWriteTx extends WriteTx {
+  readonly client: pg.PoolClient;
+}
+
+/** Session settings every connection of the mirror gets. */
+const SESSION_SQL = [
+  // Dates print as YYYY-MM-DD and comments never see backslash escapes.
+  `SET DateStyle = 'ISO, YMD'`,
+  `SET standard_conforming_strings = on`,
+  `SET TimeZone = 'UTC'`,
+  // CREATE … IF NOT EXISTS would otherwise log a notice on every run.
+  `SET client_min_messages = warning`,
+].join('; ');
+
+/** Types as the codec expects them: `date` as text, `bigint` as a number (ids fit in 2^53). */
+function typeParsers(): pg.TypeOverrides {
+  const types = new pg.TypeOverrides();
+  types.setTypeParser(pg.types.builtins.DATE, (v: string) => v);
+  types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
+  return types;
+}
+
+/**
+ * Postgres through pg. Reads use Kysely on the pool; a write transaction holds one pooled client,
+ * with a Kysely bound to it for catalog queries and the raw client for COPY (the faster bulk path,
+ * see bench/mirror-upsert.ts).
+ */
+export async function openPostgresDriver(
+  location: Extract<MirrorLocation, { dialect: 'postgres' }>, schema: string,
+): Promise<DialectDriver> {
+  if (schema === '' || Buffer.byteLength(schema) > 63) {
+    throw new ConfigError(`Postgres schema ${JSON.stringify(schema)} must be 1 to 63 bytes long`);
+  }
+  const pool = new pg.Pool({
+    connectionString: location.connectionString,
+    max: 4,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+    types: typeParsers(),
+  });
+  // An idle client losing its server must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    client.query(SESSION_SQL).catch(() => {});
+  });
+  const driver = new PostgresDriver(pool, schema);
+  try {
+    await sql`SELECT 1`.execute(driver.db);
+  } catch (error) {
+    await driver.close();
+    throw new ConfigError(`cannot reach the Postgres mirror ${location.display}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    await driver.ensureCatalog();
+  } catch (error) {
+    await driver.close();
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(
+      `cannot set up the Postgres mirror ${location.display} (schema ${schema}): ${(error as Error).message}`, { cause: error },
+    );
+  }
+  return driver;
+}
+
+class PostgresDriver implements DialectDriver {
+  readonly dialect = 'postgres' as const;
+  readonly naming = namingRules('postgres');
+  readonly db: Kysely<CatalogDb>;
+  readonly #pool: pg.Pool;
+  readonly #schema: string;
+  /** One Kysely per pooled client, for queries inside that client's transaction. */
+  readonly #bound = new WeakMap<pg.PoolClient, Kysely<CatalogDb>>();
+
+  constructor(pool: pg.Pool, schema: string) {
+    this.#pool = pool;
+    this.#schema = schema;
+    this.db = new Kysely<CatalogDb>({ dialect: new PostgresDialect({ pool }) });
+  }
+
+  catalog(db: Kysely<CatalogDb>): Kysely<CatalogDb> {
+    return db.withSchema(this.#schema);
+  }
+
+  table(name: string): RawBuilder<unknown> {
+    return sql.id(this.#schema, name);
+  }
+
+  async ensureCatalog(): Promise<void> {
+    await this.write(async (tx) => {
+      // Serialises concurrent first opens of the same schema.
+      await sql`SELECT pg_advisory_xact_lock(hashtext(${`wsmirror:${this.#schema}`}))`.execute(tx.db);
+      await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(this.#schema)}`.execute(tx.db);
+      const { rows } = await sql<{ exists: boolean }>`SELECT to_regclass(${`${pg.escapeIdentifier(this.#schema)}."_wsmirror_meta"`}) IS NOT NULL AS exists`.execute(tx.db);
+      const fresh = !rows[0]?.exists;
+      for (const def of CATALOG_TABLES) {
+        if (def.only && def.only !== 'postgres') continue;
+        for (const stmt of catalogTableDdl('postgres', def, (n) => this.table(n))) await stmt.execute(tx.db);
+        if (fresh) {
+          await this.comment(tx, def.name, null, def.comment);
+          for (const c of def.columns) await this.comment(tx, def.name, c.name, c.comment);
+        }
+      }
+      const cat = this.catalog(tx.db);
+      const version = await cat.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'catalog_version').executeTakeFirst();
+      if (version && Number(version.value) > CATALOG_VERSION) {
+        throw new ConfigError(`the catalog was written by a newer wsmirror (layout ${version.value}; this one knows ${CATALOG_VERSION})`);
+      }
+      if (!version) {
+        await cat.insertInto('_wsmirror_meta').values([
+          { key: 'catalog_version', value: String(CATALOG_VERSION) },
+          { key: 'revision', value: '0' },
+        ]).execute();
+      }
+    });
+  }
+
+  async listNamespaceNames(): Promise<string[]> {
+    // Tables, indexes, sequences, views and types share one namespace per schema.
+    const { rows } = await sql<{ name: string }>`
+      SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ${this.#schema}
+      UNION SELECT t.typname FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace WHERE n.nspname = ${this.#schema}`.execute(this.db);
+    return rows.map((r) => r.name);
+  }
+
+  #kyselyFor(client: pg.PoolClient): Kysely<CatalogDb> {
+    let db = this.#bound.get(client);
+    if (!db) {
+      // A pool of one that always hands out this client and never releases it.
+      const lease = { query: client.query.bind(client), release: () => {} } as unknown as PostgresPoolClient;
+      const single: PostgresPool = { connect: async () => lease, end: async () => {}, options: {} };
+      db = new Kysely<CatalogDb>({ dialect: new PostgresDialect({ pool: single }) });
+      this.#bound.set(client, db);
+    }
+    return db;
+  }
+
+  async write<T>(fn: (tx: WriteTx) => Promise<T>): Promise<T> {
+    const client = await this.#pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      try {
+        // Transaction-local: the outbox triggers skip the daemon's own writes.
+        await client.query(`SELECT set_config('wsmirror.writer', 'daemon', true)`);
+        const tx: PgWriteTx = { db: this.#kyselyFor(client), client };
+        const result = await fn(tx);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch((e: unknown) => {
+          broken = e as Error;
+        });
+        throw error;
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async upsertRows(tx: WriteTx, sqlTable: string, columns: readonly ColumnSpec[], rows: readonly SqlValue[][]): Promise<void> {
+    if (rows.length === 0) return;
+    const { client, db } = tx as PgWriteTx;
+    // COPY into a session temp table shaped like the target, then one INSERT … SELECT … ON
+    // CONFLICT. The stage's name follows the column layout, so a schema change gets a new one.
+    const stage = `_wsmirror_stage_${hash8(JSON.stringify([this.#schema, sqlTable, columns]))}`;
+    const names = sql.join(columns.map((c) => sql.id(c.name)));
+    await sql`CREATE TEMP TABLE IF NOT EXISTS ${sql.id(stage)} (${sql.join(
+      columns.map((c) => sql`${sql.id(c.name)} ${sql.raw(columnType(c.sqlType))}`),
+    )}) ON COMMIT DELETE ROWS`.execute(db);
+    const copy = sql`COPY ${sql.id(stage)} (${names}) FROM STDIN`.compile(db);
+    await pipeline(Readable.from(copyTextRows(rows)), client.query(copyFrom(copy.sql)));
+    const updates = columns
+      .filter((c) => c.name !== 'id')
+      .map((c) => sql`${sql.id(c.name)} = excluded.${sql.id(c.name)}`);
+    await sql`INSERT INTO ${this.table(sqlTable)} (${names}) SELECT ${names} FROM ${sql.id(stage)}
+      ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${sql.join(updates)}`.execute(db);
+    // The stage empties at commit; clear it now too, in case the caller writes the table again.
+    await sql`TRUNCATE ${sql.id(stage)}`.execute(db);
+  }
+
+  async deleteRows(tx: WriteTx, sqlTable: string, ids: readonly number[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const result = await sql`DELETE FROM ${this.table(sqlTable)} WHERE ${sql.id('id')} = ANY(${ids}::bigint[])`.execute(tx.db);
+    return Number(result.numAffectedRows ?? 0n);
+  }
+
+  async comment(tx: WriteTx, sqlTable: string, column: string | null, text: string | null): Promise<void> {
+    // COMMENT takes no bind parameters: the text goes in as a literal escaped by pg.
+    const value = text === null ? sql.raw('NULL') : sql.raw(pg.escapeLiteral(text));
+    if (column === null) await sql`COMMENT ON TABLE ${this.table(sqlTable)} IS ${value}`.execute(tx.db);
+    else await sql`COMMENT ON COLUMN ${sql.id(this.#schema, sqlTable, column)} IS ${value}`.execute(tx.db);
+  }
+
+  toBool(value: boolean): unknown {
+    return value;
+  }
+
+  fromBool(value: unknown): boolean {
+    return value === true;
+  }
+
+  fromJson(value: unknown): unknown {
+    return value;
+  }
+
+  fromTimestamp(value: unknown): string | null {
+    if (value instanceof Date) return value.toISOString();
+    return typeof value === 'string' ? value : null;
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+}
+
+/** The mirror's own column types are all plain words; anything else is refused. */
+function columnType(sqlType: string): string {
+  if (!/^[a-z ]+$/.test(sqlType)) throw new Error(`unexpected column type ${JSON.stringify(sqlType)}`);
+  return sqlType;
+}

@@ -1,0 +1,182 @@
+import Database from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import type { RawBuilder } from 'kysely';
+import { ConfigError } from '../../errors.ts';
+import { CATALOG_TABLES, CATALOG_VERSION } from '../catalog.ts';
+import type { CatalogDb } from '../catalog.ts';
+import { catalogTableDdl } from '../catalog-ddl.ts';
+import type { ColumnSpec, DialectDriver, WriteTx } from '../dialect-driver.ts';
+import { MirrorError } from '../errors.ts';
+import type { MirrorLocation } from '../mirror-url.ts';
+import { namingRules } from '../naming.ts';
+import type { SqlValue } from '../value-codec.ts';
+
+type Statement = Database.Statement<unknown[], unknown>;
+
+/** Rows per multi-row INSERT (fewer native calls), kept under SQLite's 32766 bound variables. */
+const ROWS_PER_STATEMENT = 50;
+const MAX_VARIABLES = 32766;
+
+/**
+ * SQLite through better-sqlite3 (WAL). Queries go through Kysely; the row writes run prepared
+ * statements (compiled by Kysely, cached) on the same connection, inside Kysely's connection
+ * lock, so nothing else interleaves with a write transaction.
+ */
+export async function openSqliteDriver(location: Extract<MirrorLocation, { dialect: 'sqlite' }>): Promise<DialectDriver> {
+  let raw: Database.Database;
+  try {
+    raw = new Database(location.path);
+    // WAL: readers keep reading the last committed state while the daemon writes.
+    const mode = raw.pragma('journal_mode = WAL', { simple: true });
+    if (mode !== 'wal' && location.path !== ':memory:') throw new Error(`journal_mode is ${String(mode)}, not wal`);
+    raw.pragma('busy_timeout = 10000');
+    raw.pragma('synchronous = NORMAL');
+  } catch (error) {
+    throw new ConfigError(`cannot open the SQLite mirror ${location.display}: ${(error as Error).message}`, { cause: error });
+  }
+  const driver = new SqliteDriver(raw);
+  try {
+    await driver.ensureCatalog();
+  } catch (error) {
+    await driver.close();
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(`cannot use the SQLite mirror ${location.display}: ${(error as Error).message}`, { cause: error });
+  }
+  return driver;
+}
+
+class SqliteDriver implements DialectDriver {
+  readonly dialect = 'sqlite' as const;
+  readonly naming = namingRules('sqlite');
+  readonly db: Kysely<CatalogDb>;
+  readonly #raw: Database.Database;
+  readonly #statements = new Map<string, Statement>();
+
+  constructor(raw: Database.Database) {
+    this.#raw = raw;
+    this.db = new Kysely<CatalogDb>({ dialect: new SqliteDialect({ database: raw }) });
+  }
+
+  catalog(db: Kysely<CatalogDb>): Kysely<CatalogDb> {
+    return db;
+  }
+
+  table(name: string): RawBuilder<unknown> {
+    return sql.id(name);
+  }
+
+  async ensureCatalog(): Promise<void> {
+    await this.write(async (tx) => {
+      for (const def of CATALOG_TABLES) {
+        if (def.only && def.only !== 'sqlite') continue;
+        for (const stmt of catalogTableDdl('sqlite', def, (n) => this.table(n))) await stmt.execute(tx.db);
+      }
+      const version = await tx.db.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'catalog_version').executeTakeFirst();
+      if (version && Number(version.value) > CATALOG_VERSION) {
+        throw new ConfigError(`the catalog was written by a newer wsmirror (layout ${version.value}; this one knows ${CATALOG_VERSION})`);
+      }
+      if (!version) {
+        await tx.db.insertInto('_wsmirror_meta').values([
+          { key: 'catalog_version', value: String(CATALOG_VERSION) },
+          { key: 'revision', value: '0' },
+        ]).execute();
+      }
+    }, false);
+  }
+
+  async listNamespaceNames(): Promise<string[]> {
+    const { rows } = await sql<{ name: string }>`SELECT name FROM sqlite_schema`.execute(this.db);
+    return rows.map((r) => r.name);
+  }
+
+  async write<T>(fn: (tx: WriteTx) => Promise<T>, marked = true): Promise<T> {
+    return this.db.connection().execute(async (conn) => {
+      // IMMEDIATE takes the write lock up front (waiting up to busy_timeout for other writers)
+      // instead of failing halfway when a read transaction cannot be upgraded.
+      await sql`BEGIN IMMEDIATE`.execute(conn);
+      try {
+        if (marked) await sql`INSERT INTO ${sql.id('_wsmirror_writer')} (${sql.id('marker')}) VALUES (1)`.execute(conn);
+        const result = await fn({ db: conn });
+        if (marked) await sql`DELETE FROM ${sql.id('_wsmirror_writer')}`.execute(conn);
+        await sql`COMMIT`.execute(conn);
+        return result;
+      } catch (error) {
+        if (this.#raw.inTransaction) this.#raw.exec('ROLLBACK');
+        throw error;
+      }
+    });
+  }
+
+  #prepare(query: RawBuilder<unknown>): Statement {
+    const text = query.compile(this.db).sql;
+    let stmt = this.#statements.get(text);
+    if (!stmt) {
+      stmt = this.#raw.prepare(text);
+      if (this.#statements.size > 500) this.#statements.clear();
+      this.#statements.set(text, stmt);
+    }
+    return stmt;
+  }
+
+  #upsertStatement(sqlTable: string, columns: readonly ColumnSpec[], rowCount: number): Statement {
+    const names = columns.map((c) => sql.id(c.name));
+    const placeholders = sql`(${sql.join(columns.map(() => null))})`;
+    const updates = columns
+      .filter((c) => c.name !== 'id')
+      .map((c) => sql`${sql.id(c.name)} = excluded.${sql.id(c.name)}`);
+    return this.#prepare(sql`INSERT INTO ${this.table(sqlTable)} (${sql.join(names)})
+      VALUES ${sql.join(Array.from({ length: rowCount }, () => placeholders))}
+      ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${sql.join(updates)}`);
+  }
+
+  async upsertRows(_tx: WriteTx, sqlTable: string, columns: readonly ColumnSpec[], rows: readonly SqlValue[][]): Promise<void> {
+    this.#assertInTransaction();
+    const perStatement = Math.max(1, Math.min(ROWS_PER_STATEMENT, Math.floor(MAX_VARIABLES / columns.length)));
+    let i = 0;
+    if (perStatement > 1 && rows.length >= perStatement) {
+      const many = this.#upsertStatement(sqlTable, columns, perStatement);
+      for (; i + perStatement <= rows.length; i += perStatement) many.run(rows.slice(i, i + perStatement).flat());
+    }
+    if (i < rows.length) {
+      const one = this.#upsertStatement(sqlTable, columns, 1);
+      for (; i < rows.length; i++) one.run(rows[i]!);
+    }
+  }
+
+  async deleteRows(_tx: WriteTx, sqlTable: string, ids: readonly number[]): Promise<number> {
+    this.#assertInTransaction();
+    const stmt = this.#prepare(sql`DELETE FROM ${this.table(sqlTable)} WHERE ${sql.id('id')} = ${null}`);
+    let deleted = 0;
+    for (const id of ids) deleted += stmt.run(id).changes;
+    return deleted;
+  }
+
+  #assertInTransaction(): void {
+    if (!this.#raw.inTransaction) throw new MirrorError('row writes must run inside a write transaction');
+  }
+
+  async comment(): Promise<void> {
+    // SQLite has no comments; labels live in the catalog tables.
+  }
+
+  toBool(value: boolean): unknown {
+    return value ? 1 : 0;
+  }
+
+  fromBool(value: unknown): boolean {
+    return value === 1 || value === 1n || value === true;
+  }
+
+  fromJson(value: unknown): unknown {
+    return typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
+  }
+
+  fromTimestamp(value: unknown): string | null {
+    return typeof value === 'string' ? value : null;
+  }
+
+  async close(): Promise<void> {
+    this.#statements.clear();
+    await this.db.destroy();
+  }
+}

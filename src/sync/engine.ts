@@ -1,0 +1,93 @@
+import type { WorkspaceClient } from '../client/index.ts';
+import type { Mirror } from '../mirror/mirror.ts';
+import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
+import { pullTable, type TableAction } from './record-pull.ts';
+import { pullSchema } from './schema-pull.ts';
+import type { SyncContext } from './sync-context.ts';
+import { SYNC_DEFAULTS, type SyncOptions } from './sync-options.ts';
+
+export interface TableReport {
+  tableId: string;
+  /** `module.table` */
+  table: string;
+  mode: 'history' | 'fullscan';
+  action: TableAction | 'failed';
+  upserted: number;
+  deleted: number;
+  error?: { code: string; message: string };
+}
+
+export interface CycleReport {
+  startedAt: Date;
+  durationMs: number;
+  schema: { reread: boolean; operations: string[] };
+  tables: TableReport[];
+  /** True when every step succeeded: the mirror is current. */
+  ok: boolean;
+}
+
+export interface SyncEngineDeps {
+  client: WorkspaceClient;
+  mirror: Mirror;
+  options?: Partial<SyncOptions>;
+  logger?: SyncLogger;
+  observer?: SyncObserver;
+}
+
+export interface CycleOptions {
+  /** Scan tables without history now, whether or not their scan is due (`wsmirror sync`). */
+  forceFullScan?: boolean;
+}
+
+function errorInfo(error: unknown): { code: string; message: string } {
+  const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'ERROR';
+  return { code, message: error instanceof Error ? error.message : String(error) };
+}
+
+/**
+ * One sync cycle (DESIGN §4.1): schema, then records of every mirrored table. Pure orchestration
+ * over the client and the mirror. A failing table does not stop the others; a failing schema pull
+ * stops the cycle (records cannot be placed without it).
+ */
+export class SyncEngine {
+  readonly #ctx: SyncContext;
+
+  constructor(deps: SyncEngineDeps) {
+    this.#ctx = {
+      client: deps.client,
+      mirror: deps.mirror,
+      options: { ...SYNC_DEFAULTS, ...deps.options },
+      logger: deps.logger ?? silentLogger,
+      observer: deps.observer ?? {},
+    };
+  }
+
+  async runCycle(opts: CycleOptions = {}): Promise<CycleReport> {
+    const { mirror, logger, observer } = this.#ctx;
+    const startedAt = new Date();
+    const schema = await pullSchema(this.#ctx);
+    const catalog = await mirror.readCatalog();
+    const tables: TableReport[] = [];
+    for (const table of catalog.tables) {
+      const name = `${table.moduleName}.${table.tableName}`;
+      try {
+        const result = await pullTable(this.#ctx, table, { forceFullScan: opts.forceFullScan ?? false, now: Date.now() });
+        if (result.action !== 'skipped') {
+          const at = new Date();
+          await mirror.setTableState(table.tableId, { lastPullAt: at.toISOString() });
+          observer.tablePulled?.(name, at);
+        }
+        tables.push({ tableId: table.tableId, table: name, mode: table.mode, ...result });
+        if (result.upserted + result.deleted > 0) {
+          logger.info({ table: name, action: result.action, upserted: result.upserted, deleted: result.deleted }, 'table pulled');
+        }
+      } catch (error) {
+        const info = errorInfo(error);
+        logger.error({ table: name, err: info }, 'table pull failed');
+        tables.push({ tableId: table.tableId, table: name, mode: table.mode, action: 'failed', upserted: 0, deleted: 0, error: info });
+      }
+    }
+    const ok = tables.every((t) => t.action !== 'failed');
+    return { startedAt, durationMs: Date.now() - startedAt.getTime(), schema, tables, ok };
+  }
+}

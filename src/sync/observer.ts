@@ -1,0 +1,20 @@
+/**
+ * What the engine reports while it works; the daemon turns it into metrics, progress lines and
+ * logs. Every method is optional, so tests and one-off commands can pass nothing.
+ */
+export interface SyncObserver {
+  rowsApplied?(table: string, operation: 'upsert' | 'delete', count: number): void;
+  /** Progress of a backfill or full scan: rows read so far. */
+  scanProgress?(table: string, rowsRead: number): void;
+  tablePulled?(table: string, at: Date): void;
+}
+
+/** pino-compatible subset. */
+export interface SyncLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export const silentLogger: SyncLogger = { debug() {}, info() {}, warn() {}, error() {} };

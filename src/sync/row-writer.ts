@@ -1,0 +1,82 @@
+import type { CursorWrites, Mirror, RecordId } from '../mirror/mirror.ts';
+import type { TableState } from '../mirror/catalog.ts';
+
+type Row = { id: RecordId; values: Readonly<Record<string, unknown>> };
+
+export interface RowWriterTotals {
+  upserted: number;
+  deleted: number;
+}
+
+/**
+ * Batches rows of one table into mirror transactions of about `batchRows` rows, with at most one
+ * write in flight while the caller goes on fetching: writing overlaps fetching instead of adding
+ * to it. The last write carries the cursors and state that the whole run covers, so they commit
+ * only with the data they vouch for.
+ */
+export class RowWriter {
+  readonly #mirror: Mirror;
+  readonly #tableId: string;
+  readonly #batchRows: number;
+  readonly #onApplied: ((upserted: number, deleted: number) => void) | undefined;
+  #upserts: Row[] = [];
+  #deletes: RecordId[] = [];
+  #inFlight: Promise<void> | undefined;
+  readonly totals: RowWriterTotals = { upserted: 0, deleted: 0 };
+
+  constructor(
+    mirror: Mirror,
+    tableId: string,
+    batchRows: number,
+    onApplied?: (upserted: number, deleted: number) => void,
+  ) {
+    this.#mirror = mirror;
+    this.#tableId = tableId;
+    this.#batchRows = batchRows;
+    this.#onApplied = onApplied;
+  }
+
+  async add(upserts: readonly Row[], deletes: readonly RecordId[] = []): Promise<void> {
+    for (const row of upserts) this.#upserts.push(row);
+    for (const id of deletes) this.#deletes.push(id);
+    if (this.#upserts.length + this.#deletes.length >= this.#batchRows) {
+      await this.#settle();
+      this.#inFlight = this.#write({});
+    }
+  }
+
+  /** Writes what is left together with the final cursors and state, and waits for it. */
+  async finish(final: { cursors?: CursorWrites; state?: TableState }): Promise<RowWriterTotals> {
+    await this.#settle();
+    await this.#write(final);
+    return this.totals;
+  }
+
+  /** Waits for the write in flight, surfacing its error. */
+  async #settle(): Promise<void> {
+    const pending = this.#inFlight;
+    this.#inFlight = undefined;
+    if (pending) await pending;
+  }
+
+  async #write(final: { cursors?: CursorWrites; state?: TableState }): Promise<void> {
+    const upserts = this.#upserts;
+    const deletes = this.#deletes;
+    this.#upserts = [];
+    this.#deletes = [];
+    const result = await this.#mirror.applyRows(this.#tableId, {
+      upserts,
+      deletes,
+      ...(final.cursors ? { cursors: final.cursors } : {}),
+      ...(final.state ? { state: final.state } : {}),
+    });
+    this.totals.upserted += result.upserted;
+    this.totals.deleted += result.deleted;
+    this.#onApplied?.(result.upserted, result.deleted);
+  }
+
+  /** Drops a write in flight on error paths so its rejection is not left unhandled. */
+  async abandon(): Promise<void> {
+    await this.#settle().catch(() => undefined);
+  }
+}

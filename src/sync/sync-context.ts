@@ -1,0 +1,13 @@
+import type { WorkspaceClient } from '../client/index.ts';
+import type { Mirror } from '../mirror/mirror.ts';
+import type { SyncLogger, SyncObserver } from './observer.ts';
+import type { SyncOptions } from './sync-options.ts';
+
+/** What every step of a cycle works with. */
+export interface SyncContext {
+  readonly client: WorkspaceClient;
+  readonly mirror: Mirror;
+  readonly options: SyncOptions;
+  readonly logger: SyncLogger;
+  readonly observer: SyncObserver;
+}

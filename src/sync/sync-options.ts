@@ -1,0 +1,31 @@
+import type { TableFilter } from '../mirror/table-filter.ts';
+
+/** What the engine needs to know from the configuration. */
+export interface SyncOptions {
+  /** Subtracted from each poll's `asOf` to make the next `since` (late commits, clock skew). */
+  lookbackMs: number;
+  /** Records per list request (1-100). */
+  pageSize: number;
+  /** List pages fetched ahead during a backfill or full scan. */
+  backfillConcurrency: number;
+  /** Rows per mirror transaction while backfilling or scanning. */
+  writeBatchRows: number;
+  /** How often tables without history are scanned in full (`run`); `sync` always scans. */
+  fullScanEveryMs: number;
+  /** A scan that would delete more than this share of a table stops and reports instead. */
+  maxDeleteShare: number;
+  /** Deleting up to this many rows is always allowed, whatever the share (small tables). */
+  deleteShareFloor: number;
+  tables: TableFilter;
+}
+
+export const SYNC_DEFAULTS: SyncOptions = {
+  lookbackMs: 10_000,
+  pageSize: 100,
+  backfillConcurrency: 4,
+  writeBatchRows: 2_000,
+  fullScanEveryMs: 10 * 60_000,
+  maxDeleteShare: 0.5,
+  deleteShareFloor: 100,
+  tables: {},
+};

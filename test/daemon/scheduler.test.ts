@@ -1,0 +1,193 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Scheduler } from '../../src/daemon/scheduler.ts';
+import type { CycleOutcome, SchedulerOptions } from '../../src/daemon/scheduler.ts';
+
+const schedulers: Scheduler[] = [];
+afterEach(async () => {
+  await Promise.all(schedulers.splice(0).map((s) => s.stop()));
+});
+
+interface Run {
+  start: number;
+  end: number;
+}
+
+/** A scheduler whose cycles take `cycleMs` and are recorded, with a running-at-once gauge. */
+function recorded(options: Omit<SchedulerOptions, 'cycle'> & { cycleMs: number; fail?: (n: number) => boolean }) {
+  const runs: Run[] = [];
+  const outcomes: CycleOutcome[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const scheduler = new Scheduler({
+    ...options,
+    cycle: async () => {
+      const run = { start: Date.now(), end: 0 };
+      runs.push(run);
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await sleep(options.cycleMs);
+      inFlight--;
+      run.end = Date.now();
+      if (options.fail?.(runs.length)) throw new Error(`cycle ${runs.length} failed`);
+    },
+    onCycleEnd: (outcome) => {
+      outcomes.push(outcome);
+      options.onCycleEnd?.(outcome);
+    },
+  });
+  schedulers.push(scheduler);
+  return { scheduler, runs, outcomes, maxInFlight: () => maxInFlight };
+}
+
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(5);
+  }
+}
+
+describe('scheduler, interval', () => {
+  it('runs at once, then every interval measured from each start', async () => {
+    const { scheduler, runs } = recorded({ schedule: { kind: 'interval', everyMs: 60 }, cycleMs: 10 });
+    const startedAt = Date.now();
+    scheduler.start();
+    await until(() => runs.length >= 4);
+    await scheduler.stop();
+    expect(runs[0]!.start - startedAt).toBeLessThan(40);
+    for (let i = 1; i < runs.length; i++) {
+      const gap = runs[i]!.start - runs[i - 1]!.start;
+      expect(gap).toBeGreaterThanOrEqual(58);
+      expect(gap).toBeLessThan(200);
+    }
+  });
+
+  it('waits one interval first when runOnStart is false', async () => {
+    const { scheduler, runs } = recorded({ schedule: { kind: 'interval', everyMs: 150 }, cycleMs: 1, runOnStart: false });
+    const startedAt = Date.now();
+    scheduler.start();
+    expect(scheduler.nextRunAt!.getTime()).toBeGreaterThanOrEqual(startedAt + 150);
+    await sleep(80);
+    expect(runs).toHaveLength(0);
+    await until(() => runs.length === 1);
+    expect(runs[0]!.start - startedAt).toBeGreaterThanOrEqual(148);
+  });
+
+  it('never overlaps: a slow cycle delays the next, which starts when it ends', async () => {
+    const { scheduler, runs, maxInFlight } = recorded({ schedule: { kind: 'interval', everyMs: 20 }, cycleMs: 90 });
+    scheduler.start();
+    await until(() => runs.length >= 4);
+    await scheduler.stop();
+    expect(maxInFlight()).toBe(1);
+    for (let i = 1; i < runs.length; i++) {
+      expect(runs[i]!.start).toBeGreaterThanOrEqual(runs[i - 1]!.end);
+      expect(runs[i]!.start - runs[i - 1]!.end).toBeLessThan(60); // no missed ticks replayed, no idle wait
+    }
+  });
+
+  it('records failures and keeps going', async () => {
+    const { scheduler, outcomes } = recorded({
+      schedule: { kind: 'interval', everyMs: 20 },
+      cycleMs: 1,
+      fail: (n) => n === 2,
+    });
+    scheduler.start();
+    await until(() => outcomes.length >= 3);
+    await scheduler.stop();
+    expect(outcomes.slice(0, 3).map((o) => o.result)).toEqual(['success', 'failure', 'success']);
+    expect((outcomes[1]!.error as Error).message).toBe('cycle 2 failed');
+    expect(outcomes[0]!.durationMs).toBe(outcomes[0]!.finishedAt.getTime() - outcomes[0]!.startedAt.getTime());
+    expect(scheduler.lastSuccess?.result).toBe('success');
+    expect(scheduler.cycleCount).toBeGreaterThanOrEqual(3);
+  });
+
+  it('records the failed cycle as the last one, and the success before it', async () => {
+    const { scheduler, outcomes } = recorded({ schedule: { kind: 'interval', everyMs: 10_000 }, cycleMs: 1, fail: () => true });
+    scheduler.start();
+    await until(() => outcomes.length === 1);
+    expect(scheduler.lastOutcome?.result).toBe('failure');
+    expect(scheduler.lastSuccess).toBeUndefined();
+    expect(scheduler.nextRunAt).not.toBeNull();
+  });
+});
+
+describe('scheduler, cron', () => {
+  it('fires on the expression (every second here), at whole seconds', async () => {
+    const { scheduler, runs } = recorded({ schedule: { kind: 'cron', expression: '* * * * * *' }, cycleMs: 1, runOnStart: false });
+    scheduler.start();
+    expect(scheduler.nextRunAt!.getTime() % 1000).toBe(0);
+    await until(() => runs.length >= 2, 5_000);
+    await scheduler.stop();
+    for (const run of runs) expect(run.start % 1000).toBeLessThan(150);
+    expect(runs[1]!.start - runs[0]!.start).toBeGreaterThanOrEqual(900);
+  });
+
+  it('skips the ticks a slow cycle covers, without overlapping', async () => {
+    const { scheduler, runs, maxInFlight } = recorded({ schedule: { kind: 'cron', expression: '* * * * * *' }, cycleMs: 1_300 });
+    scheduler.start(); // the first cycle runs at once
+    await until(() => runs.length >= 2 && runs[1]!.end > 0, 8_000);
+    await scheduler.stop();
+    expect(maxInFlight()).toBe(1);
+    expect(runs[1]!.start).toBeGreaterThanOrEqual(runs[0]!.end);
+    expect(runs[1]!.start % 1000).toBeLessThan(150); // the next whole second after the first ended
+    expect(runs[1]!.start - runs[0]!.end).toBeLessThan(1_100);
+  });
+});
+
+describe('scheduler, stop', () => {
+  it('aborts the signal, waits for the running cycle to commit, then runs nothing more', async () => {
+    const events: string[] = [];
+    let aborted = false;
+    const scheduler = new Scheduler({
+      schedule: { kind: 'interval', everyMs: 20 },
+      cycle: async (signal) => {
+        events.push('begin');
+        await sleep(50);
+        // The open transaction commits before the cycle looks at the signal.
+        events.push('commit');
+        aborted = signal.aborted;
+        if (signal.aborted) return;
+        await sleep(10);
+      },
+    });
+    schedulers.push(scheduler);
+    scheduler.start();
+    await until(() => events.length === 1);
+    await scheduler.stop();
+    events.push('stopped');
+    expect(events).toEqual(['begin', 'commit', 'stopped']);
+    expect(aborted).toBe(true);
+    expect(scheduler.stopping).toBe(true);
+    expect(scheduler.busy).toBe(false);
+    expect(scheduler.nextRunAt).toBeNull();
+    await sleep(60);
+    expect(events).toEqual(['begin', 'commit', 'stopped']);
+  });
+
+  it('records a cycle that gave up on the signal as aborted, not failed', async () => {
+    const outcomes: CycleOutcome[] = [];
+    const scheduler = new Scheduler({
+      schedule: { kind: 'interval', everyMs: 1_000 },
+      cycle: (signal) =>
+        new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true })),
+      onCycleEnd: (o) => outcomes.push(o),
+    });
+    scheduler.start();
+    await sleep(10);
+    await scheduler.stop();
+    expect(outcomes.map((o) => o.result)).toEqual(['aborted']);
+  });
+
+  it('stops at once when idle, is idempotent, and starts only once', async () => {
+    const { scheduler, runs } = recorded({ schedule: { kind: 'interval', everyMs: 10_000 }, cycleMs: 1, runOnStart: false });
+    await scheduler.stop();
+    const fresh = recorded({ schedule: { kind: 'interval', everyMs: 10_000 }, cycleMs: 1, runOnStart: false }).scheduler;
+    fresh.start();
+    expect(() => fresh.start()).toThrow(/already started/);
+    const first = fresh.stop();
+    expect(fresh.stop()).toBe(first);
+    await first;
+    expect(runs).toHaveLength(0);
+  });
+});

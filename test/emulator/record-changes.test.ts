@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { call } from '../helpers/emulator.ts';
+import { MODULE, field, startRecordsFixture, type RecordsFixture } from './record-fixtures.ts';
+
+let fx: RecordsFixture;
+const EPOCH = '2000-01-01T00:00:00Z';
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+let tableNo = 0;
+
+beforeAll(async () => {
+  fx = await startRecordsFixture();
+});
+afterAll(() => fx.emu.close());
+
+let table: string;
+beforeEach(async () => {
+  table = `hist${++tableNo}`;
+  await fx.ws.createTable(MODULE, table, { hasHistory: true }, [field('name', 'string')]);
+});
+
+function admin(method: string, path: string, body?: unknown) {
+  return call(fx.emu.url, method, path, { token: fx.emu.adminToken, ...(body === undefined ? {} : { body }) });
+}
+
+async function changes(query: Record<string, string>, name = table) {
+  return fx.api('GET', `${fx.records(name)}/changes?${new URLSearchParams(query)}`);
+}
+
+async function poll(since: string, name = table) {
+  const res = await changes({ since }, name);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body;
+}
+
+describe('record changes', () => {
+  it('answers 400 when the table has no history, or since is missing or malformed; 404 for an unknown table', async () => {
+    await fx.ws.createTable(MODULE, `plain${tableNo}`);
+    const plain = await changes({ since: EPOCH }, `plain${tableNo}`);
+    expect(plain.status).toBe(400);
+    expect(plain.body.error.message).toContain('has no history');
+    expect((await changes({})).status).toBe(400);
+    for (const since of ['2020-01-01', '2020-01-01T00:00:00', '2021-02-29T00:00:00Z', 'yesterday']) {
+      expect((await changes({ since })).status, since).toBe(400);
+    }
+    expect((await changes({ since: EPOCH, asOf: '2020-13-01T00:00Z' })).status).toBe(400);
+    expect((await changes({ since: EPOCH, limit: '101' })).status).toBe(400);
+    expect((await changes({ since: EPOCH }, 'nope')).status).toBe(404);
+  });
+
+  it('lists creates, updates and deletes, one entry per change event, in time order', async () => {
+    const [a, b] = await fx.ws.createRecords(MODULE, table, [{ name: 'a' }, { name: 'b' }]);
+    await fx.ws.updateRecords(MODULE, table, [{ id: a, name: 'a2' }]);
+    await fx.ws.updateRecords(MODULE, table, [{ id: a, name: 'a3' }]);
+    await fx.ws.deleteRecords(MODULE, table, [b!]);
+    const body = await poll(EPOCH);
+    expect(body.data.map((c: any) => [c.id, c.changeType])).toEqual([
+      [a, 'create'], [b, 'create'], [a, 'update'], [a, 'update'], [b, 'delete'],
+    ]);
+    for (const c of body.data) expect(c.changedAt).toMatch(ISO_MS);
+    const times = body.data.map((c: any) => Date.parse(c.changedAt));
+    expect([...times].sort((x, y) => x - y)).toEqual(times);
+    expect(body.meta.asOf).toMatch(ISO_MS);
+    expect(Date.parse(body.meta.asOf)).toBeGreaterThanOrEqual(times.at(-1)!);
+    expect(body.page_info).toEqual({ has_more: false, limit: 100, offset: 0 });
+  });
+
+  it('failed requests log nothing; tables without history log nothing', async () => {
+    const [a] = await fx.ws.createRecords(MODULE, table, [{ name: 'a' }]);
+    const before = (await poll(EPOCH)).data;
+    expect((await fx.api('PATCH', fx.records(table), { records: [{ id: a, name: 'x' }, { id: a, name: 'y' }] })).status).toBe(400);
+    expect((await fx.api('POST', fx.records(table), { records: [{ name: 1 }] })).status).toBe(400);
+    expect((await fx.api('DELETE', fx.records(table), { records: [a, 987654321] })).status).toBe(404);
+    expect((await poll(EPOCH)).data).toEqual(before);
+
+    const plain = `plain${tableNo}`;
+    await fx.ws.createTable(MODULE, plain, {}, [field('name', 'string')]);
+    await fx.ws.createRecords(MODULE, plain, [{ name: 'before history' }]);
+    await fx.ws.patchTable(MODULE, plain, { hasHistory: true });
+    expect((await poll(EPOCH, plain)).data).toEqual([]);
+    const [later] = await fx.ws.createRecords(MODULE, plain, [{ name: 'after' }]);
+    expect((await poll(EPOCH, plain)).data.map((c: any) => c.id)).toEqual([later]);
+  });
+
+  it('since is inclusive and filters by time', async () => {
+    await admin('PUT', '/_emulator/clock', { now: '2030-01-01T00:00:00Z', frozen: true });
+    try {
+      const [a] = await fx.ws.createRecords(MODULE, table, [{ name: 'a' }]);
+      await admin('PUT', '/_emulator/clock', { now: '2030-01-02T00:00:00Z' });
+      const [b] = await fx.ws.createRecords(MODULE, table, [{ name: 'b' }]);
+      expect((await poll('2030-01-01T00:00:00Z')).data.map((c: any) => c.id)).toEqual([a, b]);
+      const onlyB = await poll('2030-01-02T00:00:00Z');
+      expect(onlyB.data).toEqual([{ id: b, changeType: 'create', changedAt: '2030-01-02T00:00:00.000Z' }]);
+      expect((await poll('2030-01-01T00:00:00.001Z')).data.map((c: any) => c.id)).toEqual([b]);
+    } finally {
+      await admin('DELETE', '/_emulator/clock');
+    }
+  });
+
+  it('pages of one poll are bounded by the first asOf: a change between pages shifts nothing and shows in the next poll', async () => {
+    // A frozen clock is the hard case: without the asOf discipline every change would share one time.
+    await admin('PUT', '/_emulator/clock', { now: '2031-06-01T00:00:00Z', frozen: true });
+    try {
+      const ids = await fx.ws.createRecords(MODULE, table, [1, 2, 3, 4, 5].map((n) => ({ name: `r${n}` })), 1);
+      const first = await changes({ since: EPOCH, limit: '2' });
+      expect(first.body.page_info).toEqual({ has_more: true, limit: 2, offset: 0 });
+      const asOf: string = first.body.meta.asOf;
+
+      // Changes between the pages: an update of a record already seen and a new record.
+      await fx.ws.updateRecords(MODULE, table, [{ id: ids[0], name: 'changed' }]);
+      const [extra] = await fx.ws.createRecords(MODULE, table, [{ name: 'extra' }]);
+
+      const second = await changes({ since: EPOCH, asOf, limit: '2', offset: '2' });
+      const third = await changes({ since: EPOCH, asOf, limit: '2', offset: '4' });
+      expect(second.body.meta.asOf).toBe(asOf);
+      expect(third.body.page_info).toEqual({ has_more: false, limit: 2, offset: 4 });
+      const seen = [...first.body.data, ...second.body.data, ...third.body.data].map((c: any) => c.id);
+      expect(seen).toEqual(ids);
+
+      const next = await poll(asOf);
+      const after = next.data.filter((c: any) => Date.parse(c.changedAt) > Date.parse(asOf));
+      expect(after.map((c: any) => [c.id, c.changeType])).toEqual([[ids[0], 'update'], [extra, 'create']]);
+    } finally {
+      await admin('DELETE', '/_emulator/clock');
+    }
+  });
+});

@@ -1,0 +1,209 @@
+import { expect, it } from 'vitest';
+import { DAEMON_WRITE_CONDITION } from '../../src/mirror/mirror.ts';
+import { MirrorError, MirrorValueError } from '../../src/mirror/errors.ts';
+import { recordCursorKey } from '../../src/mirror/catalog.ts';
+import { forEachDialect } from '../helpers/dialects.ts';
+import type { TestMirror } from '../helpers/dialects.ts';
+import { EVERY_TYPE, field, module, sync, table, workspace } from './fixtures.ts';
+
+const TYPES_WS = workspace(
+  module('m1', 'lab', [table('t_types', 'types', EVERY_TYPE.map((t, i) => field(`f${i}`, `f_${t.type}`, t.type)))]),
+);
+
+const SIMPLE_WS = workspace(
+  module('m1', 'crm', [
+    table('t1', 'deals', [field('fa', 'title', 'string'), field('fb', 'amount', 'number'), field('fc', 'won', 'boolean')]),
+  ]),
+);
+
+function typesRecord(id: number) {
+  return { id: String(id), values: Object.fromEntries(EVERY_TYPE.map((t) => [`f_${t.type}`, t.value])) };
+}
+
+/** The expected stored SQL value of each type, as the plain client returns it. */
+function expectedSql(t: TestMirror, type: string, value: unknown): unknown {
+  const pg = t.dialect === 'postgres';
+  if (value === null) return null;
+  switch (type) {
+    case 'boolean': return pg ? value : value ? 1 : 0;
+    case 'number': case 'reference': return pg && type === 'reference' ? String(value) : value;
+    case 'date': return value; // selected as text below on Postgres
+    case 'timestamp': return pg ? new Date(value as string) : value;
+    case 'any': case 'unknown': case 'multi': case 'dmulti': case 'function': case 'lambda': case 'reverse': case 'rowId': case 'void':
+      return pg ? value : JSON.stringify(value);
+    default: return value;
+  }
+}
+
+forEachDialect('mirror rows', ({ fresh }) => {
+  it('stores every field type as its SQL type and value, and reads it back exactly', async () => {
+    const t = await fresh();
+    await sync(t.mirror, TYPES_WS);
+    const res = await t.mirror.applyRows('t_types', { upserts: [typesRecord(1)] });
+    expect(res).toEqual({ upserted: 1, deleted: 0 });
+
+    const [row] = await t.sql<Record<string, unknown>>(
+      t.dialect === 'postgres'
+        ? `SELECT *, "f_date"::text AS "date_text" FROM ${t.table('lab__types')}`
+        : `SELECT * FROM ${t.table('lab__types')}`,
+    );
+    expect(row).toBeDefined();
+    for (const { type, value } of EVERY_TYPE) {
+      const column = `f_${type}`;
+      const actual = type === 'date' && t.dialect === 'postgres' ? row!['date_text'] : row![column];
+      expect(actual, `${type} stored`).toEqual(expectedSql(t, type, value));
+    }
+    expect(row!['id']).toEqual(t.dialect === 'postgres' ? '1' : 1);
+
+    const [back] = await t.mirror.readRows('t_types', [1]);
+    expect(back).toEqual(typesRecord(1));
+  });
+
+  it('replaces whole rows, keeps the last of repeated ids, deletes by id and sets _synced_at', async () => {
+    const t = await fresh();
+    await sync(t.mirror, SIMPLE_WS);
+    const before = Date.now();
+    await t.mirror.applyRows('t1', {
+      upserts: [
+        { id: 1, values: { title: 'a', amount: 1, won: false } },
+        { id: '2', values: { title: 'b', amount: 2 } },
+        { id: 3, values: { title: 'c' } },
+      ],
+    });
+    const res = await t.mirror.applyRows('t1', {
+      upserts: [
+        { id: 1, values: { title: 'a2' } },
+        { id: 2, values: { title: 'first' } },
+        { id: 2, values: { title: 'second', amount: 22, extra_unknown_field: 'x' } },
+      ],
+      deletes: [3, '99'],
+    });
+    expect(res).toEqual({ upserted: 2, deleted: 1 });
+    const rows = await t.sql<{ id: unknown; title: string; amount: number | null; won: unknown; _synced_at: unknown }>(
+      `SELECT * FROM ${t.table('crm__deals')} ORDER BY "id"`,
+    );
+    expect(rows.map((r) => [Number(r.id), r.title, r.amount, r.won])).toEqual([
+      [1, 'a2', null, null],
+      [2, 'second', 22, null],
+    ]);
+    for (const r of rows) {
+      const at = new Date(r._synced_at as string).getTime();
+      expect(at).toBeGreaterThanOrEqual(before - 1000);
+      expect(at).toBeLessThanOrEqual(Date.now() + 1000);
+    }
+  });
+
+  it('commits the cursor with the rows, and neither when the batch fails', async () => {
+    const t = await fresh();
+    await sync(t.mirror, SIMPLE_WS);
+    const key = recordCursorKey('t1');
+    await t.mirror.applyRows('t1', {
+      upserts: [{ id: 1, values: { title: 'kept' } }],
+      cursors: { [key]: '2026-01-01T00:00:00.000Z' },
+    });
+    expect(await t.mirror.getCursor(key)).toBe('2026-01-01T00:00:00.000Z');
+
+    // A trigger added by another client makes the database itself fail on row 777, midway.
+    if (t.dialect === 'postgres') {
+      await t.sql(`CREATE FUNCTION ${t.table('boom')}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.id = 777 THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$`);
+      await t.sql(`CREATE TRIGGER boom BEFORE INSERT ON ${t.table('crm__deals')} FOR EACH ROW EXECUTE FUNCTION ${t.table('boom')}()`);
+    } else {
+      await t.sql(`CREATE TRIGGER boom BEFORE INSERT ON "crm__deals" WHEN NEW.id = 777 BEGIN SELECT RAISE(ABORT, 'boom'); END`);
+    }
+    const upserts = Array.from({ length: 1000 }, (_, i) => ({ id: i + 2, values: { title: `r${i + 2}`, amount: i } }));
+    await expect(
+      t.mirror.applyRows('t1', { upserts, deletes: [1], cursors: { [key]: '2026-02-02T00:00:00.000Z' }, state: 'ready' }),
+    ).rejects.toThrow(/boom/);
+
+    const rows = await t.sql<{ id: unknown; title: string }>(`SELECT "id", "title" FROM ${t.table('crm__deals')}`);
+    expect(rows.map((r) => [Number(r.id), r.title])).toEqual([[1, 'kept']]);
+    expect(await t.mirror.getCursor(key)).toBe('2026-01-01T00:00:00.000Z');
+    const [state] = await t.sql<{ state: string }>(`SELECT "state" FROM ${t.table('_wsmirror_tables')}`);
+    expect(state!.state).toBe('needs_backfill');
+
+    // The mirror is still usable after the rollback.
+    await t.mirror.applyRows('t1', { upserts: [{ id: 5, values: { title: 'five' } }], state: 'ready' });
+    expect(await t.mirror.countRows('t1')).toBe(2);
+    expect((await t.mirror.readCatalog()).tables[0]!.state).toBe('ready');
+  });
+
+  it('rejects a bad value before writing anything, naming table, record and field', async () => {
+    const t = await fresh();
+    await sync(t.mirror, SIMPLE_WS);
+    const bad = t.mirror.applyRows('t1', {
+      upserts: [{ id: 1, values: { title: 'ok' } }, { id: 2, values: { amount: 'twelve' } }],
+    });
+    await expect(bad).rejects.toBeInstanceOf(MirrorValueError);
+    await expect(bad).rejects.toThrow(/crm__deals record 2, field amount/);
+    await expect(t.mirror.applyRows('t1', { deletes: ['x1'] })).rejects.toThrow(/not a record id/);
+    await expect(t.mirror.applyRows('nope', { deletes: [1] })).rejects.toBeInstanceOf(MirrorError);
+    expect(await t.mirror.countRows('t1')).toBe(0);
+  });
+
+  it('streams ids in order, page by page, and counts rows', async () => {
+    const t = await fresh();
+    await sync(t.mirror, SIMPLE_WS);
+    const ids = Array.from({ length: 95 }, (_, i) => (i * 7919) % 100_003 + 1);
+    await t.mirror.applyRows('t1', { upserts: ids.map((id) => ({ id, values: { title: String(id) } })) });
+    const seen: number[] = [];
+    for await (const id of t.mirror.streamIds('t1', { pageSize: 10 })) seen.push(id);
+    expect(seen).toEqual([...ids].sort((a, b) => a - b));
+    const after: number[] = [];
+    for await (const id of t.mirror.streamIds('t1', { after: seen[89]!, pageSize: 3 })) after.push(id);
+    expect(after).toEqual(seen.slice(90));
+    expect(await t.mirror.countRows('t1')).toBe(95);
+  });
+
+  it('gets, sets and deletes cursors outside row writes', async () => {
+    const t = await fresh();
+    expect(await t.mirror.getCursor('schema')).toBeUndefined();
+    await t.mirror.setCursor('schema', 'a');
+    await t.mirror.setCursor('schema', 'b');
+    expect(await t.mirror.getCursor('schema')).toBe('b');
+    const rows = await t.sql<{ name: string; value: string }>(`SELECT "name", "value" FROM ${t.table('_wsmirror_cursors')}`);
+    expect(rows).toEqual([{ name: 'schema', value: 'b' }]);
+    await t.mirror.setCursor('schema', null);
+    expect(await t.mirror.getCursor('schema')).toBeUndefined();
+  });
+
+  it('marks its own write transactions so triggers can tell them from other clients', async () => {
+    const t = await fresh();
+    await sync(t.mirror, SIMPLE_WS);
+    await t.mirror.applyRows('t1', { upserts: [{ id: 1, values: { title: 'a' } }] });
+    // What the outbox triggers will do: capture only writes that are not the daemon's.
+    await t.sql(`CREATE TABLE ${t.table('captured')} ("id" bigint, "title" text)`);
+    if (t.dialect === 'postgres') {
+      await t.sql(`CREATE FUNCTION ${t.table('capture')}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NOT (${DAEMON_WRITE_CONDITION.postgres}) THEN
+          INSERT INTO ${t.table('captured')} VALUES (NEW.id, NEW.title); END IF; RETURN NEW; END $$`);
+      await t.sql(`CREATE TRIGGER capture AFTER UPDATE ON ${t.table('crm__deals')} FOR EACH ROW EXECUTE FUNCTION ${t.table('capture')}()`);
+    } else {
+      await t.sql(`CREATE TRIGGER capture AFTER UPDATE ON "crm__deals" WHEN NOT (${DAEMON_WRITE_CONDITION.sqlite})
+        BEGIN INSERT INTO "captured" VALUES (NEW.id, NEW.title); END`);
+    }
+    await t.mirror.applyRows('t1', { upserts: [{ id: 1, values: { title: 'from daemon' } }] });
+    await t.sql(`UPDATE ${t.table('crm__deals')} SET "title" = 'from a BI user' WHERE "id" = 1`);
+    const captured = await t.sql<{ id: unknown; title: string }>(`SELECT * FROM ${t.table('captured')}`);
+    expect(captured.map((r) => [Number(r.id), r.title])).toEqual([[1, 'from a BI user']]);
+    if (t.dialect === 'sqlite') {
+      expect(await t.sql(`SELECT * FROM "_wsmirror_writer"`)).toEqual([]);
+    }
+  });
+
+  it('applies large batches (bulk path) exactly', async () => {
+    const t = await fresh();
+    await sync(t.mirror, TYPES_WS);
+    const upserts = Array.from({ length: 3000 }, (_, i) => typesRecord(i + 1));
+    upserts[1234]!.values['f_string'] = 'line1\r\nline2\t\\N\\';
+    upserts[1235]!.values['f_string'] = '\\N';
+    upserts[1236]!.values['f_string'] = null;
+    await t.mirror.applyRows('t_types', { upserts });
+    await t.mirror.applyRows('t_types', { upserts }); // every row now conflicts
+    expect(await t.mirror.countRows('t_types')).toBe(3000);
+    const back = await t.mirror.readRows('t_types', [1235, 1236, 1237, 3000, 4000]);
+    expect(back).toEqual([upserts[1234], upserts[1235], upserts[1236], upserts[2999]]);
+    const [nulls] = await t.sql<{ n: unknown }>(`SELECT count(*) AS "n" FROM ${t.table('lab__types')} WHERE "f_string" IS NULL`);
+    expect(Number(nulls!.n)).toBe(1);
+  });
+});
