@@ -1,13 +1,35 @@
 // The daemon's public surface, for the CLI (the composition root) and the engine's hooks.
-export * from './config-schema.ts';
-export * from './load-config.ts';
-export * from './table-filter.ts';
-export * from './units.ts';
-export * from './logger.ts';
-export * from './metrics.ts';
-export * from './readiness.ts';
-export * from './http-server.ts';
-export * from './scheduler.ts';
-export * from './shutdown.ts';
-export * from './progress.ts';
-export * from './daemon.ts';
+export { CONFIG_KEYS, LOG_LEVELS, parseSchedule } from './config-schema.ts';
+export type {
+  Config,
+  ConfigKey,
+  HttpConfig,
+  LocalConfig,
+  LogConfig,
+  LogLevel,
+  MirrorConfig,
+  Schedule,
+  SyncConfig,
+  TablesConfig,
+  UpstreamConfig,
+} from './config-schema.ts';
+export { loadConfig, redactConfig, resolveConfig, unknownEnvironmentVariables } from './load-config.ts';
+export type { LoadConfigOptions, ResolveConfigOptions } from './load-config.ts';
+export { createTableFilter } from './table-filter.ts';
+export { formatDuration, formatSize, parseDuration, parseSize } from './units.ts';
+export { REDACTED, createLogger, createRedactor } from './logger.ts';
+export type { Logger, LoggerOptions } from './logger.ts';
+export { Metrics, createMetrics } from './metrics.ts';
+export type { CycleResult, MetricsOptions, OutboxStatus, RequestObservation, RetryObservation, RowOperation } from './metrics.ts';
+export { evaluateReadiness } from './readiness.ts';
+export type { ReadinessInput, ReadinessReport } from './readiness.ts';
+export { listenHttpServer, startHttpServer } from './http-server.ts';
+export type { HttpServer, HttpServerDeps } from './http-server.ts';
+export { Scheduler } from './scheduler.ts';
+export type { CycleFunction, CycleOutcome, SchedulerOptions } from './scheduler.ts';
+export { handleShutdownSignals } from './shutdown.ts';
+export type { ShutdownOptions, ShutdownSignal } from './shutdown.ts';
+export { ProgressReporter, createProgress } from './progress.ts';
+export type { ProgressOptions, ProgressStream, ProgressTask, TaskSnapshot } from './progress.ts';
+export { logConfiguration, startDaemon } from './daemon.ts';
+export type { Daemon, DaemonOptions } from './daemon.ts';

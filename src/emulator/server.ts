@@ -51,7 +51,8 @@ export async function buildServer(options: EmulatorOptions = {}): Promise<Fastif
   const app = Fastify({
     logger: options.logRequests ? { level: 'info', redact: ['req.headers.authorization'] } : false,
     bodyLimit: RECORDS_PAYLOAD_LIMIT_BYTES,
-    // Never reject a request for its query string shape before our own validation sees it.
+    // Never reject a request for its query string shape before our own validation sees it; path
+    // parameters up to 1000 characters reach it too (an over-long name is a 400, not a 414).
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
   });
   app.decorate('emulator', ctx);

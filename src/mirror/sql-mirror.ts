@@ -336,12 +336,13 @@ export class SqlMirror implements Mirror {
     const out: ApiRecord[] = [];
     for (let i = 0; i < wanted.length; i += 500) {
       const chunk = wanted.slice(i, i + 500);
-      const { rows } = await sql<Record<string, unknown>>`SELECT * FROM ${this.#driver.table(table.sqlName)}
+      // Positional aliases: a column called `__proto__` would not survive as a row object key.
+      const selected = [sql`${sql.id(ID_COLUMN)} AS ${sql.id('c0')}`, ...fields.map((f, j) => sql`${sql.id(f.columnName)} AS ${sql.id(`c${j + 1}`)}`)];
+      const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${this.#driver.table(table.sqlName)}
         WHERE ${sql.id(ID_COLUMN)} IN (${sql.join(chunk)}) ORDER BY ${sql.id(ID_COLUMN)}`.execute(this.#driver.db);
       for (const row of rows) {
-        const values: Record<string, unknown> = {};
-        for (const f of fields) values[f.fieldName] = sqlToApi(f.fieldType, row[f.columnName], this.dialect);
-        out.push({ id: String(row[ID_COLUMN]), values });
+        const values = Object.fromEntries(fields.map((f, j) => [f.fieldName, sqlToApi(f.fieldType, row[`c${j + 1}`], this.dialect)]));
+        out.push({ id: String(row['c0']), values });
       }
     }
     return out;

@@ -61,6 +61,7 @@ function encodeKind(kind: ValueKind, type: FieldType | string, value: unknown, d
       return fail(type, value, 'a date YYYY-MM-DD');
     }
     case 'timestamp': {
+      if (isCanonicalTimestamp(value)) return value;
       const ms = typeof value === 'string' ? parseTimestamp(value) : isUnixMillis(value) ? value : undefined;
       if (ms === undefined) return fail(type, value, 'an ISO 8601 UTC timestamp');
       return formatTimestamp(ms);
@@ -78,6 +79,13 @@ function encodeKind(kind: ValueKind, type: FieldType | string, value: unknown, d
       if (typeof value === 'number' || typeof value === 'boolean') return String(value);
       return JSON.stringify(value);
   }
+}
+
+const CANONICAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** Already in the service's own form (what reads return): kept as is, only validated. */
+function isCanonicalTimestamp(value: unknown): value is string {
+  return typeof value === 'string' && CANONICAL_TIMESTAMP.test(value) && parseTimestamp(value) !== undefined;
 }
 
 function isUnixMillis(value: unknown): value is number {
@@ -121,6 +129,7 @@ export function sqlToApi(type: FieldType | string, value: unknown, dialect: Dial
     }
     case 'timestamp': {
       if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
+      if (isCanonicalTimestamp(value)) return value;
       if (typeof value === 'string') {
         const ms = parseTimestamp(value) ?? parseSqlTimestamp(value);
         if (ms !== undefined) return formatTimestamp(ms);

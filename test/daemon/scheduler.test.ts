@@ -1,12 +1,21 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Scheduler } from '../../src/daemon/scheduler.ts';
 import type { CycleOutcome, SchedulerOptions } from '../../src/daemon/scheduler.ts';
 
 const schedulers: Scheduler[] = [];
 afterEach(async () => {
+  vi.useRealTimers();
   await Promise.all(schedulers.splice(0).map((s) => s.stop()));
 });
+
+// The global setTimeout, so that under fake timers the cycles' own waits follow the fake clock.
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Exact times: a fake clock starting at `iso`, moved by the test. */
+function fakeClock(iso = '2026-01-01T00:00:00.000Z'): void {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  vi.setSystemTime(new Date(iso));
+}
 
 interface Run {
   start: number;
@@ -50,40 +59,47 @@ async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void
 
 describe('scheduler, interval', () => {
   it('runs at once, then every interval measured from each start', async () => {
-    const { scheduler, runs } = recorded({ schedule: { kind: 'interval', everyMs: 60 }, cycleMs: 10 });
-    const startedAt = Date.now();
+    fakeClock();
+    const t0 = Date.now();
+    // Cycles take 60 of the 100 ms: measured from each end, starts would be 160 ms apart.
+    const { scheduler, runs } = recorded({ schedule: { kind: 'interval', everyMs: 100 }, cycleMs: 60 });
     scheduler.start();
-    await until(() => runs.length >= 4);
-    await scheduler.stop();
-    expect(runs[0]!.start - startedAt).toBeLessThan(40);
-    for (let i = 1; i < runs.length; i++) {
-      const gap = runs[i]!.start - runs[i - 1]!.start;
-      expect(gap).toBeGreaterThanOrEqual(58);
-      expect(gap).toBeLessThan(200);
-    }
+    await vi.advanceTimersByTimeAsync(350);
+    expect(runs.map((r) => r.start - t0)).toEqual([0, 100, 200, 300]);
+    expect(scheduler.nextRunAt!.getTime() - t0).toBe(400);
   });
 
   it('waits one interval first when runOnStart is false', async () => {
+    fakeClock();
+    const t0 = Date.now();
     const { scheduler, runs } = recorded({ schedule: { kind: 'interval', everyMs: 150 }, cycleMs: 1, runOnStart: false });
-    const startedAt = Date.now();
     scheduler.start();
-    expect(scheduler.nextRunAt!.getTime()).toBeGreaterThanOrEqual(startedAt + 150);
-    await sleep(80);
+    expect(scheduler.nextRunAt!.getTime() - t0).toBe(150);
+    await vi.advanceTimersByTimeAsync(149);
     expect(runs).toHaveLength(0);
-    await until(() => runs.length === 1);
-    expect(runs[0]!.start - startedAt).toBeGreaterThanOrEqual(148);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(runs.map((r) => r.start - t0)).toEqual([150]);
   });
 
   it('never overlaps: a slow cycle delays the next, which starts when it ends', async () => {
+    fakeClock();
+    const t0 = Date.now();
     const { scheduler, runs, maxInFlight } = recorded({ schedule: { kind: 'interval', everyMs: 20 }, cycleMs: 90 });
     scheduler.start();
-    await until(() => runs.length >= 4);
+    await vi.advanceTimersByTimeAsync(300);
+    expect(maxInFlight()).toBe(1);
+    // Missed ticks are not replayed: one start per finished cycle, right after it.
+    expect(runs.map((r) => r.start - t0)).toEqual([0, 90, 180, 270]);
+    expect(runs.slice(0, 3).map((r) => r.end - t0)).toEqual([90, 180, 270]);
+  });
+
+  it('keeps the interval for real (real timers)', async () => {
+    const { scheduler, runs, maxInFlight } = recorded({ schedule: { kind: 'interval', everyMs: 30 }, cycleMs: 5 });
+    scheduler.start();
+    await until(() => runs.length >= 3);
     await scheduler.stop();
     expect(maxInFlight()).toBe(1);
-    for (let i = 1; i < runs.length; i++) {
-      expect(runs[i]!.start).toBeGreaterThanOrEqual(runs[i - 1]!.end);
-      expect(runs[i]!.start - runs[i - 1]!.end).toBeLessThan(60); // no missed ticks replayed, no idle wait
-    }
+    for (let i = 1; i < runs.length; i++) expect(runs[i]!.start - runs[i - 1]!.start).toBeGreaterThanOrEqual(29);
   });
 
   it('records failures and keeps going', async () => {
@@ -113,25 +129,35 @@ describe('scheduler, interval', () => {
 });
 
 describe('scheduler, cron', () => {
-  it('fires on the expression (every second here), at whole seconds', async () => {
+  it('fires at the times of the expression', async () => {
+    fakeClock('2026-01-01T00:00:00.300Z');
+    const { scheduler, runs } = recorded({ schedule: { kind: 'cron', expression: '*/2 * * * * *' }, cycleMs: 100, runOnStart: false });
+    scheduler.start();
+    expect(scheduler.nextRunAt?.toISOString()).toBe('2026-01-01T00:00:02.000Z');
+    await vi.advanceTimersByTimeAsync(6_000);
+    expect(runs.map((r) => new Date(r.start).toISOString())).toEqual([
+      '2026-01-01T00:00:02.000Z',
+      '2026-01-01T00:00:04.000Z',
+      '2026-01-01T00:00:06.000Z',
+    ]);
+  });
+
+  it('skips the ticks a slow cycle covers, without overlapping', async () => {
+    fakeClock('2026-01-01T00:00:00.300Z');
+    const { scheduler, runs, maxInFlight } = recorded({ schedule: { kind: 'cron', expression: '* * * * * *' }, cycleMs: 1_300 });
+    scheduler.start(); // the first cycle runs at once, at 0.300, and ends at 1.600
+    await vi.advanceTimersByTimeAsync(4_000);
+    expect(maxInFlight()).toBe(1);
+    expect(runs.map((r) => new Date(r.start).toISOString().slice(17, 23))).toEqual(['00.300', '02.000', '04.000']);
+  });
+
+  it('fires on a real clock too, at whole seconds', async () => {
     const { scheduler, runs } = recorded({ schedule: { kind: 'cron', expression: '* * * * * *' }, cycleMs: 1, runOnStart: false });
     scheduler.start();
     expect(scheduler.nextRunAt!.getTime() % 1000).toBe(0);
     await until(() => runs.length >= 2, 5_000);
     await scheduler.stop();
-    for (const run of runs) expect(run.start % 1000).toBeLessThan(150);
     expect(runs[1]!.start - runs[0]!.start).toBeGreaterThanOrEqual(900);
-  });
-
-  it('skips the ticks a slow cycle covers, without overlapping', async () => {
-    const { scheduler, runs, maxInFlight } = recorded({ schedule: { kind: 'cron', expression: '* * * * * *' }, cycleMs: 1_300 });
-    scheduler.start(); // the first cycle runs at once
-    await until(() => runs.length >= 2 && runs[1]!.end > 0, 8_000);
-    await scheduler.stop();
-    expect(maxInFlight()).toBe(1);
-    expect(runs[1]!.start).toBeGreaterThanOrEqual(runs[0]!.end);
-    expect(runs[1]!.start % 1000).toBeLessThan(150); // the next whole second after the first ended
-    expect(runs[1]!.start - runs[0]!.end).toBeLessThan(1_100);
   });
 });
 

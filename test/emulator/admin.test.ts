@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { apiOf, call, startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { adminOf, field, makeModule, makeTable, ok, snapshot, tablePath } from '../helpers/schema.ts';
+import { adminOf, changesAfter, field, makeModule, makeTable, ok, openPoll, snapshot, tablePath } from '../helpers/schema.ts';
 
 describe('admin surface', () => {
   let emu: RunningEmulator;
@@ -63,14 +63,14 @@ describe('admin surface', () => {
       await makeTable(emu, 'ops', 'kept', {}, [field('x', 'string')]);
       ok(await api('POST', `${tablePath('crm', 'people')}/records`, { records: [{ name: 'a' }] }));
       const fieldId = (await api('GET', tablePath('crm', 'people'))).body.data.fields[0].id;
-      const poll = (await api('GET', 'schema/changes?since=1970-01-01T00:00Z')).body;
+      const poll = await openPoll(emu);
 
       const res = await admin('DELETE', 'modules/crm');
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ data: { id: mod.id } });
       expect((await api('GET', '')).body.data.modules.map((m: any) => m.name)).toEqual(['ops']);
       expect((await api('GET', 'modules/crm/tables')).status).toBe(404);
-      const changes = (await api('GET', `schema/changes?since=${poll.meta.asOf}`)).body.data;
+      const changes = await changesAfter(emu, poll);
       expect(changes.map((c: any) => [c.kind, c.id, c.action])).toEqual([
         ['Field', fieldId, 'deleted'], ['Table', people.id, 'deleted'], ['Module', mod.id, 'deleted'],
       ]);

@@ -59,6 +59,19 @@ describe('authentication', () => {
     expect((await admin('GET', 'clock')).status).toBe(200);
   });
 
+  it.each([
+    ['POST', 'modules'], ['DELETE', 'modules/crm'], ['POST', 'reset'], ['POST', 'seed'], ['GET', 'faults'],
+    ['PUT', 'faults'], ['DELETE', 'faults'], ['GET', 'clock'], ['PUT', 'clock'], ['DELETE', 'clock'],
+  ])('admin %s /_emulator/%s answers 401 without the admin token and changes nothing', async (method, path) => {
+    const before = await snapshot(emu);
+    for (const token of [null, emu.apiKey]) {
+      const res = await adminOf(emu)(method, path, method === 'GET' || method === 'DELETE' ? undefined : {}, token);
+      expect(res.status).toBe(401);
+      expect(res.body.error.message).toMatch(/admin token/);
+    }
+    expect(await snapshot(emu)).toEqual(before);
+  });
+
   it('answers 404 on the admin surface when no admin token is configured', async () => {
     const bare = await startEmulator({ adminToken: undefined as unknown as string });
     try {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpoints } from '../../src/api/index.ts';
 import { apiOf, startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { field, fieldsPath, makeModule, makeTable, snapshot } from '../helpers/schema.ts';
+import { changesAfter, field, fieldsPath, makeModule, makeTable, openPoll, snapshot } from '../helpers/schema.ts';
 
 describe('field batches are all-or-nothing', () => {
   let emu: RunningEmulator;
@@ -115,12 +115,12 @@ describe('field batches are all-or-nothing', () => {
   describe('single delete', () => {
     it('answers 200 with the deleted field, logs Field deleted, then 404', async () => {
       const created = (await api('POST', path, field('solo', 'string'))).body.data;
-      const poll = (await api('GET', 'schema/changes?since=1970-01-01T00:00Z')).body;
+      const poll = await openPoll(emu);
       const res = await api('DELETE', `${path}/solo`);
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual(created);
       expect((await api('DELETE', `${path}/solo`)).status).toBe(404);
-      expect((await api('GET', `schema/changes?since=${poll.meta.asOf}`)).body.data).toEqual([
+      expect(await changesAfter(emu, poll)).toEqual([
         { id: created.id, kind: 'Field', action: 'deleted', changedAt: expect.any(String) },
       ]);
     });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREATABLE_FIELD_TYPES, FIELD_TYPES, endpoints } from '../../src/api/index.ts';
 import { apiOf, startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { field, fieldsPath, makeModule, makeTable } from '../helpers/schema.ts';
+import { changesAfter, field, fieldsPath, makeModule, makeTable, openPoll } from '../helpers/schema.ts';
 
 /** The least a create body of each creatable type needs. */
 function minimal(name: string, type: string) {
@@ -292,9 +292,9 @@ describe('creating fields', () => {
     });
 
     it('logs a Field upserted change', async () => {
-      const poll = (await api('GET', 'schema/changes?since=1970-01-01T00:00Z')).body;
+      const poll = await openPoll(emu);
       const res = await create(field('logged', 'string'));
-      const changes = (await api('GET', `schema/changes?since=${poll.meta.asOf}`)).body.data;
+      const changes = await changesAfter(emu, poll);
       expect(changes).toEqual([{ id: res.body.data.id, kind: 'Field', action: 'upserted', changedAt: expect.any(String) }]);
     });
   });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer, listen } from '../../src/emulator/index.ts';
 import { endpoints } from '../../src/api/index.ts';
 import { apiOf, startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { field, fieldsPath, makeModule, makeTable, tablePath, tablesPath } from '../helpers/schema.ts';
+import { changesAfter, field, fieldsPath, makeModule, makeTable, openPoll, tablePath, tablesPath } from '../helpers/schema.ts';
 
 describe('tables', () => {
   let emu: RunningEmulator;
@@ -147,10 +147,10 @@ describe('tables', () => {
     });
 
     it('an empty patch changes nothing and logs no schema change', async () => {
-      const poll = (await api('GET', 'schema/changes?since=1970-01-01T00:00Z')).body;
+      const poll = await openPoll(emu);
       const res = await api('PATCH', tablePath('ops', 'tasks'), {});
       expect(res.status).toBe(200);
-      const after = (await api('GET', `schema/changes?since=${poll.meta.asOf}`)).body.data;
+      const after = await changesAfter(emu, poll);
       expect(after).toEqual([]);
     });
   });
@@ -175,10 +175,10 @@ describe('tables', () => {
 
     it('logs Table and Field deleted changes', async () => {
       const table = await makeTable(emu, 'ops', 'gone', {}, [field('x', 'string')]);
-      const poll = (await api('GET', 'schema/changes?since=1970-01-01T00:00Z')).body;
+      const poll = await openPoll(emu);
       const fieldId = (await api('GET', tablePath('ops', 'gone'))).body.data.fields[0].id;
       await api('DELETE', tablePath('ops', 'gone'));
-      const changes = (await api('GET', `schema/changes?since=${poll.meta.asOf}`)).body.data;
+      const changes = await changesAfter(emu, poll);
       expect(changes.map((c: any) => [c.kind, c.id, c.action])).toEqual([
         ['Field', fieldId, 'deleted'],
         ['Table', table.id, 'deleted'],

@@ -38,7 +38,7 @@ export async function makeTable(
 }
 
 /** A minimal valid create-field object. */
-export function field(name: string, type: string, extra: Record<string, unknown> = {}) {
+export function field(name: string, type: string, extra: Record<string, unknown> = {}): Record<string, any> {
   return { name, type, labels: { '': name }, ...extra };
 }
 
@@ -48,4 +48,18 @@ export async function snapshot(emu: RunningEmulator) {
   const workspace = ok(await api('GET', '')).body;
   const changes = ok(await api('GET', 'schema/changes?since=1970-01-01T00:00Z')).body.data;
   return { workspace, changes };
+}
+
+/** Opens a schema poll and returns its `asOf`: every later change is stamped after it. */
+export async function openPoll(emu: RunningEmulator): Promise<string> {
+  return ok(await apiOf(emu)('GET', 'schema/changes?since=1970-01-01T00:00Z')).body.meta.asOf;
+}
+
+/**
+ * Schema changes made after a poll's `asOf`. The next poll starts at that `asOf` inclusively, so
+ * it may repeat changes stamped exactly then; those are not "after".
+ */
+export async function changesAfter(emu: RunningEmulator, asOf: string): Promise<any[]> {
+  const data = ok(await apiOf(emu)('GET', `schema/changes?since=${asOf}`)).body.data as { changedAt: string }[];
+  return data.filter((c) => c.changedAt > asOf);
 }

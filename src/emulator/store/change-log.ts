@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import type { Clock } from '../clock.ts';
 import type { Db } from './database.ts';
 
@@ -32,8 +33,11 @@ export class ChangeLog {
   #lastStamp = Number.NEGATIVE_INFINITY;
   readonly #insertRecordChange;
   readonly #insertSchemaChange;
-  readonly #recordWindow;
   readonly #schemaWindow;
+  readonly #lastRecordChange;
+  readonly #recordChangesBySeq;
+  /** Per-table statements of the record window (their text names the table's partial index). */
+  readonly #perTable = new Map<number, { ensureIndex: Statement; bounded: Statement; open: Statement }>();
 
   constructor(db: Db, clock: Clock) {
     this.#db = db;
@@ -44,10 +48,10 @@ export class ChangeLog {
     this.#insertSchemaChange = db.prepare(
       'INSERT INTO schema_changes (object_id, kind, action, changed_at) VALUES (?, ?, ?, ?)',
     );
-    this.#recordWindow = db.prepare(
+    this.#lastRecordChange = db.prepare('SELECT max(changed_at) AS at FROM record_changes WHERE table_id = ?');
+    this.#recordChangesBySeq = db.prepare(
       `SELECT record_id AS id, change_type AS type, changed_at AS changedAt FROM record_changes
-       WHERE table_id = ? AND changed_at >= ? AND changed_at <= ?
-       ORDER BY changed_at, seq LIMIT ? OFFSET ?`,
+       WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY changed_at, seq`,
     );
     this.#schemaWindow = db.prepare(
       `SELECT object_id AS id, kind || ':' || action AS type, changed_at AS changedAt FROM schema_changes
@@ -75,7 +79,33 @@ export class ChangeLog {
   }
 
   recordChanged(tableKey: number, recordId: number, type: RecordChangeType, at: number): void {
+    this.#tableStatements(tableKey);
     this.#insertRecordChange.run(tableKey, recordId, type, at);
+  }
+
+  /**
+   * A partial index per table on changed_at (rowid = seq, so its order is the poll order). A deep
+   * OFFSET walks it without comparing keys when `asOf` is past the table's last change (the usual
+   * case), several times faster than the shared window index. The index is (re)made on first use;
+   * creating it is a no-op once it exists.
+   */
+  #tableStatements(tableKey: number) {
+    let st = this.#perTable.get(tableKey);
+    if (!st) {
+      const index = `record_changes_of_t${tableKey}`;
+      const window = (bounded: boolean) =>
+        this.#db.prepare(
+          `SELECT seq FROM record_changes INDEXED BY "${index}" WHERE table_id = ${tableKey} AND changed_at >= ?
+           ${bounded ? 'AND changed_at <= ?' : 'AND ? IS NOT NULL'} ORDER BY changed_at, seq LIMIT ? OFFSET ?`,
+        );
+      const ensureIndex = this.#db.prepare(
+        `CREATE INDEX IF NOT EXISTS "${index}" ON record_changes (changed_at) WHERE table_id = ${tableKey}`,
+      );
+      ensureIndex.run();
+      st = { ensureIndex, bounded: window(true), open: window(false) };
+      this.#perTable.set(tableKey, st);
+    }
+    return st;
   }
 
   schemaChanged(kind: SchemaKind, objectId: string, action: SchemaAction, at: number): void {
@@ -84,7 +114,12 @@ export class ChangeLog {
 
   /** One page of record changes plus whether more follow. */
   recordChanges(tableKey: number, w: ChangeWindow): { rows: ChangeRow[]; hasMore: boolean } {
-    const rows = this.#recordWindow.all(tableKey, w.since, w.asOf, w.limit + 1, w.offset) as ChangeRow[];
+    const st = this.#tableStatements(tableKey);
+    st.ensureIndex.run();
+    const last = (this.#lastRecordChange.get(tableKey) as { at: number | null }).at;
+    const window = last !== null && last > w.asOf ? st.bounded : st.open;
+    const seqs = (window.all(w.since, w.asOf, w.limit + 1, w.offset) as { seq: number }[]).map((r) => r.seq);
+    const rows = seqs.length === 0 ? [] : (this.#recordChangesBySeq.all(JSON.stringify(seqs)) as ChangeRow[]);
     return { rows: rows.slice(0, w.limit).map((r) => ({ ...r, id: String(r.id) })), hasMore: rows.length > w.limit };
   }
 

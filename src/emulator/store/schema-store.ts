@@ -365,19 +365,13 @@ function fieldByKey(ctx: EmulatorContext, table: TableRow, key: number): FieldRo
 /**
  * Updates fields in one transaction. `fieldName` names fields as they are before the batch; a
  * rename may not take the current name of another field nor the target of another rename.
+ * Checks: unknown fields (404), the grant (403), then duplicates and every rule (400).
  */
 export function updateFields(
   ctx: EmulatorContext, table: TableRow, items: readonly FieldBatchUpdateItem[], opts: FieldWriteOptions,
 ): FieldRow[] {
   const current = ctx.schema.fieldsOf(table.key);
   const byName = new Map(current.map((f) => [f.name, f]));
-  const seen = new Set<string>();
-  items.forEach((item, i) => {
-    if (seen.has(item.fieldName)) {
-      throw new BadRequestError(`${opts.at(i)}.fieldName: field ${item.fieldName} appears more than once in the batch`);
-    }
-    seen.add(item.fieldName);
-  });
   const targets = items.map((item, i) => {
     const field = byName.get(item.fieldName);
     if (!field) {
@@ -386,6 +380,13 @@ export function updateFields(
     return field;
   });
   items.forEach((item, i) => requirePermissionGrant(opts.actor, item, opts.at(i)));
+  const seen = new Set<string>();
+  items.forEach((item, i) => {
+    if (seen.has(item.fieldName)) {
+      throw new BadRequestError(`${opts.at(i)}.fieldName: field ${item.fieldName} appears more than once in the batch`);
+    }
+    seen.add(item.fieldName);
+  });
 
   const renamedTo = new Set<string>();
   const plans = items.map((item, i) => {
@@ -397,7 +398,7 @@ export function updateFields(
       }
       renamedTo.add(item.name);
     }
-    return { field, item, props: planFieldUpdate(ctx, field, item, where) };
+    return { field, item, props: planFieldUpdate(field, item, where) };
   });
 
   return transaction(ctx, () => {
@@ -424,7 +425,7 @@ function optionsOf(field: FieldRow): Option[] {
 }
 
 /** The field's properties after the update, with new options still without ids. */
-function planFieldUpdate(ctx: EmulatorContext, field: FieldRow, item: FieldBatchUpdateItem, where: string): FieldProps {
+function planFieldUpdate(field: FieldRow, item: FieldBatchUpdateItem, where: string): FieldProps {
   const type = field.type;
   const choice = CHOICE_TYPES.includes(type);
   const dynamic = DYNAMIC_CHOICE_TYPES.includes(type);
@@ -476,13 +477,13 @@ function planFieldUpdate(ctx: EmulatorContext, field: FieldRow, item: FieldBatch
 /** Deletes fields in one transaction; returns them as they were. */
 export function deleteFields(ctx: EmulatorContext, table: TableRow, names: readonly string[], at: ItemPath): FieldRow[] {
   const byName = new Map(ctx.schema.fieldsOf(table.key).map((f) => [f.name, f]));
-  const seen = new Set<string>();
   const fields = names.map((name, i) => {
-    if (seen.has(name)) throw new BadRequestError(`${at(i)}: field ${name} appears more than once`);
-    seen.add(name);
     const field = byName.get(name);
     if (!field) throw new NotFoundError(`${at(i)}: field ${name} not found in table ${table.moduleName}.${table.name}`);
     return field;
+  });
+  names.forEach((name, i) => {
+    if (names.indexOf(name) !== i) throw new BadRequestError(`${at(i)}: field ${name} appears more than once`);
   });
   return transaction(ctx, () => {
     const stamp = ctx.changes.stamp();

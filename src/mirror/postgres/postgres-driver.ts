@@ -190,8 +190,6 @@ class PostgresDriver implements DialectDriver {
       .map((c) => sql`${sql.id(c.name)} = excluded.${sql.id(c.name)}`);
     await sql`INSERT INTO ${this.table(sqlTable)} (${names}) SELECT ${names} FROM ${sql.id(stage)}
       ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${sql.join(updates)}`.execute(db);
-    // The stage empties at commit; clear it now too, in case the caller writes the table again.
-    await sql`TRUNCATE ${sql.id(stage)}`.execute(db);
   }
 
   async deleteRows(tx: WriteTx, sqlTable: string, ids: readonly number[]): Promise<number> {

@@ -1,0 +1,172 @@
+// `npm run bench -- pull`: initial sync of a 200,000-record table into SQLite and Postgres, as a
+// ratio to fetching the same pages with the same client and discarding them (same run), the
+// daemon's peak RSS, an incremental cycle of 1,000 updates, and an idle cycle over 50 tables.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { WorkspaceClient, type RequestInfo } from '../src/client/index.ts';
+import { openMirror } from '../src/mirror/mirror.ts';
+import { SyncEngine } from '../src/sync/index.ts';
+import { call } from '../test/helpers/emulator.ts';
+import { runWsmirror, spawnEmulator, type EmulatorProcess } from '../test/helpers/processes.ts';
+import type { BenchOptions } from './run.ts';
+
+const FIELDS = [
+  { name: 'title', type: 'string', labels: { '': 'Title' } },
+  { name: 'amount', type: 'number', labels: { '': 'Amount' } },
+  { name: 'paid', type: 'boolean', labels: { '': 'Paid' } },
+  { name: 'due', type: 'date', labels: { '': 'Due' } },
+  { name: 'seen_at', type: 'timestamp', labels: { '': 'Seen at' } },
+  { name: 'tags', type: 'multi', labels: { '': 'Tags' }, options: [{ name: 'a' }, { name: 'b' }] },
+  { name: 'notes', type: 'html', labels: { '': 'Notes' } },
+  { name: 'color', type: 'color', labels: { '': 'Color' } },
+  { name: 'owner', type: 'user', labels: { '': 'Owner' } },
+  { name: 'payload', type: 'string', labels: { '': 'Payload' } },
+] as const;
+
+async function ok(emu: EmulatorProcess, method: string, path: string, body?: unknown) {
+  const admin = path.startsWith('/_emulator/');
+  const res = await call(emu.url, method, path, { token: admin ? emu.adminToken : emu.apiKey, ...(body === undefined ? {} : { body }) });
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+function base(emu: EmulatorProcess) {
+  return `/api/v1/workspace/${emu.workspaceId}/modules/bench/tables`;
+}
+
+async function seedTable(emu: EmulatorProcess, name: string, count: number, hasHistory = true): Promise<string[]> {
+  await ok(emu, 'POST', base(emu), { name, hasHistory });
+  const fields = (await ok(emu, 'POST', `${base(emu)}/${name}/fields/batch`, FIELDS)) as { data: { name: string; options?: { id: string }[] }[] };
+  const tagIds = fields.data.find((f) => f.name === 'tags')!.options!.map((o) => o.id);
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1000) {
+    const records = Array.from({ length: Math.min(1000, count - i) }, (_, j) => {
+      const n = i + j;
+      return {
+        title: `Invoice ${n}`, amount: n * 1.25, paid: n % 2 === 0, due: '2026-11-22',
+        seen_at: new Date(1.7e12 + n * 1000).toISOString(), tags: [tagIds[n % 2]!], notes: `<p>note ${n}</p>`,
+        color: '#aabbcc', owner: `user-${n % 50}`, payload: 'x'.repeat(40),
+      };
+    });
+    const res = (await ok(emu, 'POST', `${base(emu)}/${name}/records`, { records })) as { data: { ids: string[] } };
+    ids.push(...res.data.ids);
+  }
+  return ids;
+}
+
+function client(emu: EmulatorProcess, onRequest?: (i: RequestInfo) => void) {
+  return new WorkspaceClient({ baseUrl: emu.url, apiKey: emu.apiKey, workspaceId: emu.workspaceId, ...(onRequest ? { onRequest } : {}) });
+}
+
+async function fetchOnly(emu: EmulatorProcess, table: string, concurrency: number): Promise<{ rows: number; ms: number }> {
+  const c = client(emu);
+  const started = performance.now();
+  let rows = 0;
+  for await (const page of c.iterateRecords('bench', table, { pageSize: 100, concurrency })) rows += page.length;
+  const ms = performance.now() - started;
+  await c.close();
+  return { rows, ms };
+}
+
+async function syncProcess(emu: EmulatorProcess, mirrorUrl: string, pgSchema: string | undefined) {
+  const result = await runWsmirror(['sync', '--json'], {
+    WSMIRROR_BASE_URL: emu.url,
+    WSMIRROR_API_KEY: emu.apiKey,
+    WSMIRROR_WORKSPACE_ID: emu.workspaceId,
+    WSMIRROR_MIRROR_URL: mirrorUrl,
+    WSMIRROR_LOG_LEVEL: 'warn',
+    WSMIRROR_HTTP_PORT: '0',
+    ...(pgSchema ? { WSMIRROR_PG_SCHEMA: pgSchema } : {}),
+  });
+  if (result.code !== 0) throw new Error(`wsmirror sync exited ${result.code}: ${result.stderr}`);
+  const report = JSON.parse(result.stdout) as { durationMs: number; tables: { upserted: number }[] };
+  return { ms: report.durationMs, upserted: report.tables.reduce((s, t) => s + t.upserted, 0), peakRssBytes: result.peakRssBytes };
+}
+
+export async function run(options: BenchOptions = {}) {
+  const records = Number(options['records'] ?? 200_000);
+  const concurrency = 4;
+  const pgUrl = process.env['WSMIRROR_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-'));
+  const emu = await spawnEmulator();
+  const out: Record<string, unknown> = { records, concurrency };
+  try {
+    await ok(emu, 'POST', '/_emulator/modules', { name: 'bench' });
+    const seedStarted = performance.now();
+    const ids = await seedTable(emu, 'invoices', records);
+    out['seedRecordsPerSecond'] = Math.round(records / ((performance.now() - seedStarted) / 1000));
+    // Let the default 10 s lookback pass, so the sync measures the scan, not a re-read of rows
+    // created a moment ago.
+    await new Promise((r) => setTimeout(r, 11_000));
+
+    const initial: Record<string, unknown> = {};
+    for (const dialect of ['sqlite', 'postgres'] as const) {
+      const fetch = await fetchOnly(emu, 'invoices', concurrency);
+      let mirrorUrl = `sqlite:${join(dir, 'bench.db')}`;
+      let schema: string | undefined;
+      if (dialect === 'postgres') {
+        schema = `wsm_bench_${Date.now()}`;
+        mirrorUrl = pgUrl;
+      }
+      const sync = await syncProcess(emu, mirrorUrl, schema);
+      initial[dialect] = {
+        fetchOnlyMs: Math.round(fetch.ms),
+        fetchRecordsPerSecond: Math.round(fetch.rows / (fetch.ms / 1000)),
+        syncMs: sync.ms,
+        syncRecordsPerSecond: Math.round(records / (sync.ms / 1000)),
+        syncOverFetch: Number((sync.ms / fetch.ms).toFixed(3)),
+        daemonPeakRssMB: sync.peakRssBytes === undefined ? null : Math.round(sync.peakRssBytes / 1048576),
+        upserted: sync.upserted,
+      };
+      if (schema) {
+        const c = new pg.Client({ connectionString: pgUrl });
+        await c.connect();
+        await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await c.end();
+      }
+    }
+    out['initialSync'] = initial;
+
+    // Incremental: 1,000 updates applied by one cycle (in process, SQLite).
+    const mirror = await openMirror(`sqlite:${join(dir, 'incremental.db')}`);
+    const requests: RequestInfo[] = [];
+    const c = client(emu, (i) => requests.push(i));
+    const engine = new SyncEngine({ client: c, mirror, options: { lookbackMs: 0 } });
+    await engine.runCycle({ forceFullScan: true });
+    for (let i = 0; i < 1000; i += 100) {
+      await ok(emu, 'PATCH', `${base(emu)}/invoices/records`, { records: ids.slice(i, i + 100).map((id) => ({ id, amount: -1 })) });
+    }
+    let started = performance.now();
+    const inc = await engine.runCycle();
+    out['incremental1000Updates'] = { ms: Math.round(performance.now() - started), upserted: inc.tables[0]?.upserted };
+    await mirror.close();
+
+    // Idle cycle over 50 history tables.
+    for (let t = 0; t < 49; t++) await ok(emu, 'POST', base(emu), { name: `idle_${t}`, hasHistory: true });
+    const idleMirror = await openMirror(`sqlite:${join(dir, 'idle.db')}`);
+    const idleEngine = new SyncEngine({ client: c, mirror: idleMirror, options: { lookbackMs: 0 } });
+    await idleEngine.runCycle({ forceFullScan: true });
+    await new Promise((r) => setTimeout(r, 50));
+    requests.length = 0;
+    const samples: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      started = performance.now();
+      await idleEngine.runCycle();
+      samples.push(performance.now() - started);
+    }
+    samples.sort((a, b) => a - b);
+    out['idleCycle50Tables'] = {
+      medianMs: Number(samples[2]!.toFixed(1)),
+      requestsPerCycle: requests.length / 5,
+      schemaRequestsPerCycle: requests.filter((r) => r.endpoint === 'listSchemaChanges').length / 5,
+    };
+    await idleMirror.close();
+    await c.close();
+  } finally {
+    await emu.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}

@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Starts `./bin/wsmirror emulator …` as a real process and waits for its `listening on` line. */
+function startCli(args: string[]): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
+  // The script's shebang finds `node` on PATH: put this very Node first.
+  const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
+  const child = spawn('./bin/wsmirror', ['emulator', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (chunk) => (err += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line within 20 s; stderr: ${err}`)), 20_000);
+    child.stdout!.on('data', (chunk) => {
+      out += chunk;
+      const m = /^listening on (http:\/\/\S+)$/m.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, stderr: () => err });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before listening; stderr: ${err}`));
+    });
+  });
+}
+
+function exitOf(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) resolve(child.exitCode);
+    else child.once('exit', (code) => resolve(code));
+  });
+}
+
+describe('wsmirror emulator (real process)', () => {
+  let running: ChildProcess | undefined;
+  afterEach(() => {
+    if (running && running.exitCode === null) running.kill('SIGKILL');
+    running = undefined;
+  });
+
+  it('prints its URL, serves the API with the given key, and exits 0 on SIGTERM', async () => {
+    const { child, url } = await startCli(['--port', '0', '--api-key', 'dev']);
+    running = child;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:[0-9]+$/);
+    const ok = await fetch(`${url}/api/v1/workspace/demo00000001`, { headers: { authorization: 'Bearer dev' } });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ data: { name: 'Demo workspace', modules: [] } });
+    const denied = await fetch(`${url}/api/v1/workspace/demo00000001`);
+    expect(denied.status).toBe(401);
+    child.kill('SIGTERM');
+    expect(await exitOf(child)).toBe(0);
+  });
+
+  it('loads --seed, takes --workspace-id and --admin-token', async () => {
+    const { child, url } = await startCli([
+      '--port', '0', '--api-key', 'dev', '--workspace-id', 'acme00000042', '--admin-token', 'adm',
+      '--seed', 'config/emulator-seed.example.json',
+    ]);
+    running = child;
+    const ws = await fetch(`${url}/api/v1/workspace/acme00000042`, { headers: { authorization: 'Bearer dev' } });
+    expect(((await ws.json()) as any).data.name).toBe('Northwind Studio');
+    const clock = await fetch(`${url}/_emulator/clock`, { headers: { authorization: 'Bearer adm' } });
+    expect(clock.status).toBe(200);
+    child.kill('SIGTERM');
+    expect(await exitOf(child)).toBe(0);
+  });
+
+  it('a bad seed exits 78 with the place at fault on stderr', async () => {
+    const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
+    const child = spawn('./bin/wsmirror', ['emulator', '--port', '0', '--seed', 'package.json'], { cwd: ROOT, env });
+    let err = '';
+    child.stderr.on('data', (chunk) => (err += chunk));
+    expect(await exitOf(child)).toBe(78);
+    expect(err).toMatch(/seed: unknown propert/);
+  });
+});

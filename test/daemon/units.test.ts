@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { parseSchedule } from '../../src/daemon/config-schema.ts';
+import { createTableFilter } from '../../src/daemon/table-filter.ts';
+import { formatDuration, formatSize, parseDuration, parseSize } from '../../src/daemon/units.ts';
+
+describe('durations', () => {
+  it('reads units, combinations and bare seconds', () => {
+    expect(parseDuration('250ms')).toBe(250);
+    expect(parseDuration('10s')).toBe(10_000);
+    expect(parseDuration('10m')).toBe(600_000);
+    expect(parseDuration('1h')).toBe(3_600_000);
+    expect(parseDuration('1d')).toBe(86_400_000);
+    expect(parseDuration('1h30m')).toBe(5_400_000);
+    expect(parseDuration('1h 30m')).toBe(5_400_000);
+    expect(parseDuration('1.5s')).toBe(1_500);
+    expect(parseDuration('30')).toBe(30_000);
+    expect(parseDuration(30)).toBe(30_000);
+    expect(parseDuration('10S')).toBe(10_000);
+  });
+
+  it('rejects what is not a duration', () => {
+    for (const bad of ['ten', '', '10 seconds', '-5s', 's', '1w', '5ms5', null, true, [], {}, -1, Number.NaN]) {
+      expect(parseDuration(bad), String(bad)).toBeUndefined();
+    }
+  });
+
+  it('renders for humans', () => {
+    expect(formatDuration(850)).toBe('850ms');
+    expect(formatDuration(42_000)).toBe('42s');
+    expect(formatDuration(185_000)).toBe('3m 05s');
+    expect(formatDuration(7_800_000)).toBe('2h 10m');
+    expect(formatDuration(100 * 3_600_000)).toBe('4d 4h');
+  });
+});
+
+describe('sizes', () => {
+  it('reads binary multiples and bare bytes', () => {
+    expect(parseSize('64MB')).toBe(64 * 1024 ** 2);
+    expect(parseSize('64 MiB')).toBe(64 * 1024 ** 2);
+    expect(parseSize('512kb')).toBe(512 * 1024);
+    expect(parseSize('1GB')).toBe(1024 ** 3);
+    expect(parseSize('2048')).toBe(2048);
+    expect(parseSize(2048)).toBe(2048);
+    for (const bad of ['big', '64XB', '-1MB', 1.5, null]) expect(parseSize(bad), String(bad)).toBeUndefined();
+    expect(formatSize(64 * 1024 ** 2)).toBe('64MB');
+    expect(formatSize(1536)).toBe('1.5KB');
+  });
+});
+
+describe('schedules', () => {
+  it('tells intervals from cron expressions', () => {
+    expect(parseSchedule('30s')).toEqual({ schedule: { kind: 'interval', everyMs: 30_000 } });
+    expect(parseSchedule(45)).toEqual({ schedule: { kind: 'interval', everyMs: 45_000 } });
+    expect(parseSchedule(' */5  * * * * ')).toEqual({ schedule: { kind: 'cron', expression: '*/5 * * * *' } });
+    expect(parseSchedule('@hourly')).toEqual({ schedule: { kind: 'cron', expression: '@hourly' } });
+    expect(parseSchedule('0s')).toHaveProperty('error');
+    expect(parseSchedule('@reboot')).toHaveProperty('error');
+  });
+});
+
+describe('table filter', () => {
+  it('mirrors what an include pattern matches and no exclude pattern does', () => {
+    const everything = createTableFilter({ include: ['*'], exclude: [] });
+    expect(everything('crm', 'orders')).toBe(true);
+    const filter = createTableFilter({ include: ['crm.*', 'sales.order?'], exclude: ['*.audit_log', 'crm.tmp_*'] });
+    expect(filter('crm', 'people')).toBe(true);
+    expect(filter('crm', 'audit_log')).toBe(false);
+    expect(filter('crm', 'tmp_import')).toBe(false);
+    expect(filter('sales', 'orders')).toBe(true);
+    expect(filter('sales', 'order')).toBe(false);
+    expect(filter('sales', 'items')).toBe(false);
+    expect(filter('crmx', 'people')).toBe(false); // the dot is literal
+  });
+});

@@ -1,0 +1,84 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors.ts';
+import { CATALOG_TABLES } from '../../src/mirror/catalog.ts';
+import { openMirror } from '../../src/mirror/mirror.ts';
+import { parseMirrorUrl, redactUrl } from '../../src/mirror/mirror-url.ts';
+import { forEachDialect } from '../helpers/dialects.ts';
+
+describe('mirror URLs', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-open-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('parses sqlite: and postgres:// URLs', () => {
+    expect(parseMirrorUrl('sqlite:./wsmirror.db')).toMatchObject({ dialect: 'sqlite', path: './wsmirror.db' });
+    expect(parseMirrorUrl('sqlite:///var/lib/w.db')).toMatchObject({ dialect: 'sqlite', path: '/var/lib/w.db' });
+    expect(parseMirrorUrl('postgresql://u@h/db')).toMatchObject({ dialect: 'postgres', connectionString: 'postgresql://u@h/db' });
+  });
+
+  it('masks passwords', () => {
+    expect(redactUrl('postgres://alice:s3cret@db:5432/x')).toBe('postgres://alice:***@db:5432/x');
+    expect(redactUrl('postgres://alice:s3%cret@db:5432/x')).toBe('postgres://alice:***@db:5432/x');
+    expect(redactUrl('sqlite:./a.db')).toBe('sqlite:./a.db');
+  });
+
+  it('throws ConfigError for unsupported, malformed or unusable URLs, never showing the password', async () => {
+    await expect(openMirror('mysql://root:hunter2@db/x')).rejects.toThrow(ConfigError);
+    await expect(openMirror('mysql://root:hunter2@db/x')).rejects.not.toThrow(/hunter2/);
+    await expect(openMirror('sqlite:')).rejects.toThrow(/path is empty/);
+    await expect(openMirror('postgres://u:hunter2@[bad/x')).rejects.toThrow(ConfigError);
+    await expect(openMirror('postgres://u:hunter2@[bad/x')).rejects.not.toThrow(/hunter2/);
+    await expect(openMirror(`sqlite:${join(dir, 'missing-dir', 'x.db')}`)).rejects.toThrow(ConfigError);
+    const notDb = join(dir, 'not-a-db.db');
+    writeFileSync(notDb, 'this is not a database file, just text '.repeat(50));
+    await expect(openMirror(`sqlite:${notDb}`)).rejects.toThrow(ConfigError);
+  });
+
+  it('throws ConfigError naming the URL (password masked) when Postgres is unreachable', async () => {
+    const error = await openMirror('postgres://alice:hunter2@127.0.0.1:1/nowhere').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).code).toBe('CONFIG_INVALID');
+    expect((error as Error).message).toContain('postgres://alice:***@127.0.0.1:1/nowhere');
+    expect((error as Error).message).not.toContain('hunter2');
+  });
+});
+
+forEachDialect('mirror open', ({ dialect, fresh }) => {
+  it('creates every catalog table, with the documented columns, idempotently', async () => {
+    const t = await fresh();
+    for (const def of CATALOG_TABLES) {
+      const cols = dialect === 'postgres'
+        ? (await t.sql<{ c: string }>(`SELECT column_name AS c FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`, [t.pgSchema, def.name])).map((r) => r.c)
+        : (await t.sql<{ c: string }>(`SELECT name AS c FROM pragma_table_info(?)`, [def.name])).map((r) => r.c);
+      const expected = def.only && def.only !== dialect ? [] : def.columns.map((c) => c.name);
+      expect(cols, def.name).toEqual(expected);
+    }
+    const again = await t.reopen();
+    expect((await again.readCatalog()).revision).toBe(0);
+    await again.close();
+    await again.close();
+    await expect(again.readCatalog()).rejects.toThrow(/closed/);
+  });
+
+  it('enforces the outbox statuses and keeps entries readable in SQL', async () => {
+    const t = await fresh();
+    const insert = (status: string) => t.sql(
+      `INSERT INTO ${t.table('_wsmirror_outbox')} ("table_id", "sql_table", "record_id", "operation", "column_name", "new_value", "status") VALUES ('t1', 'crm__deals', 1, 'update', 'title', '"x"', '${status}')`,
+    );
+    await insert('pending');
+    await insert('conflict');
+    await expect(insert('sent')).rejects.toThrow();
+    const rows = await t.sql<{ entry_id: unknown; status: string; attempts: number; changed_at: unknown }>(
+      `SELECT "entry_id", "status", "attempts", "changed_at" FROM ${t.table('_wsmirror_outbox')} ORDER BY "entry_id"`,
+    );
+    expect(rows.map((r) => [Number(r.entry_id), r.status, r.attempts])).toEqual([[1, 'pending', 0], [2, 'conflict', 0]]);
+    expect(Number.isNaN(new Date(rows[0]!.changed_at as string).getTime())).toBe(false);
+  });
+
+  it.runIf(dialect === 'sqlite')('runs SQLite in WAL mode', async () => {
+    const t = await fresh();
+    expect(await t.sql(`PRAGMA journal_mode`)).toEqual([{ journal_mode: 'wal' }]);
+  });
+});

@@ -1,0 +1,107 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { FIELD_TYPES } from '../../src/api/field-types.ts';
+import { MirrorValueError } from '../../src/mirror/errors.ts';
+import { SQL_TYPES, valueKindOf } from '../../src/mirror/type-map.ts';
+import type { DialectName } from '../../src/mirror/type-map.ts';
+import { apiToSql, sqlToApi } from '../../src/mirror/value-codec.ts';
+import { EVERY_TYPE } from './fixtures.ts';
+
+const DIALECTS: DialectName[] = ['sqlite', 'postgres'];
+
+/** What the mirror's own Postgres connection hands back for a bound SQL value. */
+function fromPostgres(type: string, value: unknown): unknown {
+  if (value === null) return null;
+  const kind = valueKindOf(type);
+  if (kind === 'json') return JSON.parse(value as string);
+  if (kind === 'timestamp') return new Date(value as string);
+  return value;
+}
+
+describe('type map', () => {
+  it('covers every field type on both dialects as DESIGN §3 says', () => {
+    expect(FIELD_TYPES.map((t) => [t, valueKindOf(t)])).toEqual(EVERY_TYPE.map((e) => [e.type, valueKindOf(e.type)]));
+    expect(valueKindOf('number')).toBe('number');
+    expect(valueKindOf('reference')).toBe('reference');
+    for (const t of ['multi', 'dmulti', 'any', 'unknown', 'function'] as const) expect(valueKindOf(t)).toBe('json');
+    for (const t of ['string', 'choice', 'color', 'time', 'appointment', 'user', 'file'] as const) expect(valueKindOf(t)).toBe('text');
+    expect(valueKindOf('some-future-type')).toBe('text');
+    expect(SQL_TYPES.postgres.timestamp).toBe('timestamptz');
+    expect(SQL_TYPES.sqlite.boolean).toBe('INTEGER');
+  });
+});
+
+describe('value codec', () => {
+  for (const dialect of DIALECTS) {
+    it(`round-trips every type's canonical value exactly [${dialect}]`, () => {
+      for (const { type, value } of EVERY_TYPE) {
+        const stored = apiToSql(type, value, dialect);
+        const back = sqlToApi(type, dialect === 'postgres' ? fromPostgres(type, stored) : stored, dialect);
+        expect(back, type).toEqual(value);
+      }
+    });
+
+    it(`round-trips arbitrary JSON, numbers, strings and timestamps [${dialect}]`, () => {
+      const rt = (type: string, v: unknown) => sqlToApi(type, dialect === 'postgres' ? fromPostgres(type, apiToSql(type, v, dialect)) : apiToSql(type, v, dialect), dialect);
+      fc.assert(fc.property(fc.jsonValue(), (v) => {
+        const normal = JSON.parse(JSON.stringify(v)) as unknown; // -0 becomes 0 in JSON
+        expect(rt('any', normal)).toEqual(normal);
+      }));
+      fc.assert(fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (n) => {
+        expect(Object.is(rt('number', n), n)).toBe(true);
+      }));
+      fc.assert(fc.property(fc.string({ unit: 'grapheme' }), (s) => {
+        expect(rt('string', s)).toBe(s);
+      }));
+      fc.assert(fc.property(fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }), (d) => {
+        expect(rt('timestamp', d.toISOString())).toBe(d.toISOString());
+      }));
+    });
+  }
+
+  it('stores booleans as 0/1 on SQLite and as booleans on Postgres', () => {
+    expect(apiToSql('boolean', true, 'sqlite')).toBe(1);
+    expect(apiToSql('boolean', false, 'sqlite')).toBe(0);
+    expect(apiToSql('boolean', false, 'postgres')).toBe(false);
+    expect(sqlToApi('boolean', 0, 'sqlite')).toBe(false);
+    expect(sqlToApi('boolean', 1n, 'sqlite')).toBe(true);
+  });
+
+  it('normalises the update shapes the spec allows to the canonical form', () => {
+    expect(apiToSql('timestamp', '2026-01-31T12:00Z', 'sqlite')).toBe('2026-01-31T12:00:00.000Z');
+    expect(apiToSql('timestamp', 0, 'sqlite')).toBe('1970-01-01T00:00:00.000Z');
+    expect(apiToSql('date', '2026-01-31T23:59:59Z', 'sqlite')).toBe('2026-01-31');
+    expect(apiToSql('date', 86_400_000, 'postgres')).toBe('1970-01-02');
+    expect(apiToSql('number', ' 12.5 ', 'postgres')).toBe(12.5);
+    expect(apiToSql('reference', '42', 'sqlite')).toBe(42);
+    expect(apiToSql('string', undefined, 'sqlite')).toBeNull();
+  });
+
+  it('reads values typed by other SQL clients', () => {
+    expect(sqlToApi('timestamp', '2026-01-31 12:00:00', 'sqlite')).toBe('2026-01-31T12:00:00.000Z');
+    expect(sqlToApi('timestamp', '2026-01-31 14:00:00+02:00', 'sqlite')).toBe('2026-01-31T12:00:00.000Z');
+    expect(sqlToApi('date', new Date(2026, 0, 31), 'postgres')).toBe('2026-01-31');
+    expect(sqlToApi('reference', '9007199254740991', 'postgres')).toBe(9007199254740991);
+    expect(sqlToApi('number', 7n, 'sqlite')).toBe(7);
+    expect(sqlToApi('string', 5, 'sqlite')).toBe('5');
+  });
+
+  it('refuses values that do not fit the type, in both directions', () => {
+    const bad: [string, unknown][] = [
+      ['number', 'abc'], ['number', Number.POSITIVE_INFINITY], ['number', true],
+      ['boolean', 1], ['boolean', 'true'],
+      ['date', '2026-02-30'], ['date', 'yesterday'],
+      ['timestamp', '2026-01-31T12:00:00'], ['timestamp', 1.5],
+      ['reference', 0], ['reference', -3], ['reference', 2 ** 53], ['reference', { id: 1 }],
+    ];
+    for (const [type, value] of bad) expect(() => apiToSql(type, value, 'sqlite'), `${type} ${String(value)}`).toThrow(MirrorValueError);
+    expect(() => sqlToApi('any', '{not json', 'sqlite')).toThrow(/JSON text/);
+    expect(() => sqlToApi('boolean', 2, 'sqlite')).toThrow(MirrorValueError);
+    expect(() => sqlToApi('date', '31/01/2026', 'postgres')).toThrow(MirrorValueError);
+  });
+
+  it('keeps surprising shapes in text columns readable', () => {
+    expect(apiToSql('icon', { icon: 'star', color: '#ffffff' }, 'sqlite')).toBe('{"icon":"star","color":"#ffffff"}');
+    expect(apiToSql('string', 12, 'postgres')).toBe('12');
+  });
+});
