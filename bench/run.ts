@@ -1,7 +1,10 @@
 // `npm run bench [-- <scenario>... [--option=value]...]`: runs the named scenarios, or every
 // `bench/*.ts` that exports `run()`, prints each result as JSON and saves it under bench/results/.
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+// A named file without `run()` is run as a script of its own, with the flags.
+import { spawn } from 'node:child_process';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
 
 export interface BenchOptions {
   /** `--key=value` flags after the scenario names (`--key` alone is `true`). */
@@ -25,9 +28,21 @@ function parseArgs(argv: readonly string[]): { names: string[]; options: BenchOp
   return { names, options };
 }
 
+/** Read as text first: importing a file that is a script by itself would run it. */
+async function exportsRun(name: string): Promise<boolean> {
+  const text = await readFile(new URL(`./${name}.ts`, here), 'utf8');
+  return /^export\s+(async\s+)?function\s+run\b|^export\s+const\s+run\b|^export\s*\{[^}]*\brun\b/m.test(text);
+}
+
 async function load(name: string): Promise<Scenario | undefined> {
+  if (!(await exportsRun(name))) return undefined;
   const mod = (await import(new URL(`./${name}.ts`, here).href)) as Partial<Scenario>;
   return typeof mod.run === 'function' ? (mod as Scenario) : undefined;
+}
+
+function runScript(name: string, argv: readonly string[]): Promise<number> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL(`./${name}.ts`, here)), ...argv], { stdio: 'inherit' });
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
 }
 
 async function main(): Promise<number> {
@@ -55,8 +70,8 @@ async function main(): Promise<number> {
     const scenario = await load(name);
     if (!scenario) {
       if (names.includes(name)) {
-        process.stderr.write(`bench: ${name}.ts exports no run()\n`);
-        failed++;
+        const code = await runScript(name, process.argv.slice(2).filter((a) => a.startsWith('--')));
+        if (code !== 0) failed++;
       }
       continue;
     }
@@ -77,4 +92,5 @@ async function main(): Promise<number> {
   return failed === 0 ? 0 : 1;
 }
 
-process.exitCode = await main();
+// Only as the entry point: scenarios import this file's types.
+if (import.meta.main) process.exitCode = await main();

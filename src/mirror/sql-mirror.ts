@@ -120,6 +120,16 @@ export class SqlMirror implements Mirror {
   }
 
   async #applyOp(tx: WriteTx, op: SchemaOp): Promise<void> {
+    await this.#runOp(tx, op);
+    const columnOf = op.op === 'renameColumn' ? op.tableId
+      : op.op === 'addColumn' || op.op === 'dropColumn' || op.op === 'retypeColumn' ? op.field.tableId : undefined;
+    if (columnOf !== undefined) {
+      await this.#driver.catalog(tx.db).updateTable('_wsmirror_tables')
+        .set({ schema_changed_at: new Date().toISOString() }).where('table_id', '=', columnOf).execute();
+    }
+  }
+
+  async #runOp(tx: WriteTx, op: SchemaOp): Promise<void> {
     const d = this.#driver;
     const cat = d.catalog(tx.db);
     switch (op.op) {

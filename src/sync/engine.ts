@@ -37,6 +37,8 @@ export interface SyncEngineDeps {
 export interface CycleOptions {
   /** Scan tables without history now, whether or not their scan is due (`wsmirror sync`). */
   forceFullScan?: boolean;
+  /** Stops the cycle between two mirror transactions (graceful shutdown). */
+  signal?: AbortSignal;
 }
 
 function errorInfo(error: unknown): { code: string; message: string } {
@@ -65,13 +67,15 @@ export class SyncEngine {
   async runCycle(opts: CycleOptions = {}): Promise<CycleReport> {
     const { mirror, logger, observer } = this.#ctx;
     const startedAt = new Date();
-    const schema = await pullSchema(this.#ctx);
+    const ctx: SyncContext = opts.signal ? { ...this.#ctx, signal: opts.signal } : this.#ctx;
+    const schema = await pullSchema(ctx);
     const catalog = await mirror.readCatalog();
     const tables: TableReport[] = [];
     for (const table of catalog.tables) {
       const name = `${table.moduleName}.${table.tableName}`;
+      opts.signal?.throwIfAborted();
       try {
-        const result = await pullTable(this.#ctx, table, { forceFullScan: opts.forceFullScan ?? false, now: Date.now() });
+        const result = await pullTable(ctx, table, { forceFullScan: opts.forceFullScan ?? false, now: Date.now() });
         if (result.action !== 'skipped') {
           const at = new Date();
           await mirror.setTableState(table.tableId, { lastPullAt: at.toISOString() });
@@ -82,6 +86,7 @@ export class SyncEngine {
           logger.info({ table: name, action: result.action, upserted: result.upserted, deleted: result.deleted }, 'table pulled');
         }
       } catch (error) {
+        if (opts.signal?.aborted) throw error;
         const info = errorInfo(error);
         logger.error({ table: name, err: info }, 'table pull failed');
         tables.push({ tableId: table.tableId, table: name, mode: table.mode, action: 'failed', upserted: 0, deleted: 0, error: info });

@@ -26,6 +26,7 @@ export async function pullHistory(ctx: SyncContext, table: MirrorTable, since: s
   try {
     const poll = client.pollRecordChanges(table.moduleName, table.tableName, { since, pageSize: options.pageSize });
     for await (const changes of poll) {
+      ctx.signal?.throwIfAborted();
       if (changes.length === 0) continue;
       const ids = [...new Set(changes.map((c) => Number(c.id)))];
       deletionsSeen += changes.filter((c) => c.changeType === 'delete').length;

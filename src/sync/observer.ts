@@ -4,8 +4,9 @@
  */
 export interface SyncObserver {
   rowsApplied?(table: string, operation: 'upsert' | 'delete', count: number): void;
-  /** Progress of a backfill or full scan: rows read so far. */
-  scanProgress?(table: string, rowsRead: number): void;
+  /** Progress of a backfill or full scan: `rows` more were read. */
+  scanProgress?(table: string, rows: number): void;
+  scanFinished?(table: string): void;
   tablePulled?(table: string, at: Date): void;
 }
 

@@ -10,4 +10,6 @@ export interface SyncContext {
   readonly options: SyncOptions;
   readonly logger: SyncLogger;
   readonly observer: SyncObserver;
+  /** Aborts between two mirror transactions. */
+  readonly signal?: AbortSignal;
 }

@@ -74,8 +74,9 @@ export async function scanTable(
         }
         if (head === id) await advance();
       }
+      ctx.signal?.throwIfAborted();
       rowsRead += page.length;
-      observer.scanProgress?.(label, rowsRead);
+      observer.scanProgress?.(label, page.length);
       await writer.add(page);
       if (candidates.length >= CONFIRM_CHUNK) await confirm();
     }
@@ -93,5 +94,7 @@ export async function scanTable(
     await writer.abandon();
     await local.return?.();
     throw error;
+  } finally {
+    observer.scanFinished?.(label);
   }
 }

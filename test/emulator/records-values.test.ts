@@ -194,6 +194,20 @@ describe('record values by field type', () => {
     expect(values.rev).toBeNull();
   });
 
+  it('filters on each type by its stored value, in either the create or the update shape', async () => {
+    const full: Record<string, unknown> = {};
+    for (const c of cases()) full[c.field] = c.createOk[0]![0];
+    const id = await createOk({ ...full, ti: '08:00-09:00', ic: 'moon', s: 'filter me' });
+    for (const [name, value] of [
+      ['ic', 'moon'], ['ti', '08:00-09:00'], ['n', '1.5'], ['d', '2024-02-29'], ['c', 'open'], ['m', 'green'],
+      ['ts', Date.parse('2024-01-01T10:00Z')], ['r', target], ['b', true], ['dm', 6], ['dc', '5'],
+    ] as const) {
+      const res = await fx.api('GET', `${fx.records('things')}?filter=${encodeURIComponent(JSON.stringify({ s: 'filter me', [name]: value }))}`);
+      expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(200);
+      expect(res.body.data.map((r: any) => r.id), name).toEqual([id]);
+    }
+  });
+
   it('lists every current field, in field order, null when unset', async () => {
     const id = await createOk({ s: 'only' });
     const values = await valuesOf(fx, 'things', id);

@@ -1,10 +1,41 @@
 import type { Command } from 'commander';
+import { commandLogger, loadCommandConfig, withConfigOption, type ConfigFlags } from '../command-config.ts';
 
 export function defineRunCommand(program: Command): Command {
-  return program
-    .command('run')
-    .description('(run: not built yet)')
-    .action(() => {
-      throw new Error('wsmirror run is not built yet');
+  return withConfigOption(
+    program
+      .command('run')
+      .description('run the daemon: a cycle on every tick of the schedule, until SIGTERM or SIGINT'),
+  ).action(async (flags: ConfigFlags) => {
+    const config = loadCommandConfig(flags);
+    const logger = commandLogger(config);
+    const [{ startDaemon }, { Metrics }, { createProgress }, { createRedactor }, { openSyncStack }] = await Promise.all([
+      import('../../daemon/daemon.ts'),
+      import('../../daemon/metrics.ts'),
+      import('../../daemon/progress.ts'),
+      import('../../daemon/logger.ts'),
+      import('../sync-stack.ts'),
+    ]);
+    const metrics = new Metrics();
+    const progress = createProgress({ label: 'sync', logger, logIntervalMs: config.log.progressIntervalMs });
+    const stack = await openSyncStack(config, { logger, metrics, progress });
+    logger.info({ mirror: stack.mirror.displayUrl, upstream: config.upstream.baseUrl }, 'wsmirror daemon starting');
+    const daemon = await startDaemon({
+      config,
+      logger,
+      metrics,
+      redact: createRedactor([config.upstream.apiKey]),
+      cycle: async (signal) => {
+        const report = await stack.engine.runCycle({ signal });
+        const failed = report.tables.filter((t) => t.action === 'failed');
+        if (failed.length > 0) {
+          throw new Error(`${failed.length} table(s) failed: ${failed.map((t) => `${t.table}: ${t.error?.message}`).join('; ')}`);
+        }
+        return report;
+      },
     });
+    await daemon.stopped;
+    await stack.close();
+    logger.info({}, 'wsmirror daemon stopped');
+  });
 }

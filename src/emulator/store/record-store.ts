@@ -520,7 +520,10 @@ function requireKnown(names: readonly string[], plans: Plans, where: string, tab
   throw new BadRequestError(`${where}: unknown field${unknown.length === 1 ? '' : 's'} ${list} in table ${table.moduleName}.${table.name}`);
 }
 
-/** A filter value in stored form; an unknown choice option stays as sent and matches nothing. */
+/**
+ * A filter value in stored form, read like an update value or else like a create value; an
+ * unknown choice option stays as sent and matches nothing.
+ */
 function filterValue(plan: FieldPlan, raw: unknown, where: string): unknown {
   const issues = new Issues();
   let value: unknown;
@@ -538,9 +541,11 @@ function filterValue(plan: FieldPlan, raw: unknown, where: string): unknown {
     if (!parsed.success) issues.add(describeIssues(parsed.error.issues, where));
     else value = recordIdToNumber(parsed.data);
   } else {
+    // Either shape: stored values of some types keep the form they were sent in (icon, timeinterval).
     const parsed = recordValueSchema(plan.type, 'update').safeParse(raw);
-    if (!parsed.success) issues.add(describeIssues(parsed.error.issues, where));
-    else value = parsed.data;
+    const created = parsed.success ? parsed : recordValueSchema(plan.type, 'create').safeParse(raw);
+    if (created.success) value = created.data;
+    else if (!parsed.success) issues.add(describeIssues(parsed.error.issues, where));
   }
   issues.throwIfAny();
   return typeof value === 'boolean' ? Number(value) : value;

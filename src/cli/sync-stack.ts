@@ -1,0 +1,88 @@
+import { WorkspaceClient } from '../client/index.ts';
+import type { Config } from '../daemon/config-schema.ts';
+import type { Logger } from '../daemon/logger.ts';
+import type { Metrics } from '../daemon/metrics.ts';
+import type { ProgressReporter, ProgressTask } from '../daemon/progress.ts';
+import { openMirror, type Mirror } from '../mirror/mirror.ts';
+import { SyncEngine, type SyncObserver } from '../sync/index.ts';
+
+/** The pieces one daemon process runs: client, mirror and the engine over them. */
+export interface SyncStack {
+  engine: SyncEngine;
+  client: WorkspaceClient;
+  mirror: Mirror;
+  close(): Promise<void>;
+}
+
+export interface SyncStackDeps {
+  logger: Logger;
+  metrics?: Metrics;
+  progress?: ProgressReporter;
+}
+
+/** The mirror URL with the SQLite path made absolute against the configuration's directory. */
+export function mirrorUrlOf(config: Pick<Config, 'mirror'>): string {
+  return config.mirror.dialect === 'sqlite' ? `sqlite:${config.mirror.path}` : config.mirror.url;
+}
+
+function observerFor(deps: SyncStackDeps): SyncObserver {
+  const tasks = new Map<string, ProgressTask>();
+  return {
+    rowsApplied: (table, operation, count) => deps.metrics?.observeRowsApplied(table, operation, count),
+    scanProgress: (table, rows) => {
+      if (!deps.progress) return;
+      let task = tasks.get(table);
+      if (!task) tasks.set(table, (task = deps.progress.task(table)));
+      task.add(rows);
+    },
+    scanFinished: (table) => {
+      tasks.get(table)?.done();
+      tasks.delete(table);
+    },
+    tablePulled: (table, at) => deps.metrics?.setTableCurrentAsOf(table, at),
+  };
+}
+
+/** Builds client, mirror and engine from a validated configuration (the composition root). */
+export async function openSyncStack(config: Config, deps: SyncStackDeps): Promise<SyncStack> {
+  const { upstream, sync } = config;
+  const mirror = await openMirror(mirrorUrlOf(config), { pgSchema: config.mirror.pgSchema, logger: deps.logger });
+  const client = new WorkspaceClient({
+    baseUrl: upstream.baseUrl,
+    apiKey: upstream.apiKey,
+    workspaceId: upstream.workspaceId,
+    timeoutMs: upstream.timeoutMs,
+    maxRetries: upstream.retries,
+    concurrency: upstream.concurrency,
+    maxResponseBytes: upstream.maxResponseBytes,
+    logger: deps.logger,
+    onRequest: (info) => {
+      const status = info.status === 'network' ? 'error' : info.status;
+      deps.metrics?.observeRequest({ endpoint: info.endpoint, method: info.method, status, durationMs: info.durationMs });
+      if (info.willRetry) deps.metrics?.observeRetry({ endpoint: info.endpoint, reason: String(info.status) });
+    },
+  });
+  const engine = new SyncEngine({
+    client,
+    mirror,
+    logger: deps.logger,
+    observer: observerFor(deps),
+    options: {
+      lookbackMs: sync.lookbackMs,
+      pageSize: sync.pageSize,
+      backfillConcurrency: sync.backfillConcurrency,
+      fullScanEveryMs: sync.fullScanEveryMs,
+      maxDeleteShare: sync.maxDeleteShare,
+      tables: { include: config.tables.include, exclude: config.tables.exclude },
+    },
+  });
+  return {
+    engine,
+    client,
+    mirror,
+    async close() {
+      await client.close();
+      await mirror.close();
+    },
+  };
+}
