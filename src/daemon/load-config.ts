@@ -123,12 +123,7 @@ function readConfigFile(name: string, explicit: boolean, cwd: string): FileRead 
   }
 }
 
-interface BuildOptions extends ResolveConfigOptions {
-  env?: Env;
-  cwd?: string;
-}
-
-function build(rawInput: unknown, options: BuildOptions, label: string, configFile: string | null): Config | LocalConfig {
+function build(rawInput: unknown, options: ResolveConfigOptions, label: string, configFile: string | null): Config | LocalConfig {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const raw = stripNulls(rawInput ?? {});
@@ -161,6 +156,9 @@ function build(rawInput: unknown, options: BuildOptions, label: string, configFi
   const parsed = configFileSchema.safeParse(merged);
   if (!parsed.success) {
     const messages = parsed.error.issues.flatMap((issue) => describeIssue(issue, label, envSources));
+    // Problems of the key variables do not depend on the file: report them in the same pass.
+    const keyProblem = envKeyProblem(env);
+    if (keyProblem !== undefined) messages.push(keyProblem);
     throw new ConfigError(scrub(messages.join('; '), secrets));
   }
   const file = parsed.data;
@@ -250,15 +248,9 @@ type KeyResult = { key: string; source: string } | { error: string } | { missing
 function resolveApiKey(file: ConfigFile, env: Env, cwd: string, label: string, secrets: Set<string>): KeyResult {
   const envKey = nonEmpty(env.WSMIRROR_API_KEY);
   const envFile = nonEmpty(env.WSMIRROR_API_KEY_FILE);
-  if (envKey !== undefined && envFile !== undefined) {
-    return { error: 'WSMIRROR_API_KEY and WSMIRROR_API_KEY_FILE are both set: set only one' };
-  }
-  if (envKey !== undefined) {
-    const key = checkApiKey(envKey);
-    return key === undefined
-      ? { error: `WSMIRROR_API_KEY: the API key ${API_KEY_RULE} (value not shown)` }
-      : { key, source: 'WSMIRROR_API_KEY' };
-  }
+  const problem = envKeyProblem(env);
+  if (problem !== undefined) return { error: problem };
+  if (envKey !== undefined) return { key: checkApiKey(envKey) ?? envKey, source: 'WSMIRROR_API_KEY' };
   if (envFile !== undefined) return readKeyFile(envFile, cwd, 'WSMIRROR_API_KEY_FILE', secrets);
   const { apiKey, apiKeyFile } = file.upstream;
   if (apiKey !== undefined && apiKeyFile !== undefined) {
@@ -275,6 +267,17 @@ function resolveApiKey(file: ConfigFile, env: Env, cwd: string, label: string, s
     }
   }
   return { missing: true };
+}
+
+function envKeyProblem(env: Env): string | undefined {
+  const envKey = nonEmpty(env.WSMIRROR_API_KEY);
+  if (envKey !== undefined && nonEmpty(env.WSMIRROR_API_KEY_FILE) !== undefined) {
+    return 'WSMIRROR_API_KEY and WSMIRROR_API_KEY_FILE are both set: set only one';
+  }
+  if (envKey !== undefined && checkApiKey(envKey) === undefined) {
+    return `WSMIRROR_API_KEY: the API key ${API_KEY_RULE} (value not shown)`;
+  }
+  return undefined;
 }
 
 function readKeyFile(path: string, cwd: string, where: string, secrets: Set<string>, source?: string): KeyResult {

@@ -279,6 +279,13 @@ describe('bad values name the file, the key and the value', () => {
     expect(message).toContain('mysql://root:***@db/x');
   });
 
+  it('reports a bad key variable together with the file\'s errors', () => {
+    const message = yamlError('sync:\n  lookback: ten\n', { ...REQUIRED_ENV, WSMIRROR_API_KEY: 'has a space' });
+    expect(message).toBe(
+      'wsmirror.yaml: sync.lookback: "ten" is not a duration such as 10s; WSMIRROR_API_KEY: the API key must be a non-empty string without spaces or line breaks (value not shown)',
+    );
+  });
+
   it('reports every bad key at once', () => {
     const message = yamlError('sync:\n  lookback: ten\n  pageSize: 0\nhttp:\n  port: -1\n');
     expect(message.split('; ')).toEqual([

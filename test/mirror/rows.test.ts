@@ -191,6 +191,35 @@ forEachDialect('mirror rows', ({ fresh }) => {
     }
   });
 
+  it('never shows a concurrent reader half a batch: rows and cursor appear together', async () => {
+    const t = await fresh();
+    await sync(t.mirror, SIMPLE_WS);
+    const key = recordCursorKey('t1');
+    const observe = async () => {
+      // One statement, one snapshot.
+      const [o] = await t.sql<{ n: unknown; c: string | null }>(
+        `SELECT (SELECT count(*) FROM ${t.table('crm__deals')}) AS "n",
+                (SELECT "value" FROM ${t.table('_wsmirror_cursors')} WHERE "name" = '${key}') AS "c"`,
+      );
+      return `${Number(o!.n)}@${o!.c}`;
+    };
+    const seen = new Set<string>();
+    for (let page = 1; page <= 4; page++) {
+      const upserts = Array.from({ length: 5000 }, (_, i) => ({ id: (page - 1) * 5000 + i + 1, values: { title: `p${page}`, amount: i } }));
+      let done = false;
+      const write = t.mirror.applyRows('t1', { upserts, cursors: { [key]: `page${page}` } }).finally(() => { done = true; });
+      while (!done) {
+        seen.add(await observe());
+        await new Promise((r) => setImmediate(r));
+      }
+      await write;
+      seen.add(await observe());
+    }
+    const allowed = new Set(['0@null', '5000@page1', '10000@page2', '15000@page3', '20000@page4']);
+    for (const s of seen) expect(allowed, s).toContain(s);
+    expect(seen).toContain('20000@page4');
+  });
+
   it('applies large batches (bulk path) exactly', async () => {
     const t = await fresh();
     await sync(t.mirror, TYPES_WS);
