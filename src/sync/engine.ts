@@ -74,6 +74,7 @@ export class SyncEngine {
     for (const table of catalog.tables) {
       const name = `${table.moduleName}.${table.tableName}`;
       opts.signal?.throwIfAborted();
+      logger.debug({ table: name, mode: table.mode, state: table.state }, 'pulling table');
       try {
         const result = await pullTable(ctx, table, { forceFullScan: opts.forceFullScan ?? false, now: Date.now() });
         if (result.action !== 'skipped') {

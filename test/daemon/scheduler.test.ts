@@ -52,11 +52,16 @@ function recorded(options: Omit<SchedulerOptions, 'cycle'> & { cycleMs: number; 
   return { scheduler, runs, outcomes, maxInFlight: () => maxInFlight };
 }
 
+/**
+ * Waits for a condition by yielding to the event loop. `setImmediate` and `performance.now` are
+ * not faked, so this works under the fake clock too (a faked `setTimeout` would never fire, and
+ * a faked `Date` never moves).
+ */
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(5);
+    if (performance.now() > deadline) throw new Error('condition not met in time');
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
 

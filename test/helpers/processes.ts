@@ -77,7 +77,14 @@ export function peakRss(pid: number): number | undefined {
 export function runWsmirror(
   args: string[],
   env: Record<string, string>,
-  options: { killAfterMs?: number; killWhen?: (stdout: string, stderr: string) => boolean; cwd?: string } = {},
+  options: {
+    killAfterMs?: number;
+    /** Checked on every output chunk; true kills the process at once. */
+    killWhen?: (stdout: string, stderr: string) => boolean;
+    /** Receives a function that SIGKILLs the process, for kills decided later. */
+    onSpawn?: (kill: () => void) => void;
+    cwd?: string;
+  } = {},
 ): Promise<RunResult> {
   const child = spawn(process.execPath, [WSMIRROR_BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
@@ -88,6 +95,7 @@ export function runWsmirror(
   let stderr = '';
   let peak: number | undefined;
   const kill = () => child.kill('SIGKILL');
+  options.onSpawn?.(kill);
   child.stdout!.on('data', (c: Buffer) => {
     stdout += c.toString();
     if (options.killWhen?.(stdout, stderr)) kill();

@@ -24,7 +24,9 @@ forEachDialect('crash safety', (dialect) => {
       WSMIRROR_BASE_URL: h.emu.url,
       WSMIRROR_API_KEY: h.emu.apiKey,
       WSMIRROR_WORKSPACE_ID: h.emu.workspaceId,
-      WSMIRROR_LOG_LEVEL: 'warn',
+      // Progress lines every 50 ms and a line per table pulled tell the test where the daemon is.
+      WSMIRROR_LOG_LEVEL: 'debug',
+      WSMIRROR_LOG_PROGRESS_INTERVAL: '50ms',
       WSMIRROR_HTTP_PORT: '0',
       WSMIRROR_MIRROR_URL: dialect.dialect === 'sqlite' ? h.tm.url : testPgUrl!,
     };
@@ -39,8 +41,21 @@ forEachDialect('crash safety', (dialect) => {
     return Number(row!.n);
   }
 
-  async function killedRun(afterMs: number): Promise<RunResult> {
-    return runWsmirror(['sync'], daemonEnv(), { killAfterMs: afterMs });
+  /** Runs `wsmirror sync` and SIGKILLs it `delayMs` after `marker` has appeared `times` times in its log. */
+  function killedRun(marker: string, times: number, delayMs = 0): Promise<RunResult> {
+    let kill: () => void = () => undefined;
+    let armed = false;
+    return runWsmirror(['sync'], daemonEnv(), {
+      onSpawn: (k) => {
+        kill = k;
+      },
+      killWhen: (stdout) => {
+        if (armed || stdout.split(marker).length - 1 < times) return false;
+        armed = true;
+        setTimeout(kill, delayMs);
+        return false;
+      },
+    });
   }
 
   it('kill -9 during backfill and during incremental sync loses and duplicates nothing', async () => {
@@ -54,8 +69,8 @@ forEachDialect('crash safety', (dialect) => {
     // Backfill, killed at growing delays; a kill must land while rows are half written.
     const partialCounts: number[] = [];
     let killed = 0;
-    for (const delay of [700, 1100, 1500, 1900]) {
-      const run = await killedRun(delay);
+    for (const progressLines of [1, 3, 6, 10]) {
+      const run = await killedRun('"work":"sync","task":"big.history"', progressLines);
       if (run.signal === 'SIGKILL') killed++;
       else expect(run.code, run.stderr).toBe(0);
       partialCounts.push(await count('history'));
@@ -80,8 +95,8 @@ forEachDialect('crash safety', (dialect) => {
     await h.upstream.createRecords('big', 'history', rows(2_000, 100_000));
     await h.upstream.updateRecords('big', 'plain', plainIds.slice(100, 600).map((id) => ({ id, name: 'edited' })));
     let incrementalKills = 0;
-    for (const delay of [450, 650, 850]) {
-      const run = await killedRun(delay);
+    for (const delayMs of [20, 150, 400]) {
+      const run = await killedRun('"table":"big.history","mode":"history"', 1, delayMs);
       if (run.signal === 'SIGKILL') incrementalKills++;
     }
     expect(incrementalKills).toBeGreaterThan(0);
