@@ -1,40 +1,13 @@
 // Emulator at scale: one table of N records (default 1,000,000) created through the HTTP API in
 // batches of 1,000, then a deep list page, a record-changes poll page and the emulator's memory.
 // The emulator runs as a child process (`bin/wsmirror emulator --port 0`), as a user would run it.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { call } from '../test/helpers/emulator.ts';
+import { processMemory, spawnEmulator } from '../test/helpers/processes.ts';
+import { field, ok, recordsPath } from '../test/helpers/schema.ts';
+import { UpstreamWorkspace } from '../test/helpers/workspace.ts';
 import type { BenchOptions } from './run.ts';
 
-const API_KEY = 'bench-key';
-const ADMIN = 'bench-admin';
-const WORKSPACE = 'bench0000001';
 const TARGETS = { createRecordsPerSecond: 30_000, listPageMs: 25, changesPageMs: 25, rssBytes: 1.5 * 1024 ** 3 };
-
-async function startEmulator(): Promise<{ child: ChildProcess; url: string }> {
-  const bin = fileURLToPath(new URL('../bin/wsmirror', import.meta.url));
-  const child = spawn(
-    process.execPath,
-    [bin, 'emulator', '--port', '0', '--api-key', API_KEY, '--admin-token', ADMIN, '--workspace-id', WORKSPACE],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`the emulator exited with ${code} before listening`)));
-  });
-  return { child, url };
-}
-
-async function memoryOf(pid: number): Promise<{ rssBytes: number; peakRssBytes: number }> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
-  return { rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM') };
-}
 
 function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
@@ -49,31 +22,22 @@ export async function run(options: BenchOptions = {}) {
   const batch = Number(options.batch ?? 1000);
   const concurrency = Number(options.concurrency ?? 2);
   const samples = Number(options.samples ?? 50);
-  const { child, url } = await startEmulator();
-  const api = async (method: string, path: string, body?: unknown, token = API_KEY) => {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
-    const json = (await res.json()) as any;
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
+  const emu = await spawnEmulator({ stderr: 'inherit' });
+  // The timed requests: one HTTP call each, the body sent as already-encoded JSON.
+  const api = async (method: string, path: string, rawBody?: string) =>
+    ok(await call(emu.url, method, path, { token: emu.apiKey, ...(rawBody === undefined ? {} : { rawBody }) }), `${method} ${path}`).body;
   try {
-    const base = `/api/v1/workspace/${WORKSPACE}/modules/bench/tables`;
-    await api('POST', '/_emulator/modules', { name: 'bench' }, ADMIN);
-    await api('POST', base, { name: 'items', hasHistory: true });
-    const label = (name: string) => ({ '': name });
-    await api('POST', `${base}/items/fields/batch`, [
-      { name: 'name', type: 'string', labels: label('Name') },
-      { name: 'qty', type: 'number', labels: label('Quantity') },
-      { name: 'active', type: 'boolean', labels: label('Active') },
-      { name: 'status', type: 'choice', labels: label('Status'), options: [{ name: 'new' }, { name: 'open' }, { name: 'done' }] },
-      { name: 'due', type: 'date', labels: label('Due') },
-      { name: 'seen', type: 'timestamp', labels: label('Seen') },
+    const ws = new UpstreamWorkspace(emu);
+    await ws.createModule('bench');
+    await ws.createTable('bench', 'items', { hasHistory: true }, [
+      field('name', 'string'),
+      field('qty', 'number'),
+      field('active', 'boolean'),
+      field('status', 'choice', { options: [{ name: 'new' }, { name: 'open' }, { name: 'done' }] }),
+      field('due', 'date'),
+      field('seen', 'timestamp'),
     ]);
-    const records = `${base}/items/records`;
+    const records = `${emu.base}/${recordsPath('bench', 'items')}`;
     const statuses = ['new', 'open', 'done'];
     const bodyOf = (from: number, count: number) => {
       const rows = [];
@@ -139,7 +103,8 @@ export async function run(options: BenchOptions = {}) {
       () => `${records}/changes?since=${since}&asOf=${first.meta.asOf}&limit=100&offset=${deepOffset}`,
       () => {},
     );
-    const memory = await memoryOf(child.pid!);
+    const memory = processMemory(emu.child.pid!);
+    if (!memory) throw new Error('cannot read the emulator\'s memory from /proc');
 
     const createRecordsPerSecond = Math.round(total / createSeconds);
     return {
@@ -165,7 +130,6 @@ export async function run(options: BenchOptions = {}) {
       },
     };
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
+    await emu.stop();
   }
 }

@@ -3,9 +3,10 @@
 // page each). On Postgres it also compares the mirror's COPY path with a multi-row INSERT … ON
 // CONFLICT in 1,000-row statements, on 50k rows in one transaction, as a ratio from the same run.
 //
-//   node bench/mirror-upsert.ts            (Postgres from WSMIRROR_BENCH_PG_URL or WSMIRROR_TEST_PG_URL,
-//                                            default postgres://postgres@127.0.0.1:5432/postgres)
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+//   npm run bench -- mirror-upsert [--rows=100000] [--strategy-rows=50000] [--pg-url=postgres://…]
+//   (Postgres by default from WSMIRROR_BENCH_PG_URL or WSMIRROR_TEST_PG_URL, else
+//   postgres://postgres@127.0.0.1:5432/postgres)
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -16,10 +17,15 @@ import { openMirror } from '../src/mirror/mirror.ts';
 import type { Mirror } from '../src/mirror/mirror.ts';
 import { planSchema } from '../src/mirror/schema-planner.ts';
 import { apiToSql } from '../src/mirror/value-codec.ts';
+import type { BenchOptions } from './run.ts';
 
-const ROWS = 100_000;
-const STRATEGY_ROWS = 50_000;
-const PG_URL = process.env['WSMIRROR_BENCH_PG_URL'] ?? process.env['WSMIRROR_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+interface Settings {
+  rows: number;
+  strategyRows: number;
+  pgUrl: string;
+}
 
 const FIELDS: Field[] = [
   { id: 'f1', name: 'title', type: 'string' },
@@ -59,41 +65,41 @@ function record(id: number, round: number) {
   };
 }
 
-async function timeBatches(mirror: Mirror, tableId: string, batch: number, round: number): Promise<number> {
+async function timeBatches(mirror: Mirror, tableId: string, rows: number, batch: number, round: number): Promise<number> {
   const started = performance.now();
-  for (let from = 1; from <= ROWS; from += batch) {
+  for (let from = 1; from <= rows; from += batch) {
     const upserts = [];
-    for (let id = from; id < from + batch && id <= ROWS; id++) upserts.push(record(id, round));
+    for (let id = from; id < from + batch && id <= rows; id++) upserts.push(record(id, round));
     await mirror.applyRows(tableId, { upserts, cursors: { [`table:${tableId}:records`]: String(from) } });
   }
-  return Math.round(ROWS / ((performance.now() - started) / 1000));
+  return Math.round(rows / ((performance.now() - started) / 1000));
 }
 
-async function runDialect(mirror: Mirror) {
+async function runDialect(mirror: Mirror, rows: number) {
   const batches = [10_000, 100];
   const tables = batches.map((b) => `upsert_${b}`);
   const catalog = await mirror.readCatalog();
   await mirror.applySchemaPlan(planSchema(catalog, workspaceWith([...tables, 'copy_50k'])));
   const results = [];
   for (const [i, batch] of batches.entries()) {
-    const insertRowsPerSec = await timeBatches(mirror, tables[i]!, batch, 1);
-    const updateRowsPerSec = await timeBatches(mirror, tables[i]!, batch, 2);
-    if ((await mirror.countRows(tables[i]!)) !== ROWS) throw new Error('row count mismatch');
+    const insertRowsPerSec = await timeBatches(mirror, tables[i]!, rows, batch, 1);
+    const updateRowsPerSec = await timeBatches(mirror, tables[i]!, rows, batch, 2);
+    if ((await mirror.countRows(tables[i]!)) !== rows) throw new Error('row count mismatch');
     results.push({ batch, insertRowsPerSec, updateRowsPerSec });
   }
   return results;
 }
 
 /** COPY (the mirror) against multi-row INSERT … ON CONFLICT, same rows, same run. */
-async function comparePostgresStrategies(mirror: Mirror, schema: string) {
-  const rows = Array.from({ length: STRATEGY_ROWS }, (_, i) => record(i + 1, 1));
+async function comparePostgresStrategies(mirror: Mirror, schema: string, settings: Settings) {
+  const rows = Array.from({ length: settings.strategyRows }, (_, i) => record(i + 1, 1));
   const copy = async () => {
     const t = performance.now();
     await mirror.applyRows('copy_50k', { upserts: rows });
     return performance.now() - t;
   };
 
-  const client = new pg.Client({ connectionString: PG_URL });
+  const client = new pg.Client({ connectionString: settings.pgUrl });
   await client.connect();
   const q = (s: string) => pg.escapeIdentifier(s);
   const cols = ['id', '_synced_at', ...FIELDS.map((f) => f.name)];
@@ -122,9 +128,9 @@ async function comparePostgresStrategies(mirror: Mirror, schema: string) {
   copyMs.push(await copy());
   insertMs.push(await insert());
   await client.end();
-  const perSec = (ms: number) => Math.round(STRATEGY_ROWS / (ms / 1000));
+  const perSec = (ms: number) => Math.round(settings.strategyRows / (ms / 1000));
   return {
-    rows: STRATEGY_ROWS,
+    rows: settings.strategyRows,
     copyRowsPerSec: { insert: perSec(copyMs[0]!), update: perSec(copyMs[1]!) },
     multiRowInsertRowsPerSec: { insert: perSec(insertMs[0]!), update: perSec(insertMs[1]!) },
     copyOverInsertRatio: {
@@ -134,13 +140,19 @@ async function comparePostgresStrategies(mirror: Mirror, schema: string) {
   };
 }
 
-async function main() {
-  const out: Record<string, unknown> = { bench: 'mirror-upsert', rows: ROWS, fields: FIELDS.length, node: process.version, at: new Date().toISOString() };
+export async function run(options: BenchOptions = {}) {
+  const pgUrl = options['pg-url'];
+  const settings: Settings = {
+    rows: Number(options.rows ?? 100_000),
+    strategyRows: Number(options['strategy-rows'] ?? 50_000),
+    pgUrl: typeof pgUrl === 'string' ? pgUrl : (process.env['WSMIRROR_BENCH_PG_URL'] ?? process.env['WSMIRROR_TEST_PG_URL'] ?? DEFAULT_PG_URL),
+  };
+  const out: Record<string, unknown> = { rows: settings.rows, fields: FIELDS.length };
 
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-'));
   try {
     const mirror = await openMirror(`sqlite:${join(dir, 'bench.db')}`);
-    out['sqlite'] = await runDialect(mirror);
+    out['sqlite'] = await runDialect(mirror, settings.rows);
     await mirror.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -149,26 +161,19 @@ async function main() {
   const schema = `wsm_bench_${randomBytes(4).toString('hex')}`;
   let mirror: Mirror | undefined;
   try {
-    mirror = await openMirror(PG_URL, { pgSchema: schema });
-    out['postgres'] = await runDialect(mirror);
-    out['postgresStrategies'] = await comparePostgresStrategies(mirror, schema);
+    mirror = await openMirror(settings.pgUrl, { pgSchema: schema });
+    out['postgres'] = await runDialect(mirror, settings.rows);
+    out['postgresStrategies'] = await comparePostgresStrategies(mirror, schema, settings);
   } catch (error) {
     out['postgres'] = { skipped: (error as Error).message };
   } finally {
     await mirror?.close();
     if (mirror) {
-      const admin = new pg.Client({ connectionString: PG_URL });
+      const admin = new pg.Client({ connectionString: settings.pgUrl });
       await admin.connect();
       await admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
       await admin.end();
     }
   }
-
-  const json = JSON.stringify(out, null, 2);
-  console.log(json);
-  const results = new URL('./results/', import.meta.url);
-  mkdirSync(results, { recursive: true });
-  writeFileSync(new URL('mirror-upsert.json', results), `${json}\n`);
+  return out;
 }
-
-await main();

@@ -5,14 +5,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import type { FieldCreate } from '../src/api/index.ts';
 import { WorkspaceClient, type RequestInfo } from '../src/client/index.ts';
 import { openMirror } from '../src/mirror/mirror.ts';
 import { SyncEngine } from '../src/sync/index.ts';
-import { call } from '../test/helpers/emulator.ts';
 import { runWsmirror, spawnEmulator, type EmulatorProcess } from '../test/helpers/processes.ts';
+import { UpstreamWorkspace } from '../test/helpers/workspace.ts';
 import type { BenchOptions } from './run.ts';
 
-const FIELDS = [
+const FIELDS: FieldCreate[] = [
   { name: 'title', type: 'string', labels: { '': 'Title' } },
   { name: 'amount', type: 'number', labels: { '': 'Amount' } },
   { name: 'paid', type: 'boolean', labels: { '': 'Paid' } },
@@ -23,22 +24,11 @@ const FIELDS = [
   { name: 'color', type: 'color', labels: { '': 'Color' } },
   { name: 'owner', type: 'user', labels: { '': 'Owner' } },
   { name: 'payload', type: 'string', labels: { '': 'Payload' } },
-] as const;
+];
 
-async function ok(emu: EmulatorProcess, method: string, path: string, body?: unknown) {
-  const admin = path.startsWith('/_emulator/');
-  const res = await call(emu.url, method, path, { token: admin ? emu.adminToken : emu.apiKey, ...(body === undefined ? {} : { body }) });
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body;
-}
-
-function base(emu: EmulatorProcess) {
-  return `/api/v1/workspace/${emu.workspaceId}/modules/bench/tables`;
-}
-
-async function seedTable(emu: EmulatorProcess, name: string, count: number, hasHistory = true): Promise<string[]> {
-  await ok(emu, 'POST', base(emu), { name, hasHistory });
-  const fields = (await ok(emu, 'POST', `${base(emu)}/${name}/fields/batch`, FIELDS)) as { data: { name: string; options?: { id: string }[] }[] };
+async function seedTable(ws: UpstreamWorkspace, name: string, count: number, hasHistory = true): Promise<string[]> {
+  await ws.createTable('bench', name, { hasHistory });
+  const fields = (await ws.addFields('bench', name, FIELDS)) as { data: { name: string; options?: { id: string }[] }[] };
   const tagIds = fields.data.find((f) => f.name === 'tags')!.options!.map((o) => o.id);
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1000) {
@@ -50,8 +40,7 @@ async function seedTable(emu: EmulatorProcess, name: string, count: number, hasH
         color: '#aabbcc', owner: `user-${n % 50}`, payload: 'x'.repeat(40),
       };
     });
-    const res = (await ok(emu, 'POST', `${base(emu)}/${name}/records`, { records })) as { data: { ids: string[] } };
-    ids.push(...res.data.ids);
+    ids.push(...(await ws.createRecords('bench', name, records)));
   }
   return ids;
 }
@@ -93,9 +82,10 @@ export async function run(options: BenchOptions = {}) {
   const emu = await spawnEmulator();
   const out: Record<string, unknown> = { records, concurrency };
   try {
-    await ok(emu, 'POST', '/_emulator/modules', { name: 'bench' });
+    const ws = new UpstreamWorkspace(emu);
+    await ws.createModule('bench');
     const seedStarted = performance.now();
-    const ids = await seedTable(emu, 'invoices', records);
+    const ids = await seedTable(ws, 'invoices', records);
     out['seedRecordsPerSecond'] = Math.round(records / ((performance.now() - seedStarted) / 1000));
     // Let the default 10 s lookback pass, so the sync measures the scan, not a re-read of rows
     // created a moment ago.
@@ -136,7 +126,7 @@ export async function run(options: BenchOptions = {}) {
     const engine = new SyncEngine({ client: c, mirror, options: { lookbackMs: 0 } });
     await engine.runCycle({ forceFullScan: true });
     for (let i = 0; i < 1000; i += 100) {
-      await ok(emu, 'PATCH', `${base(emu)}/invoices/records`, { records: ids.slice(i, i + 100).map((id) => ({ id, amount: -1 })) });
+      await ws.updateRecords('bench', 'invoices', ids.slice(i, i + 100).map((id) => ({ id, amount: -1 })));
     }
     let started = performance.now();
     const inc = await engine.runCycle();
@@ -144,7 +134,7 @@ export async function run(options: BenchOptions = {}) {
     await mirror.close();
 
     // Idle cycle over 50 history tables.
-    for (let t = 0; t < 49; t++) await ok(emu, 'POST', base(emu), { name: `idle_${t}`, hasHistory: true });
+    for (let t = 0; t < 49; t++) await ws.createTable('bench', `idle_${t}`, { hasHistory: true });
     const idleMirror = await openMirror(`sqlite:${join(dir, 'idle.db')}`);
     const idleEngine = new SyncEngine({ client: c, mirror: idleMirror, options: { lookbackMs: 0 } });
     await idleEngine.runCycle({ forceFullScan: true });

@@ -3,19 +3,29 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The import boundaries of docs/architecture.md. Each folder of src/ lists the folders it must
- * never import; the test parses every import and export-from of every source file.
+ * The import boundaries of docs/architecture.md. Each folder of src/ lists the entries of src/ it
+ * may import; every other entry is forbidden. The test parses every import and export-from of
+ * every source file, and checks that the table of the doc says the same as this one.
  */
 const SRC = resolve(import.meta.dirname, '../src');
+const DOC = resolve(import.meta.dirname, '../docs/architecture.md');
 
-const FORBIDDEN: Record<string, string[]> = {
-  api: ['client', 'mirror', 'sync', 'daemon', 'cli', 'emulator', 'errors.ts'],
-  emulator: ['client', 'mirror', 'sync', 'daemon', 'cli', 'errors.ts'],
-  client: ['mirror', 'sync', 'daemon', 'cli', 'emulator'],
-  mirror: ['client', 'sync', 'daemon', 'cli', 'emulator'],
-  sync: ['daemon', 'cli', 'emulator'],
-  daemon: ['cli', 'emulator'],
+/** The top-level entries of src/. */
+const ENTRIES = ['api', 'cli', 'client', 'daemon', 'emulator', 'errors.ts', 'mirror', 'sync'];
+
+/** `src/cli/` may import everything (the emulator only through its index), checked below. */
+const MAY_IMPORT: Record<string, string[]> = {
+  api: [],
+  emulator: ['api'],
+  client: ['api', 'errors.ts'],
+  mirror: ['api', 'errors.ts'],
+  sync: ['client', 'mirror', 'api', 'errors.ts'],
+  daemon: ['sync', 'client', 'mirror', 'api', 'errors.ts'],
 };
+
+function forbiddenFor(folder: string): string[] {
+  return ENTRIES.filter((e) => e !== folder && !MAY_IMPORT[folder]!.includes(e));
+}
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -40,8 +50,43 @@ function importsOf(file: string): string[] {
   return [...text.matchAll(IMPORT_RE)].map((m) => (m[1] ?? m[2])!);
 }
 
+/** A cell of the doc's table as entries of src/: `src/api/` → api, `src/errors.ts` → errors.ts. */
+function cellEntries(cell: string): string[] {
+  return cell
+    .split(',')
+    .map((part) => part.trim().replace(/`/g, '').replace(/^src\//, '').replace(/\/$/, ''))
+    .filter((name) => ENTRIES.includes(name));
+}
+
+/** The Boundaries table of docs/architecture.md: folder → [may import, never imports]. */
+function docTable(): Map<string, [string, string]> {
+  const rows = new Map<string, [string, string]>();
+  for (const line of readFileSync(DOC, 'utf8').split('\n')) {
+    const m = /^\| `src\/([a-z]+)\/` \| (.*?) \| (.*?) ?\|$/.exec(line);
+    if (m) rows.set(m[1]!, [m[2]!, m[3]!]);
+  }
+  return rows;
+}
+
 describe('architecture boundaries', () => {
-  for (const [folder, forbidden] of Object.entries(FORBIDDEN)) {
+  it('src/ holds the entries the table speaks of', () => {
+    expect(readdirSync(SRC).sort()).toEqual(ENTRIES);
+  });
+
+  it('docs/architecture.md states the same table, each row whole', () => {
+    const rows = docTable();
+    expect([...rows.keys()].sort()).toEqual(ENTRIES.filter((e) => e !== 'errors.ts'));
+    for (const [folder, may] of Object.entries(MAY_IMPORT)) {
+      const [mayCell, neverCell] = rows.get(folder)!;
+      expect(cellEntries(mayCell).sort(), `src/${folder}/ may import`).toEqual([...may].sort());
+      const never = neverCell === 'anything else in `src/`' ? forbiddenFor(folder) : cellEntries(neverCell);
+      expect(never.sort(), `src/${folder}/ never imports`).toEqual(forbiddenFor(folder).sort());
+    }
+    expect(rows.get('cli')).toEqual(['everything (the emulator only through `src/emulator/index.ts`)', '']);
+  });
+
+  for (const folder of Object.keys(MAY_IMPORT)) {
+    const forbidden = forbiddenFor(folder);
     it(`src/${folder}/ imports none of ${forbidden.join(', ')}`, () => {
       const violations: string[] = [];
       for (const file of sourceFiles(join(SRC, folder))) {

@@ -11,6 +11,15 @@ function daysInMonth(year: number, month: number): number {
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
+/** Unix milliseconds of a UTC date and time; `month` is 1-12. */
+function utcMillis(year: number, month: number, day: number, hour = 0, minute = 0, second = 0, millis = 0): number {
+  // Not Date.UTC: it reads years 0-99 as 1900-1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, millis);
+  return date.getTime();
+}
+
 /**
  * Parses a spec timestamp into Unix milliseconds, or returns undefined when the text is not
  * one (wrong shape, missing `Z`, or an impossible calendar date or time of day).
@@ -26,7 +35,7 @@ export function parseTimestamp(text: string): number | undefined {
   if (hour > 23 || minute > 59 || second > 59) return undefined;
   // Fractions finer than a millisecond are truncated: the service keeps milliseconds.
   const millis = m[7] === undefined ? 0 : Number(m[7].padEnd(3, '0').slice(0, 3));
-  return Date.UTC(year, month - 1, day, hour, minute, second, millis);
+  return utcMillis(year, month, day, hour, minute, second, millis);
 }
 
 /** Formats Unix milliseconds the way the service writes timestamps: always with milliseconds. */
@@ -50,5 +59,5 @@ export function parseDate(text: string): number | undefined {
   if (!m) return undefined;
   const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
-  return Date.UTC(year, month - 1, day);
+  return utcMillis(year, month, day);
 }

@@ -20,7 +20,10 @@ export interface SyncStackDeps {
   progress?: ProgressReporter;
 }
 
-/** The mirror URL with the SQLite path made absolute against the configuration's directory. */
+/**
+ * The mirror URL to open: for SQLite, `sqlite:` plus the path the configuration already made
+ * absolute against the working directory (not the configuration file's directory).
+ */
 export function mirrorUrlOf(config: Pick<Config, 'mirror'>): string {
   return config.mirror.dialect === 'sqlite' ? `sqlite:${config.mirror.path}` : config.mirror.url;
 }

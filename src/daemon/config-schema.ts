@@ -6,6 +6,7 @@
  */
 import { Cron } from 'croner';
 import { z } from 'zod';
+import { TABLE_PATTERN_RULE, isTablePattern } from '../mirror/table-filter.ts';
 import { looksLikeDuration, parseDuration, parseSize } from './units.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -255,11 +256,10 @@ const schedule = z.unknown().transform((value, ctx): Schedule => {
   return parsed.schedule;
 });
 
-/** `module.table` with `*` and `?` wildcards, or `*` alone. */
-export const TABLE_PATTERN = /^(?:\*|[a-z0-9_*?]+\.[a-z0-9_*?]+)$/;
+// The rule is the mirror's, which compiles these patterns.
 const tablePattern = leaf(
-  (value) => `${showValue(value)} is not a table pattern such as crm.* or sales.orders (module.table, wildcards * and ?)`,
-  (value) => (typeof value === 'string' && TABLE_PATTERN.test(value.trim()) ? value.trim() : undefined),
+  (value) => `${showValue(value)} is not ${TABLE_PATTERN_RULE}`,
+  (value) => (typeof value === 'string' && isTablePattern(value.trim()) ? value.trim() : undefined),
 );
 // The environment gives lists comma-separated.
 const tablePatterns = z.preprocess(

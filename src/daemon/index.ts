@@ -15,7 +15,6 @@ export type {
 } from './config-schema.ts';
 export { loadConfig, redactConfig, resolveConfig, unknownEnvironmentVariables } from './load-config.ts';
 export type { LoadConfigOptions, ResolveConfigOptions } from './load-config.ts';
-export { createTableFilter } from './table-filter.ts';
 export { formatDuration, formatSize, parseDuration, parseSize } from './units.ts';
 export { REDACTED, createLogger, createRedactor } from './logger.ts';
 export type { Logger, LoggerOptions } from './logger.ts';

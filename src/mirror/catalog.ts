@@ -1,6 +1,7 @@
 import type { Option } from '../api/field.ts';
 import type { FieldType } from '../api/field-types.ts';
 import type { DialectName } from './type-map.ts';
+import { ConfigError } from '../errors.ts';
 
 /**
  * The catalog: what the mirror holds, as data (`Catalog`), and the `_wsmirror_*` tables that
@@ -129,6 +130,14 @@ export const OUTBOX_OPERATIONS = ['insert', 'update', 'delete'] as const;
 
 /** Version of the catalog layout, stored in `_wsmirror_meta`. */
 export const CATALOG_VERSION = 1;
+
+/** Refuses (ConfigError) a catalog this version cannot read: a newer layout, or no version row. */
+export function checkCatalogVersion(stored: string | undefined): void {
+  if (stored === undefined) throw new ConfigError('the catalog has no catalog_version row in _wsmirror_meta');
+  if (Number(stored) > CATALOG_VERSION) {
+    throw new ConfigError(`the catalog was written by a newer wsmirror (layout ${stored}; this one knows ${CATALOG_VERSION})`);
+  }
+}
 
 export const CATALOG_TABLES: readonly CatalogTableDef[] = [
   {

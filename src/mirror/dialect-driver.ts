@@ -31,6 +31,8 @@ export interface DialectDriver {
 
   /** Creates the catalog tables when missing (first open). */
   ensureCatalog(): Promise<void>;
+  /** Checks, without writing, that the catalog exists in a layout this version reads (ConfigError if not). */
+  verifyCatalog(): Promise<void>;
   /** Names of every relation and type in the mirror's namespace. */
   listNamespaceNames(): Promise<string[]>;
 

@@ -1,8 +1,8 @@
 // The mirror's public surface: what the sync engine, the daemon and the CLI import.
-export type { CursorWrites, Mirror, MirrorLogger, OpenMirrorOptions, RecordId, RowBatch, RowBatchResult } from './mirror.ts';
+export type { CursorWrites, Mirror, MirrorLogger, OpenMirrorOptions, OutboxCount, RecordId, RowBatch, RowBatchResult } from './mirror.ts';
 export { DAEMON_WRITE_CONDITION, openMirror } from './mirror.ts';
 export type { Catalog, Labels, MirrorField, MirrorTable, OutboxStatus, TableMode, TableState } from './catalog.ts';
-export { CATALOG_TABLES, SCHEMA_CURSOR_KEY, fieldsOf, pickLabel, recordCursorKey, tableCursorPrefix } from './catalog.ts';
+export { CATALOG_TABLES, OUTBOX_STATUSES, SCHEMA_CURSOR_KEY, fieldsOf, pickLabel, recordCursorKey, tableCursorPrefix } from './catalog.ts';
 export type { SchemaOp, SchemaPlan } from './schema-planner.ts';
 export { describeOp, planSchema } from './schema-planner.ts';
 export type { TableFilter } from './table-filter.ts';

@@ -1,5 +1,5 @@
 import type { ApiRecord } from '../api/records.ts';
-import type { Catalog, TableState } from './catalog.ts';
+import type { Catalog, OutboxStatus, TableState } from './catalog.ts';
 import type { SchemaPlan } from './schema-planner.ts';
 import type { DialectName } from './type-map.ts';
 import { parseMirrorUrl } from './mirror-url.ts';
@@ -54,6 +54,12 @@ export interface Mirror {
   /** Sets (or with null, deletes) one cursor, in its own transaction. */
   setCursor(key: string, value: string | null): Promise<void>;
 
+  /**
+   * Outbox entries counted per table and status, ordered by table id then status. Combinations
+   * with no entry are left out; entries of tables no longer mirrored are included.
+   */
+  outboxSummary(): Promise<OutboxCount[]>;
+
   /** Updates a table's sync state and/or the time of its last successful pull. */
   setTableState(tableId: string, patch: { state?: TableState; lastPullAt?: string | null }): Promise<void>;
 
@@ -76,6 +82,12 @@ export interface RowBatch {
   state?: TableState;
 }
 
+export interface OutboxCount {
+  tableId: string;
+  status: OutboxStatus;
+  count: number;
+}
+
 export interface RowBatchResult {
   upserted: number;
   deleted: number;
@@ -92,22 +104,28 @@ export interface OpenMirrorOptions {
   /** Postgres schema holding the mirror (default `public`); created when missing. */
   pgSchema?: string;
   logger?: MirrorLogger;
+  /**
+   * Open an existing mirror only (read-only commands such as `status`): never create the SQLite
+   * file, the Postgres schema or the catalog; a missing one throws ConfigError naming it.
+   */
+  mustExist?: boolean;
 }
 
 /**
  * Opens `sqlite:PATH` (also `sqlite://PATH`) or `postgres://…` / `postgresql://…`, creating the
- * catalog tables when missing. A malformed or unreachable URL throws ConfigError naming the URL
+ * catalog tables when missing (unless `mustExist`). A malformed or unreachable URL throws ConfigError naming the URL
  * with its password masked.
  */
 export async function openMirror(url: string, options: OpenMirrorOptions = {}): Promise<Mirror> {
   const location = parseMirrorUrl(url);
+  const mustExist = options.mustExist === true;
   const { SqlMirror } = await import('./sql-mirror.ts');
   if (location.dialect === 'sqlite') {
     const { openSqliteDriver } = await import('./sqlite/sqlite-driver.ts');
-    return SqlMirror.open(await openSqliteDriver(location), location.display, options.logger);
+    return SqlMirror.open(await openSqliteDriver(location, { mustExist }), location.display, options.logger);
   }
   const { openPostgresDriver } = await import('./postgres/postgres-driver.ts');
-  return SqlMirror.open(await openPostgresDriver(location, options.pgSchema ?? 'public'), location.display, options.logger);
+  return SqlMirror.open(await openPostgresDriver(location, options.pgSchema ?? 'public', { mustExist }), location.display, options.logger);
 }
 
 /**

@@ -2,12 +2,12 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { ApiRecord } from '../api/records.ts';
 import type { FieldType } from '../api/field-types.ts';
-import type { Catalog, CatalogDb, Labels, MirrorField, MirrorTable, TableMode, TableState } from './catalog.ts';
+import type { Catalog, CatalogDb, Labels, MirrorField, MirrorTable, OutboxStatus, TableMode, TableState } from './catalog.ts';
 import { CATALOG_PREFIX, ID_COLUMN, SYNCED_AT_COLUMN } from './naming.ts';
 import { fieldsOf, tableCursorPrefix } from './catalog.ts';
 import type { ColumnSpec, DialectDriver, WriteTx } from './dialect-driver.ts';
 import { MirrorError, MirrorValueError } from './errors.ts';
-import type { CursorWrites, Mirror, MirrorLogger, RecordId, RowBatch, RowBatchResult } from './mirror.ts';
+import type { CursorWrites, Mirror, MirrorLogger, OutboxCount, RecordId, RowBatch, RowBatchResult } from './mirror.ts';
 import type { SchemaOp, SchemaPlan } from './schema-planner.ts';
 import { describeOp } from './schema-planner.ts';
 import { SYSTEM_SQL_TYPES } from './type-map.ts';
@@ -370,6 +370,17 @@ export class SqlMirror implements Mirror {
   async setCursor(key: string, value: string | null): Promise<void> {
     this.#assertOpen();
     await this.#driver.write((tx) => this.#writeCursors(tx, { [key]: value }));
+  }
+
+  async outboxSummary(): Promise<OutboxCount[]> {
+    this.#assertOpen();
+    const rows = await this.#driver.catalog(this.#driver.db).selectFrom('_wsmirror_outbox')
+      .select((eb) => ['table_id', 'status', eb.fn.countAll().as('n')])
+      .groupBy(['table_id', 'status'])
+      .orderBy('table_id').orderBy('status')
+      .execute();
+    // count(*) is a bigint on Postgres: a string or number depending on the driver's parser.
+    return rows.map((r) => ({ tableId: r.table_id, status: r.status as OutboxStatus, count: Number(r.n) }));
   }
 
   async setTableState(tableId: string, patch: { state?: TableState; lastPullAt?: string | null }): Promise<void> {

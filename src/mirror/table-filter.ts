@@ -1,29 +1,33 @@
 import { ConfigError } from '../errors.ts';
 
 /**
- * Which upstream tables are mirrored. Patterns are `module.table` globs where `*` matches any run
- * of characters; a pattern without a dot names a whole module (`crm` = `crm.*`). A table is
- * mirrored when it matches an include pattern (or none are given) and no exclude pattern.
+ * Which upstream tables are mirrored: `module.table` must match an include pattern (or none are
+ * given) and no exclude pattern. Patterns are `module.table` globs of a-z, 0-9 and _, where `*`
+ * matches any run of characters and `?` one character; `*` alone matches every table. The
+ * configuration checks patterns with `isTablePattern`, the schema planner compiles them here.
  */
 export interface TableFilter {
   include?: readonly string[];
   exclude?: readonly string[];
 }
 
-const PATTERN = /^[a-z0-9_*]+(\.[a-z0-9_*]+)?$/;
+const TABLE_PATTERN = /^(?:\*|[a-z0-9_*?]+\.[a-z0-9_*?]+)$/;
+
+/** What a valid pattern looks like, for error messages. */
+export const TABLE_PATTERN_RULE = 'a table pattern such as crm.* or sales.orders (module.table, wildcards * and ?)';
+
+export function isTablePattern(text: string): boolean {
+  return TABLE_PATTERN.test(text);
+}
 
 function compile(pattern: string, where: string): RegExp {
-  if (!PATTERN.test(pattern)) {
-    throw new ConfigError(
-      `${where}: ${JSON.stringify(pattern)} is not a table pattern; expected module.table with a-z, 0-9, _ and * (e.g. crm.* or *.orders)`,
-    );
-  }
-  const full = pattern.includes('.') ? pattern : `${pattern}.*`;
-  const body = full.split('*').map((part) => part.replace(/\./g, '\\.')).join('.*');
+  if (!isTablePattern(pattern)) throw new ConfigError(`${where}: ${JSON.stringify(pattern)} is not ${TABLE_PATTERN_RULE}`);
+  // The pattern alphabet holds no regex syntax but `.`, `*` and `?`.
+  const body = pattern.replace(/\./g, '\\.').replace(/\*/g, '.*').replace(/\?/g, '.');
   return new RegExp(`^${body}$`);
 }
 
-/** Compiles a filter once; throws ConfigError naming a malformed pattern. */
+/** Compiles a filter once; throws ConfigError naming a malformed pattern (`include[2]: …`). */
 export function compileTableFilter(filter: TableFilter = {}): (moduleName: string, tableName: string) => boolean {
   const include = (filter.include ?? []).map((p, i) => compile(p, `include[${i}]`));
   const exclude = (filter.exclude ?? []).map((p, i) => compile(p, `exclude[${i}]`));

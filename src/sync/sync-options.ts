@@ -23,7 +23,7 @@ export const SYNC_DEFAULTS: SyncOptions = {
   lookbackMs: 10_000,
   pageSize: 100,
   backfillConcurrency: 4,
-  writeBatchRows: 2_000,
+  writeBatchRows: 500,
   fullScanEveryMs: 10 * 60_000,
   maxDeleteShare: 0.5,
   deleteShareFloor: 100,

@@ -6,6 +6,7 @@ import { ConfigError } from '../../src/errors.ts';
 import { CONFIG_KEYS } from '../../src/daemon/config-schema.ts';
 import type { Config } from '../../src/daemon/config-schema.ts';
 import { loadConfig, redactConfig, resolveConfig, unknownEnvironmentVariables } from '../../src/daemon/load-config.ts';
+import { compileTableFilter } from '../../src/mirror/table-filter.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -310,6 +311,41 @@ describe('bad values name the file, the key and the value', () => {
     for (const [env, expected] of cases) {
       const message = configError(() => loadConfig({ env: { ...REQUIRED_ENV, ...env }, cwd: dir })).message;
       expect(message.startsWith(expected), message).toBe(true);
+    }
+  });
+});
+
+describe('table patterns', () => {
+  it('accepts what the example documents: * and ? wildcards, and * alone', () => {
+    const config = loadYaml('tables:\n  include: ["*", crm.*, "*.audit_log", sales.order?]\n  exclude: [crm.tmp_*]\n');
+    expect(config.tables.include).toEqual(['*', 'crm.*', '*.audit_log', 'sales.order?']);
+    expect(compileTableFilter(config.tables)('sales', 'orders')).toBe(true);
+  });
+
+  it('names the pattern at fault by its place in the list or by its variable', () => {
+    expect(yamlError('tables:\n  include: [crm.*, sales.order?, a.b.c]\n')).toBe(
+      'wsmirror.yaml: tables.include[2]: "a.b.c" is not a table pattern such as crm.* or sales.orders (module.table, wildcards * and ?)',
+    );
+    const message = configError(() => loadConfig({ env: { ...REQUIRED_ENV, WSMIRROR_TABLES_EXCLUDE: 'crm.tmp_?,crm' }, cwd: tempDir() })).message;
+    expect(message).toBe('WSMIRROR_TABLES_EXCLUDE: "crm" is not a table pattern such as crm.* or sales.orders (module.table, wildcards * and ?)');
+  });
+
+  it('accepts exactly the patterns the mirror compiles', () => {
+    const candidates = ['*', '*.*', 'crm.*', 'crm.order?', '?.x', 'crm', 'crm.', '.x', 'a.b.c', 'CRM.x', 'crm.x-y', '**', 'crm.(a|b)', 'a\\.b'];
+    for (const pattern of candidates) {
+      let configAccepts = true;
+      try {
+        resolveConfig({ tables: { include: [pattern] } }, { env: REQUIRED_ENV, cwd: tempDir() });
+      } catch {
+        configAccepts = false;
+      }
+      let mirrorAccepts = true;
+      try {
+        compileTableFilter({ include: [pattern] });
+      } catch {
+        mirrorAccepts = false;
+      }
+      expect(configAccepts, pattern).toBe(mirrorAccepts);
     }
   });
 });

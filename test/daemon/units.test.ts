@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { parseSchedule } from '../../src/daemon/config-schema.ts';
-import { createTableFilter } from '../../src/daemon/table-filter.ts';
 import { formatDuration, formatSize, parseDuration, parseSize } from '../../src/daemon/units.ts';
 
 describe('durations', () => {
@@ -55,20 +54,5 @@ describe('schedules', () => {
     expect(parseSchedule('@hourly')).toEqual({ schedule: { kind: 'cron', expression: '@hourly' } });
     expect(parseSchedule('0s')).toHaveProperty('error');
     expect(parseSchedule('@reboot')).toHaveProperty('error');
-  });
-});
-
-describe('table filter', () => {
-  it('mirrors what an include pattern matches and no exclude pattern does', () => {
-    const everything = createTableFilter({ include: ['*'], exclude: [] });
-    expect(everything('crm', 'orders')).toBe(true);
-    const filter = createTableFilter({ include: ['crm.*', 'sales.order?'], exclude: ['*.audit_log', 'crm.tmp_*'] });
-    expect(filter('crm', 'people')).toBe(true);
-    expect(filter('crm', 'audit_log')).toBe(false);
-    expect(filter('crm', 'tmp_import')).toBe(false);
-    expect(filter('sales', 'orders')).toBe(true);
-    expect(filter('sales', 'order')).toBe(false);
-    expect(filter('sales', 'items')).toBe(false);
-    expect(filter('crmx', 'people')).toBe(false); // the dot is literal
   });
 });

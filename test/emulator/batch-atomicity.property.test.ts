@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MODULE, allRecords, field, startRecordsFixture, type RecordsFixture } from './record-fixtures.ts';
+import { field } from '../helpers/schema.ts';
+import { MODULE, allRecords, startRecordsFixture, type RecordsFixture } from './record-fixtures.ts';
 
 // Property: a batch holding one invalid item (anywhere among valid ones) is refused as a whole and
 // leaves the entire state unchanged: workspace, every record, and both change logs.

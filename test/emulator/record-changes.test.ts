@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call } from '../helpers/emulator.ts';
-import { MODULE, field, startRecordsFixture, type RecordsFixture } from './record-fixtures.ts';
+import { field } from '../helpers/schema.ts';
+import { MODULE, startRecordsFixture, type RecordsFixture } from './record-fixtures.ts';
 
 let fx: RecordsFixture;
 const EPOCH = '2000-01-01T00:00:00Z';

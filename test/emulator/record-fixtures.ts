@@ -1,5 +1,6 @@
 import type { FieldCreate } from '../../src/api/index.ts';
 import { apiOf, startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
+import { field, recordsPath } from '../helpers/schema.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
 
 /** Shared set-up of the records suites: one emulator, module `crm`, tables built over HTTP. */
@@ -17,11 +18,7 @@ export async function startRecordsFixture(): Promise<RecordsFixture> {
   const emu = await startEmulator();
   const ws = new UpstreamWorkspace(emu);
   await ws.createModule(MODULE);
-  return { emu, api: apiOf(emu), ws, records: (table) => `modules/${MODULE}/tables/${table}/records` };
-}
-
-export function field(name: string, type: FieldCreate['type'], extra: Partial<FieldCreate> = {}): FieldCreate {
-  return { name, type, labels: { '': name }, ...extra } as FieldCreate;
+  return { emu, api: apiOf(emu), ws, records: (table) => recordsPath(MODULE, table) };
 }
 
 /** One field of every writable type plus two computed ones; `targets` is the referenced table. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MODULE, field, startRecordsFixture, type RecordsFixture } from './record-fixtures.ts';
+import { field } from '../helpers/schema.ts';
+import { MODULE, startRecordsFixture, type RecordsFixture } from './record-fixtures.ts';
 
 let fx: RecordsFixture;
 let ids: string[];

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORDS_PAYLOAD_LIMIT_BYTES } from '../../src/api/index.ts';
 import { call } from '../helpers/emulator.ts';
-import { MODULE, allRecords, field, startRecordsFixture, type RecordsFixture } from './record-fixtures.ts';
+import { field } from '../helpers/schema.ts';
+import { MODULE, allRecords, startRecordsFixture, type RecordsFixture } from './record-fixtures.ts';
 
 // Records create and update bodies: at most 6 MB (6 MiB, 6,291,456 bytes); above that 413.
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MODULE, allRecords, field, startRecordsFixture, valuesOf, type RecordsFixture } from './record-fixtures.ts';
+import { field } from '../helpers/schema.ts';
+import { MODULE, allRecords, startRecordsFixture, valuesOf, type RecordsFixture } from './record-fixtures.ts';
 
 // Rules that depend on the table: unknown names, options, references, required, unique,
 // defaults, record ids, and all-or-nothing.

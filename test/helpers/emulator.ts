@@ -1,13 +1,25 @@
 import { buildServer, listen, type EmulatorOptions } from '../../src/emulator/index.ts';
+import type { Db } from '../../src/emulator/store/database.ts';
 
-export interface RunningEmulator {
+/** Where an emulator answers and with which credentials: in this process or a child process. */
+export interface EmulatorEndpoint {
   url: string;
   apiKey: string;
   adminToken: string;
   workspaceId: string;
   /** `/api/v1/workspace/{workspaceId}` */
   base: string;
+}
+
+export interface RunningEmulator extends EmulatorEndpoint {
+  /** The emulator's own SQLite store, for tests that check what it keeps. */
+  db: Db;
   close(): Promise<void>;
+}
+
+/** `/api/v1/workspace/{workspaceId}` */
+export function workspaceBase(workspaceId: string): string {
+  return `/api/v1/workspace/${workspaceId}`;
 }
 
 /** Starts an emulator on a free port of 127.0.0.1 with one all-grants key and an admin token. */
@@ -22,7 +34,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     workspaceId,
   });
   const url = await listen(app, { host: '127.0.0.1', port: 0 });
-  return { url, apiKey, adminToken, workspaceId, base: `/api/v1/workspace/${workspaceId}`, close: () => app.close() };
+  return { url, apiKey, adminToken, workspaceId, base: workspaceBase(workspaceId), db: app.emulator.db, close: () => app.close() };
 }
 
 export interface ApiResponse<T = any> {
@@ -56,7 +68,7 @@ export async function call<T = any>(
 }
 
 /** `call` bound to one emulator and its all-grants key. */
-export function apiOf(emu: RunningEmulator) {
+export function apiOf(emu: EmulatorEndpoint) {
   return <T = any>(method: string, path: string, body?: unknown, token: string | null = emu.apiKey) =>
     call<T>(emu.url, method, path.startsWith('/') ? path : `${emu.base}/${path}`, {
       token,

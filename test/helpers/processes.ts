@@ -1,44 +1,54 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { workspaceBase, type EmulatorEndpoint } from './emulator.ts';
 
 /** `./bin/wsmirror` of this checkout. */
 export const WSMIRROR_BIN = resolve(import.meta.dirname, '../../bin/wsmirror');
 
-export interface EmulatorProcess {
-  url: string;
+export interface EmulatorProcess extends EmulatorEndpoint {
   child: ChildProcess;
-  apiKey: string;
-  adminToken: string;
-  workspaceId: string;
   stop(): Promise<void>;
 }
 
+export interface SpawnEmulatorOptions {
+  /** More flags of `wsmirror emulator` (`--seed`, `--data`, …). */
+  args?: readonly string[];
+  /** `pipe` (default) keeps the emulator's stderr for the error of a failed start; `inherit` shows it. */
+  stderr?: 'pipe' | 'inherit';
+}
+
 /** Starts `wsmirror emulator` as a real process on a free port and waits for its ready line. */
-export async function spawnEmulator(extraArgs: string[] = []): Promise<EmulatorProcess> {
+export async function spawnEmulator(options: SpawnEmulatorOptions = {}): Promise<EmulatorProcess> {
   const apiKey = 'proc-key';
   const adminToken = 'proc-admin';
   const workspaceId = 'proc00000001';
   const child = spawn(
     process.execPath,
-    [WSMIRROR_BIN, 'emulator', '--port', '0', '--api-key', apiKey, '--admin-token', adminToken, '--workspace-id', workspaceId, ...extraArgs],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    [WSMIRROR_BIN, 'emulator', '--port', '0', '--api-key', apiKey, '--admin-token', adminToken, '--workspace-id', workspaceId, ...(options.args ?? [])],
+    { stdio: ['ignore', 'pipe', options.stderr ?? 'pipe'] },
   );
+  let listening = false;
   const url = await new Promise<string>((resolveUrl, reject) => {
     let out = '';
     let err = '';
     child.stdout!.on('data', (chunk: Buffer) => {
+      if (listening) return;
       out += chunk.toString();
       const m = /listening on (\S+)/.exec(out);
-      if (m) resolveUrl(m[1]!);
+      if (m) {
+        listening = true;
+        resolveUrl(m[1]!);
+      }
     });
-    child.stderr!.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
+    // Read to the end so the pipe never fills; keep only what precedes the ready line.
+    child.stderr?.on('data', (chunk: Buffer) => {
+      if (!listening) err += chunk.toString();
     });
-    child.once('exit', (code) => reject(new Error(`the emulator exited with ${code} before listening: ${err}`)));
+    child.once('exit', (code) => reject(new Error(`the emulator exited with ${code} before listening${err === '' ? '' : `: ${err}`}`)));
   });
   return {
-    url, child, apiKey, adminToken, workspaceId,
+    url, child, apiKey, adminToken, workspaceId, base: workspaceBase(workspaceId),
     stop: () => stopProcess(child),
   };
 }
@@ -60,14 +70,22 @@ export interface RunResult {
   peakRssBytes: number | undefined;
 }
 
-/** Peak RSS so far of a live process (VmHWM), or undefined once it is gone. */
-export function peakRss(pid: number): number | undefined {
+/** Resident set size of a live process now and at its peak (VmRSS, VmHWM), or undefined once it is gone. */
+export function processMemory(pid: number): { rssBytes: number; peakRssBytes: number } | undefined {
+  let status: string;
   try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : undefined;
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
   } catch {
     return undefined;
   }
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
+  const memory = { rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM') };
+  return Number.isNaN(memory.peakRssBytes) ? undefined : memory;
+}
+
+/** Peak RSS so far of a live process (VmHWM), or undefined once it is gone. */
+export function peakRss(pid: number): number | undefined {
+  return processMemory(pid)?.peakRssBytes;
 }
 
 /**

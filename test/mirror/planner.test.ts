@@ -74,24 +74,33 @@ describe('naming', () => {
 });
 
 describe('table filter', () => {
-  it('matches module.table globs; a bare module name means the whole module', () => {
-    const f = compileTableFilter({ include: ['crm.*', 'hr', '*.orders'], exclude: ['crm.audit_*', '*.tmp*'] });
+  it('matches module.table globs: * any run of characters, ? one character', () => {
+    const f = compileTableFilter({ include: ['crm.*', 'hr.people', '*.orders', 'sales.order?'], exclude: ['crm.audit_*', '*.tmp*'] });
     expect(f('crm', 'deals')).toBe(true);
     expect(f('crm', 'audit_log')).toBe(false);
     expect(f('hr', 'people')).toBe(true);
+    expect(f('hr', 'roles')).toBe(false);
     expect(f('shop', 'orders')).toBe(true);
     expect(f('shop', 'orders_tmp')).toBe(false);
     expect(f('shop', 'items')).toBe(false);
     expect(f('crm', 'tmp1')).toBe(false);
+    expect(f('sales', 'orders')).toBe(true);
+    expect(f('sales', 'order')).toBe(false);
+    expect(f('sales', 'orders2')).toBe(false);
+    expect(f('crmx', 'deals')).toBe(false); // the dot is literal
+    expect(compileTableFilter({ include: ['*'] })('any', 'thing')).toBe(true);
     expect(compileTableFilter({})('any', 'thing')).toBe(true);
     expect(compileTableFilter({ exclude: ['*'] })('any', 'thing')).toBe(false);
-    expect(compileTableFilter({ include: ['crm_x'] })('crm', 'x')).toBe(false);
+    expect(compileTableFilter({ include: ['crm_x.*'] })('crm', 'x')).toBe(false);
   });
 
   it('refuses malformed patterns with ConfigError naming them', () => {
     expect(() => compileTableFilter({ include: ['CRM.*'] })).toThrow(ConfigError);
-    expect(() => compileTableFilter({ exclude: ['a.b.c'] })).toThrow(/exclude\[0\]: "a\.b\.c"/);
+    expect(() => compileTableFilter({ exclude: ['a.b.c'] })).toThrow(/exclude\[0\]: "a\.b\.c" is not a table pattern/);
     expect(() => compileTableFilter({ include: ['a;drop'] })).toThrow(ConfigError);
+    // A bare module name is not a pattern: module.* says it.
+    expect(() => compileTableFilter({ include: ['crm.*', 'hr'] })).toThrow(/include\[1\]: "hr"/);
+    expect(() => compileTableFilter({ include: ['crm.(x|y)'] })).toThrow(ConfigError);
   });
 });
 

@@ -53,8 +53,15 @@ describe('value codec', () => {
       fc.assert(fc.property(fc.string({ unit: 'grapheme' }), (s) => {
         expect(rt('string', s)).toBe(s);
       }));
-      fc.assert(fc.property(fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }), (d) => {
+      const anyYear = fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true });
+      fc.assert(fc.property(anyYear, (d) => {
         expect(rt('timestamp', d.toISOString())).toBe(d.toISOString());
+      }));
+      // Other spellings go through parsing and formatting, years 1 to 99 included.
+      fc.assert(fc.property(anyYear, (d) => {
+        const minute = `${d.toISOString().slice(0, 16)}Z`;
+        expect(rt('timestamp', minute)).toBe(`${minute.slice(0, 16)}:00.000Z`);
+        expect(rt('date', minute)).toBe(minute.slice(0, 10));
       }));
     });
   }
@@ -75,6 +82,10 @@ describe('value codec', () => {
     expect(apiToSql('number', ' 12.5 ', 'postgres')).toBe(12.5);
     expect(apiToSql('reference', '42', 'sqlite')).toBe(42);
     expect(apiToSql('string', undefined, 'sqlite')).toBeNull();
+    expect(apiToSql('timestamp', '0005-01-01T00:00Z', 'postgres')).toBe('0005-01-01T00:00:00.000Z');
+    expect(apiToSql('timestamp', '0099-12-31T23:59:59.9999Z', 'sqlite')).toBe('0099-12-31T23:59:59.999Z');
+    expect(apiToSql('date', '0042-03-01T10:00Z', 'sqlite')).toBe('0042-03-01');
+    expect(sqlToApi('timestamp', '0005-01-01 00:00:00', 'sqlite')).toBe('0005-01-01T00:00:00.000Z');
   });
 
   it('reads values typed by other SQL clients', () => {

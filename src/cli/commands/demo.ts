@@ -1,10 +1,288 @@
-import type { Command } from 'commander';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { InvalidArgumentError, type Command } from 'commander';
+import { ConfigError, EXIT } from '../../errors.ts';
+import type { Catalog, Mirror } from '../../mirror/index.ts';
+
+/** The sample workspace the demo serves; shipped with the package (`files` includes `config`). */
+export const DEMO_SEED_FILE = fileURLToPath(new URL('../../../config/emulator-seed.example.json', import.meta.url));
+const DEFAULT_DB = './wsmirror-demo.db';
+/** How often `--keep-running` pulls: short, so an edit shows up while the user watches. */
+const DEMO_SCHEDULE = '5s';
+
+interface DemoFlags {
+  db: string;
+  port: number;
+  keepRunning?: boolean;
+}
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!/^[0-9]+$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0-65535');
+  return n;
+}
+
+async function readSeed(file: string): Promise<{ name: string; modules: Set<string>; json: unknown }> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(file, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`the demo workspace ${file} cannot be read: ${(error as Error).message}`, { cause: error });
+  }
+  const seed = json as { name?: unknown; modules?: { name?: unknown }[] };
+  const modules = new Set((Array.isArray(seed.modules) ? seed.modules : []).map((m) => String(m?.name)));
+  return { name: typeof seed.name === 'string' ? seed.name : 'demo workspace', modules, json };
+}
+
+/**
+ * The demo reuses its file from an earlier run (the sync converges), but never takes over a file
+ * that is something else: a sync would drop tables the sample workspace does not have.
+ */
+async function checkExistingFile(
+  path: string, flag: string, modules: Set<string>, openMirror: (url: string, o: { mustExist: true }) => Promise<Mirror>,
+): Promise<void> {
+  if (!existsSync(path)) return;
+  let mirror: Mirror;
+  try {
+    mirror = await openMirror(`sqlite:${path}`, { mustExist: true });
+  } catch (error) {
+    throw new ConfigError(`--db ${flag}: ${path} exists and is not a demo mirror (${(error as Error).message}); choose a new file with --db`);
+  }
+  try {
+    const foreign = (await mirror.readCatalog()).tables.filter((t) => !modules.has(t.moduleName));
+    if (foreign.length > 0) {
+      const names = foreign.map((t) => `${t.moduleName}.${t.tableName}`).join(', ');
+      throw new ConfigError(`--db ${flag}: ${path} mirrors other tables (${names}) that the demo would drop; choose a new file with --db`);
+    }
+  } finally {
+    await mirror.close();
+  }
+}
+
+// ---- what the demo prints ---------------------------------------------------------------------
+
+const SQL_WORDS = new Set(
+  ('abort action add after all alter and as asc between by case check collate column commit constraint create cross current default ' +
+    'delete desc distinct drop else end escape except exists filter for foreign from full glob group having if in index inner insert ' +
+    'intersect into is isnull join key left like limit match natural not notnull null of offset on or order outer over primary ' +
+    'references regexp right rollback row rows select set table then to transaction union unique update using values view when ' +
+    'where window with').split(' '),
+);
+
+/** True for a name that needs no quoting in SQL nor inside a double-quoted shell word. */
+function plainName(name: string): boolean {
+  return /^[a-z_][a-z0-9_]*$/.test(name) && !SQL_WORDS.has(name);
+}
+
+/** A word for a POSIX shell, quoted only when it has to be. */
+export function shellWord(text: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Double-quoted for a POSIX shell, so the SQL inside keeps its single-quoted literals readable. */
+export function shellDoubleQuoted(text: string): string {
+  return `"${text.replace(/["$`\\]/g, '\\$&')}"`;
+}
+
+export interface ExampleQuery {
+  sql: string;
+  /** The table it reads, for the curl example. */
+  tableId: string;
+  module: string;
+  table: string;
+  /** A field the curl example may set to a number, if there is one. */
+  numberField: string | undefined;
+}
+
+/**
+ * A query over the first table with rows and a choice column: a few columns, with the choice's
+ * option ids joined to `_wsmirror_choice_options` for their names.
+ */
+export function exampleQuery(catalog: Catalog, rows: ReadonlyMap<string, number>): ExampleQuery | undefined {
+  const tables = [...catalog.tables].sort((a, b) => (a.sqlName < b.sqlName ? -1 : 1));
+  for (const t of tables) {
+    if (!plainName(t.sqlName) || (rows.get(t.tableId) ?? 0) === 0) continue;
+    const fields = catalog.fields.filter((f) => f.tableId === t.tableId && plainName(f.columnName)).sort((a, b) => a.position - b.position);
+    const choice = fields.find((f) => f.fieldType === 'choice' && Array.isArray(f.options) && f.options.length > 0);
+    if (!choice) continue;
+    const text = fields.find((f) => f.fieldType === 'string');
+    const number = fields.find((f) => f.fieldType === 'number' && !f.readOnly);
+    const columns = [
+      text ? `t.${text.columnName}` : 't.id',
+      `o.name AS ${choice.columnName}`,
+      ...(number ? [`t.${number.columnName}`] : []),
+    ];
+    const sql = `SELECT ${columns.join(', ')} FROM ${t.sqlName} t LEFT JOIN _wsmirror_choice_options o`
+      + ` ON o.sql_table = '${t.sqlName}' AND o.column_name = '${choice.columnName}' AND o.option_id = t.${choice.columnName}`
+      + ' ORDER BY t.id';
+    return { sql, tableId: t.tableId, module: t.moduleName, table: t.tableName, numberField: number?.fieldName };
+  }
+  return undefined;
+}
+
+/** The file as the user would type it: relative to the working directory when inside it. */
+function shownPath(path: string, cwd: string): string {
+  const rel = relative(cwd, path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? `./${rel}` : path;
+}
+
+/** How to run wsmirror again from here: `./bin/wsmirror` in a checkout (`npm start`), else `wsmirror`. */
+function commandName(cwd: string): string {
+  const script = process.argv[1];
+  if (script === undefined) return 'wsmirror';
+  const rel = relative(cwd, script);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? `./${rel}` : 'wsmirror';
+}
+
+async function rowCounts(mirror: Mirror, catalog: Catalog): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const t of catalog.tables) counts.set(t.tableId, await mirror.countRows(t.tableId));
+  return counts;
+}
+
+async function firstIdOf(mirror: Mirror, tableId: string): Promise<number | undefined> {
+  for await (const id of mirror.streamIds(tableId, { pageSize: 1 })) return id;
+  return undefined;
+}
+
+function tableLines(catalog: Catalog, rows: ReadonlyMap<string, number>): string[] {
+  const cells = [
+    ['TABLE', 'SQL TABLE', 'ROWS'],
+    ...[...catalog.tables]
+      .sort((a, b) => (a.sqlName < b.sqlName ? -1 : 1))
+      .map((t) => [`${t.moduleName}.${t.tableName}`, t.sqlName, String(rows.get(t.tableId) ?? 0)]),
+  ];
+  const widths = [0, 1, 2].map((i) => Math.max(...cells.map((r) => r[i]!.length)));
+  return cells.map((r) => `  ${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]!.padStart(widths[2]!)}`);
+}
+
+// ---- the command ------------------------------------------------------------------------------
 
 export function defineDemoCommand(program: Command): Command {
   return program
     .command('demo')
-    .description('(demo: not built yet)')
-    .action(() => {
-      throw new Error('wsmirror demo is not built yet');
+    .description('zero-configuration first run: an embedded emulator with a sample workspace, mirrored into a local SQLite file')
+    .option('--db <file>', 'the SQLite mirror file (reused by later runs)', DEFAULT_DB)
+    .option('--port <port>', 'port of the embedded emulator on 127.0.0.1 (0 = any free port)', port, 0)
+    .option('--keep-running', `keep the emulator up and pull its changes every ${DEMO_SCHEDULE} until Ctrl-C`)
+    .action(async (flags: DemoFlags) => {
+      const cwd = process.cwd();
+      const dbPath = resolve(cwd, flags.db);
+      const [emulator, { openMirror }, { resolveConfig }, { commandLogger }, { openSyncStack }, { startDaemon }] = await Promise.all([
+        import('../../emulator/index.ts'),
+        import('../../mirror/index.ts'),
+        import('../../daemon/load-config.ts'),
+        import('../command-config.ts'),
+        import('../sync-stack.ts'),
+        import('../../daemon/daemon.ts'),
+      ]);
+      const seed = await readSeed(DEMO_SEED_FILE);
+      await checkExistingFile(dbPath, flags.db, seed.modules, openMirror);
+
+      // A fresh key per run, for this local emulator only: printing it is safe and useful.
+      const apiKey = `demo-${randomBytes(12).toString('hex')}`;
+      const workspaceId = emulator.DEFAULT_WORKSPACE_ID;
+      const app = await emulator.buildServer({ workspaceId, apiKeys: [{ key: apiKey, grants: 'all' }], seed: seed.json });
+      try {
+        let url: string;
+        try {
+          url = await emulator.listen(app, { host: '127.0.0.1', port: flags.port });
+        } catch (error) {
+          throw new ConfigError(`--port ${flags.port}: the demo emulator cannot listen on 127.0.0.1: ${(error as Error).message}`, { cause: error });
+        }
+        // Only the log level is taken from the environment: WSMIRROR_MIRROR_URL or
+        // WSMIRROR_BASE_URL meant for a real mirror must not redirect the demo.
+        const level = process.env.WSMIRROR_LOG_LEVEL;
+        const config = resolveConfig(
+          {
+            upstream: { baseUrl: url, apiKey, workspaceId },
+            mirror: { url: `sqlite:${dbPath}` },
+            sync: { schedule: DEMO_SCHEDULE },
+            http: { port: 0 },
+            log: { level: 'warn' },
+          },
+          { env: level === undefined ? {} : { WSMIRROR_LOG_LEVEL: level }, cwd, source: 'wsmirror demo' },
+        );
+        // Logs go to stderr: stdout is the walkthrough.
+        const logger = commandLogger(config, { toStderr: true });
+        const stack = await openSyncStack(config, { logger });
+        try {
+          const report = await stack.engine.runCycle({ forceFullScan: true });
+          const failed = report.tables.filter((t) => t.action === 'failed');
+          if (failed.length > 0) {
+            for (const t of failed) process.stderr.write(`wsmirror demo: ${t.table}: ${t.error?.message ?? 'failed'}\n`);
+            process.exitCode = EXIT.syncFailed;
+            return;
+          }
+          const catalog = await stack.mirror.readCatalog();
+          const rows = await rowCounts(stack.mirror, catalog);
+          const example = exampleQuery(catalog, rows);
+          const file = shownPath(dbPath, cwd);
+          const self = commandName(cwd);
+          const out: string[] = [
+            `wsmirror demo: the sample workspace "${seed.name}", served by an embedded emulator, is mirrored into SQLite.`,
+            '',
+            `Mirror: ${file}`,
+            '',
+            ...tableLines(catalog, rows),
+            '',
+            'The _wsmirror_* tables describe the mirror (tables, fields, choice options, outbox).',
+          ];
+          if (example) {
+            out.push(
+              '',
+              `Try a query (${example.module}.${example.table}, with choice option ids joined to their names):`,
+              '',
+              `  sqlite3 ${shellWord(file)} ${shellDoubleQuoted(example.sql)}`,
+            );
+          }
+          out.push(
+            '',
+            'Check the mirror at any time:',
+            '',
+            `  WSMIRROR_MIRROR_URL=${shellWord(`sqlite:${file}`)} ${shellWord(self)} status`,
+          );
+          if (!flags.keepRunning) {
+            out.push('', `Run ${shellWord(self)} demo --keep-running to keep the emulator up and watch its changes reach the mirror.`);
+            process.stdout.write(`${out.join('\n')}\n`);
+            return;
+          }
+          const records = `${url}/api/v1/workspace/${workspaceId}/modules/${example?.module ?? 'crm'}/tables/${example?.table ?? 'companies'}/records`;
+          const auth = shellWord(`Authorization: Bearer ${apiKey}`);
+          out.push(
+            '',
+            `The emulator stays up at ${url}, with the API key ${apiKey} (made for this run only).`,
+            `wsmirror pulls its changes every ${DEMO_SCHEDULE}. List records, or change one and run the query again:`,
+            '',
+            `  curl -H ${auth} ${records}`,
+          );
+          const firstId = example === undefined ? undefined : await firstIdOf(stack.mirror, example.tableId);
+          if (example?.numberField !== undefined && firstId !== undefined) {
+            const body = JSON.stringify({ records: [{ id: firstId, [example.numberField]: 500 }] });
+            out.push(`  curl -X PATCH -H ${auth} -H 'Content-Type: application/json' -d ${shellWord(body)} ${records}`);
+          }
+          out.push('', 'Press Ctrl-C to stop.');
+          process.stdout.write(`${out.join('\n')}\n`);
+          const daemon = await startDaemon({
+            config,
+            logger,
+            runOnStart: false,
+            cycle: async (signal) => {
+              const cycle = await stack.engine.runCycle({ signal });
+              const bad = cycle.tables.filter((t) => t.action === 'failed');
+              if (bad.length > 0) throw new Error(bad.map((t) => `${t.table}: ${t.error?.message}`).join('; '));
+              return cycle;
+            },
+          });
+          await daemon.stopped;
+        } finally {
+          await stack.close();
+        }
+      } finally {
+        await app.close();
+      }
     });
 }

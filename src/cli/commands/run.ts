@@ -9,13 +9,15 @@ export function defineRunCommand(program: Command): Command {
   ).action(async (flags: ConfigFlags) => {
     const config = loadCommandConfig(flags);
     const logger = commandLogger(config);
-    const [{ startDaemon }, { Metrics }, { createProgress }, { createRedactor }, { openSyncStack }] = await Promise.all([
+    const [{ logConfiguration, startDaemon }, { Metrics }, { createProgress }, { createRedactor }, { openSyncStack }] = await Promise.all([
       import('../../daemon/daemon.ts'),
       import('../../daemon/metrics.ts'),
       import('../../daemon/progress.ts'),
       import('../../daemon/logger.ts'),
       import('../sync-stack.ts'),
     ]);
+    // The redacted configuration at debug, and a warning for misspelt WSMIRROR_* variables.
+    logConfiguration(logger, config);
     const metrics = new Metrics();
     const progress = createProgress({ label: 'sync', logger, logIntervalMs: config.log.progressIntervalMs });
     const stack = await openSyncStack(config, { logger, metrics, progress });

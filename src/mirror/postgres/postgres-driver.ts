@@ -5,7 +5,7 @@ import type { PostgresPool, PostgresPoolClient, RawBuilder } from 'kysely';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { ConfigError } from '../../errors.ts';
-import { CATALOG_TABLES, CATALOG_VERSION } from '../catalog.ts';
+import { CATALOG_TABLES, CATALOG_VERSION, checkCatalogVersion } from '../catalog.ts';
 import type { CatalogDb } from '../catalog.ts';
 import { catalogTableDdl } from '../catalog-ddl.ts';
 import type { ColumnSpec, DialectDriver, WriteTx } from '../dialect-driver.ts';
@@ -42,7 +42,7 @@ function typeParsers(): pg.TypeOverrides {
  * see bench/mirror-upsert.ts).
  */
 export async function openPostgresDriver(
-  location: Extract<MirrorLocation, { dialect: 'postgres' }>, schema: string,
+  location: Extract<MirrorLocation, { dialect: 'postgres' }>, schema: string, options: { mustExist?: boolean } = {},
 ): Promise<DialectDriver> {
   if (schema === '' || Buffer.byteLength(schema) > 63) {
     throw new ConfigError(`Postgres schema ${JSON.stringify(schema)} must be 1 to 63 bytes long`);
@@ -67,10 +67,13 @@ export async function openPostgresDriver(
     throw new ConfigError(`cannot reach the Postgres mirror ${location.display}: ${(error as Error).message}`, { cause: error });
   }
   try {
-    await driver.ensureCatalog();
+    if (options.mustExist) await driver.verifyCatalog();
+    else await driver.ensureCatalog();
   } catch (error) {
     await driver.close();
-    if (error instanceof ConfigError) throw error;
+    if (error instanceof ConfigError) {
+      throw new ConfigError(`the Postgres mirror ${location.display} (schema ${schema}): ${error.message}`, { cause: error });
+    }
     throw new ConfigError(
       `cannot set up the Postgres mirror ${location.display} (schema ${schema}): ${(error as Error).message}`, { cause: error },
     );
@@ -118,9 +121,7 @@ class PostgresDriver implements DialectDriver {
       }
       const cat = this.catalog(tx.db);
       const version = await cat.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'catalog_version').executeTakeFirst();
-      if (version && Number(version.value) > CATALOG_VERSION) {
-        throw new ConfigError(`the catalog was written by a newer wsmirror (layout ${version.value}; this one knows ${CATALOG_VERSION})`);
-      }
+      if (version) checkCatalogVersion(version.value);
       if (!version) {
         await cat.insertInto('_wsmirror_meta').values([
           { key: 'catalog_version', value: String(CATALOG_VERSION) },
@@ -128,6 +129,15 @@ class PostgresDriver implements DialectDriver {
         ]).execute();
       }
     });
+  }
+
+  async verifyCatalog(): Promise<void> {
+    const { rows } = await sql<{ exists: boolean }>`SELECT to_regclass(${`${pg.escapeIdentifier(this.#schema)}."_wsmirror_meta"`}) IS NOT NULL AS exists`
+      .execute(this.db);
+    if (!rows[0]?.exists) throw new ConfigError('no wsmirror catalog there (no _wsmirror_meta table); run wsmirror sync to create it');
+    const version = await this.catalog(this.db).selectFrom('_wsmirror_meta').select('value')
+      .where('key', '=', 'catalog_version').executeTakeFirst();
+    checkCatalogVersion(version?.value);
   }
 
   async listNamespaceNames(): Promise<string[]> {

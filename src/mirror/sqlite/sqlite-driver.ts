@@ -1,8 +1,10 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
 import { ConfigError } from '../../errors.ts';
-import { CATALOG_TABLES, CATALOG_VERSION } from '../catalog.ts';
+import { CATALOG_TABLES, CATALOG_VERSION, checkCatalogVersion } from '../catalog.ts';
 import type { CatalogDb } from '../catalog.ts';
 import { catalogTableDdl } from '../catalog-ddl.ts';
 import type { ColumnSpec, DialectDriver, WriteTx } from '../dialect-driver.ts';
@@ -22,24 +24,33 @@ const MAX_VARIABLES = 32766;
  * statements (compiled by Kysely, cached) on the same connection, inside Kysely's connection
  * lock, so nothing else interleaves with a write transaction.
  */
-export async function openSqliteDriver(location: Extract<MirrorLocation, { dialect: 'sqlite' }>): Promise<DialectDriver> {
+export async function openSqliteDriver(
+  location: Extract<MirrorLocation, { dialect: 'sqlite' }>, options: { mustExist?: boolean } = {},
+): Promise<DialectDriver> {
+  const mustExist = options.mustExist === true && location.path !== ':memory:';
+  if (mustExist && !existsSync(location.path)) {
+    throw new ConfigError(`the SQLite mirror ${location.display} does not exist (no file ${resolve(location.path)}); run wsmirror sync to create it`);
+  }
   let raw: Database.Database;
   try {
-    raw = new Database(location.path);
-    // WAL: readers keep reading the last committed state while the daemon writes.
-    const mode = raw.pragma('journal_mode = WAL', { simple: true });
-    if (mode !== 'wal' && location.path !== ':memory:') throw new Error(`journal_mode is ${String(mode)}, not wal`);
+    // fileMustExist: a file removed since the check above is still not created.
+    raw = new Database(location.path, { fileMustExist: mustExist });
     raw.pragma('busy_timeout = 10000');
-    raw.pragma('synchronous = NORMAL');
   } catch (error) {
     throw new ConfigError(`cannot open the SQLite mirror ${location.display}: ${(error as Error).message}`, { cause: error });
   }
   const driver = new SqliteDriver(raw);
   try {
-    await driver.ensureCatalog();
+    // An existing mirror is checked before anything is written to the file (not even the WAL switch).
+    if (mustExist) await driver.verifyCatalog();
+    // WAL: readers keep reading the last committed state while the daemon writes.
+    const mode = raw.pragma('journal_mode = WAL', { simple: true });
+    if (mode !== 'wal' && location.path !== ':memory:') throw new Error(`journal_mode is ${String(mode)}, not wal`);
+    raw.pragma('synchronous = NORMAL');
+    if (!mustExist) await driver.ensureCatalog();
   } catch (error) {
     await driver.close();
-    if (error instanceof ConfigError) throw error;
+    if (error instanceof ConfigError) throw new ConfigError(`the SQLite mirror ${location.display}: ${error.message}`, { cause: error });
     throw new ConfigError(`cannot use the SQLite mirror ${location.display}: ${(error as Error).message}`, { cause: error });
   }
   return driver;
@@ -72,9 +83,7 @@ class SqliteDriver implements DialectDriver {
         for (const stmt of catalogTableDdl('sqlite', def, (n) => this.table(n))) await stmt.execute(tx.db);
       }
       const version = await tx.db.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'catalog_version').executeTakeFirst();
-      if (version && Number(version.value) > CATALOG_VERSION) {
-        throw new ConfigError(`the catalog was written by a newer wsmirror (layout ${version.value}; this one knows ${CATALOG_VERSION})`);
-      }
+      if (version) checkCatalogVersion(version.value);
       if (!version) {
         await tx.db.insertInto('_wsmirror_meta').values([
           { key: 'catalog_version', value: String(CATALOG_VERSION) },
@@ -82,6 +91,16 @@ class SqliteDriver implements DialectDriver {
         ]).execute();
       }
     }, false);
+  }
+
+  async verifyCatalog(): Promise<void> {
+    const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table' AND name = '_wsmirror_meta'`
+      .execute(this.db);
+    if (Number(rows[0]?.n ?? 0) === 0) {
+      throw new ConfigError('not a wsmirror mirror (the file has no _wsmirror_meta table)');
+    }
+    const version = await this.db.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'catalog_version').executeTakeFirst();
+    checkCatalogVersion(version?.value);
   }
 
   async listNamespaceNames(): Promise<string[]> {

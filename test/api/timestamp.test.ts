@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { formatTimestamp, parseDate, parseTimestamp, timestampSchema } from '../../src/api/timestamp.ts';
+
+const iso = (text: string) => new Date(text).getTime();
+
+describe('parseTimestamp', () => {
+  it('reads years 0 to 99 as written, not as 1900 to 1999', () => {
+    expect(parseTimestamp('0001-01-01T00:00Z')).toBe(iso('0001-01-01T00:00:00.000Z'));
+    expect(parseTimestamp('0005-01-01T00:00Z')).toBe(iso('0005-01-01T00:00:00.000Z'));
+    expect(parseTimestamp('0099-12-31T23:59:59.999Z')).toBe(iso('0099-12-31T23:59:59.999Z'));
+    expect(formatTimestamp(parseTimestamp('0001-01-01T00:00Z')!)).toBe('0001-01-01T00:00:00.000Z');
+    expect(formatTimestamp(parseTimestamp('0099-06-15T08:30:05.5Z')!)).toBe('0099-06-15T08:30:05.500Z');
+    expect(formatTimestamp(parseTimestamp('0000-01-01T00:00Z')!)).toBe('0000-01-01T00:00:00.000Z');
+  });
+
+  it('knows leap years: every 4th, not every 100th, every 400th', () => {
+    expect(parseTimestamp('2024-02-29T00:00Z')).toBe(iso('2024-02-29T00:00:00Z'));
+    expect(parseTimestamp('2000-02-29T00:00Z')).toBe(iso('2000-02-29T00:00:00Z'));
+    expect(parseTimestamp('0004-02-29T00:00Z')).toBe(iso('0004-02-29T00:00:00Z'));
+    expect(parseTimestamp('2023-02-29T00:00Z')).toBeUndefined();
+    expect(parseTimestamp('1900-02-29T00:00Z')).toBeUndefined();
+    expect(parseTimestamp('0100-02-29T00:00Z')).toBeUndefined();
+    expect(parseTimestamp('2026-04-31T00:00Z')).toBeUndefined();
+    expect(parseTimestamp('2026-12-31T00:00Z')).toBe(iso('2026-12-31T00:00:00Z'));
+  });
+
+  it('requires the trailing Z', () => {
+    expect(parseTimestamp('2026-01-31T12:00:00')).toBeUndefined();
+    expect(parseTimestamp('2026-01-31T12:00')).toBeUndefined();
+    expect(parseTimestamp('2026-01-31T12:00:00+00:00')).toBeUndefined();
+    expect(parseTimestamp('2026-01-31T12:00:00z')).toBeUndefined();
+  });
+
+  it('accepts HH:MM without seconds', () => {
+    expect(parseTimestamp('2026-01-31T12:00Z')).toBe(iso('2026-01-31T12:00:00.000Z'));
+    expect(parseTimestamp('2026-01-31T12:00:07Z')).toBe(iso('2026-01-31T12:00:07.000Z'));
+  });
+
+  it('truncates fractions finer than a millisecond', () => {
+    expect(parseTimestamp('2026-01-31T12:00:00.5Z')).toBe(iso('2026-01-31T12:00:00.500Z'));
+    expect(parseTimestamp('2026-01-31T12:00:00.123456789Z')).toBe(iso('2026-01-31T12:00:00.123Z'));
+    expect(parseTimestamp('2026-01-31T23:59:59.9999Z')).toBe(iso('2026-01-31T23:59:59.999Z'));
+    expect(parseTimestamp('2026-01-31T12:00:00.1234567891Z')).toBeUndefined();
+    expect(parseTimestamp('2026-01-31T12:00.5Z')).toBeUndefined();
+  });
+
+  it('refuses impossible times of day and other shapes', () => {
+    for (const text of ['2026-01-31T24:00Z', '2026-01-31T23:60Z', '2026-01-31T23:59:60Z', '2026-00-10T00:00Z', '2026-13-10T00:00Z', '2026-01-00T00:00Z', '26-01-31T00:00Z', '2026-01-31 12:00Z', '']) {
+      expect(parseTimestamp(text), text).toBeUndefined();
+    }
+  });
+
+  it('is what timestampSchema accepts', () => {
+    expect(timestampSchema.safeParse('0005-01-01T00:00Z').success).toBe(true);
+    expect(timestampSchema.safeParse('1900-02-29T00:00Z').success).toBe(false);
+  });
+});
+
+describe('parseDate', () => {
+  it('reads years 0 to 99 as written and checks the calendar', () => {
+    expect(parseDate('0001-01-01')).toBe(iso('0001-01-01T00:00:00Z'));
+    expect(parseDate('0099-12-31')).toBe(iso('0099-12-31T00:00:00Z'));
+    expect(formatTimestamp(parseDate('0050-07-04')!).slice(0, 10)).toBe('0050-07-04');
+    expect(parseDate('2000-02-29')).toBe(iso('2000-02-29T00:00:00Z'));
+    expect(parseDate('1900-02-29')).toBeUndefined();
+    expect(parseDate('2026-02-30')).toBeUndefined();
+    expect(parseDate('2026-1-01')).toBeUndefined();
+  });
+});
