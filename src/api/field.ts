@@ -84,23 +84,28 @@ export type Field = z.infer<typeof fieldSchema>;
 
 const guardSchema = z.string().min(1, 'a guard expression must not be empty');
 
+/** Properties a field takes alike on create and on update. */
+const fieldSettingsShape = {
+  required: z.boolean().optional(),
+  unique: z.boolean().optional(),
+  index: z.boolean().optional(),
+  search: z.boolean().optional(),
+  defaultValue: defaultValueSchema.optional(),
+  onUpdate: z.string().optional(),
+  options: z.union([z.array(optionInputSchema), z.string().min(1)]).optional(),
+  optionName: z.string().optional(),
+  optionIcon: z.string().optional(),
+  optionColor: z.string().optional(),
+  expression: z.string().optional(),
+};
+
 export const fieldCreateSchema = z
   .strictObject({
     labels: requestLabelsSchema,
     name: fieldNameSchema,
     type: creatableFieldTypeSchema,
     variant: z.enum(STRING_VARIANTS).optional(),
-    required: z.boolean().optional(),
-    unique: z.boolean().optional(),
-    index: z.boolean().optional(),
-    search: z.boolean().optional(),
-    defaultValue: defaultValueSchema.optional(),
-    onUpdate: z.string().optional(),
-    options: z.union([z.array(optionInputSchema), z.string().min(1)]).optional(),
-    optionName: z.string().optional(),
-    optionIcon: z.string().optional(),
-    optionColor: z.string().optional(),
-    expression: z.string().optional(),
+    ...fieldSettingsShape,
     refTableName: tableNameSchema.nullable().optional(),
     showInTable: z.boolean().optional(),
     readRoles: fieldRolesSchema.optional(),
@@ -150,17 +155,7 @@ export const fieldBatchCreateSchema = z.array(fieldCreateSchema).min(1, 'the bat
 const fieldUpdateShape = {
   name: fieldNameSchema.optional(),
   labels: requestLabelsSchema.optional(),
-  required: z.boolean().optional(),
-  unique: z.boolean().optional(),
-  index: z.boolean().optional(),
-  search: z.boolean().optional(),
-  defaultValue: defaultValueSchema.optional(),
-  onUpdate: z.string().optional(),
-  options: z.union([z.array(optionInputSchema), z.string().min(1)]).optional(),
-  optionName: z.string().optional(),
-  optionIcon: z.string().optional(),
-  optionColor: z.string().optional(),
-  expression: z.string().optional(),
+  ...fieldSettingsShape,
   readRoles: fieldRolesSchema.optional(),
   writeRoles: fieldRolesSchema.optional(),
   canRead: guardSchema.nullable().optional(),

@@ -101,7 +101,7 @@ export interface MirrorLogger {
 }
 
 export interface OpenMirrorOptions {
-  /** Postgres schema holding the mirror (default `public`); created when missing. */
+  /** Postgres schema holding the mirror (default `public`); created when missing (unless `mustExist`). */
   pgSchema?: string;
   logger?: MirrorLogger;
   /**
@@ -113,8 +113,8 @@ export interface OpenMirrorOptions {
 
 /**
  * Opens `sqlite:PATH` (also `sqlite://PATH`) or `postgres://…` / `postgresql://…`, creating the
- * catalog tables when missing (unless `mustExist`). A malformed or unreachable URL throws ConfigError naming the URL
- * with its password masked.
+ * catalog tables when missing (unless `mustExist`). A malformed or unreachable URL throws
+ * ConfigError naming the URL with its password masked.
  */
 export async function openMirror(url: string, options: OpenMirrorOptions = {}): Promise<Mirror> {
   const location = parseMirrorUrl(url);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTimestamp } from '../../src/api/index.ts';
 import { UpstreamError, WorkspaceClient, type RequestInfo } from '../../src/client/index.ts';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
+import { rejectionOf } from '../helpers/rejection.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
 
 /** Endpoint coverage and the paging rules, against the real emulator on a real port. */
@@ -26,15 +27,6 @@ afterAll(async () => {
   await client?.close();
   await emu?.close();
 });
-
-async function failure(promise: Promise<unknown>): Promise<any> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a failure');
-}
 
 async function collect<T>(pages: AsyncIterable<T[]>): Promise<T[]> {
   const out: T[] = [];
@@ -67,7 +59,7 @@ describe('workspace and tables', () => {
     expect(mod.tables.map((t) => t.name)).toContain('scratch_two');
 
     expect(await client.deleteTable(M, 'scratch_two')).toEqual({ id: created.id });
-    const err = await failure(client.getTable(M, 'scratch_two'));
+    const err = await rejectionOf(client.getTable(M, 'scratch_two'));
     expect(err).toBeInstanceOf(UpstreamError);
     expect(err.code).toBe('UPSTREAM_NOT_FOUND');
     expect(err.status).toBe(404);
@@ -75,7 +67,7 @@ describe('workspace and tables', () => {
 
   it('reports a duplicate table as UPSTREAM_BAD_REQUEST with the upstream message', async () => {
     await client.createTable(M, { name: 'dupe' });
-    const err = await failure(client.createTable(M, { name: 'dupe' }));
+    const err = await rejectionOf(client.createTable(M, { name: 'dupe' }));
     expect(err.code).toBe('UPSTREAM_BAD_REQUEST');
     expect(err.upstreamMessage).not.toBe('');
   });
@@ -86,7 +78,7 @@ describe('workspace and tables', () => {
       baseUrl: emu.url, apiKey: 'not-the-key', workspaceId: emu.workspaceId, onRequest: (i) => infos.push(i),
     });
     try {
-      const err = await failure(wrong.getWorkspace());
+      const err = await rejectionOf(wrong.getWorkspace());
       expect(err.code).toBe('UPSTREAM_UNAUTHORIZED');
       expect(infos).toHaveLength(1);
     } finally {
@@ -143,7 +135,7 @@ describe('fields', () => {
     ]);
     expect((await client.deleteField(M, 'products', 'extra')).name).toBe('extra');
     expect((await client.deleteFields(M, 'products', ['gone_a', 'gone_b'])).map((f) => f.name).sort()).toEqual(['gone_a', 'gone_b']);
-    const err = await failure(client.getField(M, 'products', 'gone_a'));
+    const err = await rejectionOf(client.getField(M, 'products', 'gone_a'));
     expect(err.code).toBe('UPSTREAM_NOT_FOUND');
   });
 });
@@ -178,7 +170,7 @@ describe('records', () => {
   });
 
   it('reports an update of a missing record as UPSTREAM_NOT_FOUND', async () => {
-    const err = await failure(client.updateRecords(M, 'deals', [{ id: 987654321, amount: 1 }]));
+    const err = await rejectionOf(client.updateRecords(M, 'deals', [{ id: 987654321, amount: 1 }]));
     expect(err.code).toBe('UPSTREAM_NOT_FOUND');
   });
 
@@ -248,7 +240,7 @@ describe('change polls', () => {
   });
 
   it('record changes of a table without history fail with UPSTREAM_BAD_REQUEST', async () => {
-    const err = await failure(collect(client.pollRecordChanges(M, 'bulk', { since: nowTimestamp() })));
+    const err = await rejectionOf(collect(client.pollRecordChanges(M, 'bulk', { since: nowTimestamp() })));
     expect(err.code).toBe('UPSTREAM_BAD_REQUEST');
   });
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidResponseError, WorkspaceClient } from '../../src/client/index.ts';
+import { rejectionOf } from '../helpers/rejection.ts';
 import { WORKSPACE_ID, json, startFakeUpstream, type Behaviour, type SeenRequest } from './fake-upstream.ts';
 
 const KEY = 'paging-test-key-0123456789';
@@ -15,15 +16,6 @@ async function setup(pick: (seen: SeenRequest, index: number) => Behaviour) {
   });
   cleanups.push(() => fake.close(), () => client.close());
   return { fake, client };
-}
-
-async function failure(promise: Promise<unknown>): Promise<any> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a failure');
 }
 
 async function collect<T>(pages: AsyncIterable<T[]>): Promise<T[][]> {
@@ -112,14 +104,14 @@ describe('change polls', () => {
 
   it('fails on an empty page that claims has_more (it would loop forever)', async () => {
     const { client } = await setup(() => json(200, { data: [], meta: { asOf: ASOF }, page_info: { has_more: true, limit: 100, offset: 0 } }));
-    const err = await failure(collect(client.pollSchemaChanges({ since: T0 })));
+    const err = await rejectionOf(collect(client.pollSchemaChanges({ since: T0 })));
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect(err.reason).toBe('paging');
   });
 
   it('fails on a page without meta.asOf', async () => {
     const { client } = await setup(() => json(200, { data: [], page_info: { has_more: false, limit: 100, offset: 0 } }));
-    const err = await failure(collect(client.pollRecordChanges('crm', 'deals', { since: T0 })));
+    const err = await rejectionOf(collect(client.pollRecordChanges('crm', 'deals', { since: T0 })));
     expect(err.reason).toBe('schema');
     expect(err.message).toContain('response.meta');
   });
@@ -206,7 +198,7 @@ describe('iterateRecords', () => {
     const { client } = await setup(() => json(200, {
       data: [{ id: '1', values: {} }], page_info: { has_more: true, limit: 10, offset: 0 },
     }));
-    const err = await failure(collect(client.iterateRecords('crm', 'deals', { pageSize: 10 })));
+    const err = await rejectionOf(collect(client.iterateRecords('crm', 'deals', { pageSize: 10 })));
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect(err.reason).toBe('paging');
   });

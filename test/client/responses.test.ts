@@ -3,6 +3,7 @@ import {
   InvalidResponseError, NetworkError, UpstreamError, WorkspaceClient, type WorkspaceClientOptions,
 } from '../../src/client/index.ts';
 import { ConfigError } from '../../src/errors.ts';
+import { rejectionOf } from '../helpers/rejection.ts';
 import {
   WORKSPACE_ID, WORKSPACE_OK, dropMidBody, endlessBody, hang, json, raw, stallMidBody, startFakeUpstream,
   type Behaviour,
@@ -24,20 +25,11 @@ async function setup(behaviours: Behaviour[], extra: Partial<WorkspaceClientOpti
   return { fake, client };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<any> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the call to fail');
-}
-
 describe('timeouts', () => {
   it('times out a request that gets no answer, and retries it', async () => {
     const { fake, client } = await setup([hang], { timeoutMs: 150, maxRetries: 1 });
     const started = Date.now();
-    const err = await rejection(client.getWorkspace());
+    const err = await rejectionOf(client.getWorkspace());
     expect(err).toBeInstanceOf(NetworkError);
     expect(err.code).toBe('NETWORK');
     expect(err.timeout).toBe(true);
@@ -48,7 +40,7 @@ describe('timeouts', () => {
 
   it('times out a body that stalls half-way', async () => {
     const { client } = await setup([stallMidBody], { timeoutMs: 200, maxRetries: 0 });
-    const err = await rejection(client.getWorkspace());
+    const err = await rejectionOf(client.getWorkspace());
     expect(err).toBeInstanceOf(NetworkError);
     expect(err.timeout).toBe(true);
   });
@@ -68,7 +60,7 @@ describe('dropped connections', () => {
 
   it('fails with NETWORK when every attempt is cut off', async () => {
     const { fake, client } = await setup([dropMidBody], { maxRetries: 2 });
-    const err = await rejection(client.getWorkspace());
+    const err = await rejectionOf(client.getWorkspace());
     expect(err).toBeInstanceOf(NetworkError);
     expect(err.timeout).toBe(false);
     expect(fake.requests).toHaveLength(3);
@@ -79,7 +71,7 @@ describe('responses that must not pass', () => {
   it('rejects a body over maxResponseBytes announced by Content-Length, without retrying', async () => {
     const big = { data: { name: 'x'.repeat(5000), modules: [] } };
     const { fake, client } = await setup([json(200, big)], { maxResponseBytes: 1000 });
-    const err = await rejection(client.getWorkspace());
+    const err = await rejectionOf(client.getWorkspace());
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect(err.code).toBe('INVALID_RESPONSE');
     expect(err.reason).toBe('too-large');
@@ -89,7 +81,7 @@ describe('responses that must not pass', () => {
   it('stops reading an endless chunked body at the bound', async () => {
     const { client } = await setup([endlessBody], { maxResponseBytes: 256 * 1024, timeoutMs: 10_000 });
     const started = Date.now();
-    const err = await rejection(client.getWorkspace());
+    const err = await rejectionOf(client.getWorkspace());
     expect(err.reason).toBe('too-large');
     expect(Date.now() - started).toBeLessThan(5000);
   });
@@ -102,7 +94,7 @@ describe('responses that must not pass', () => {
 
   it('rejects a 200 that is not JSON', async () => {
     const { fake, client } = await setup([raw(200, '<html>maintenance</html>', { 'content-type': 'text/html' })]);
-    const err = await rejection(client.getWorkspace());
+    const err = await rejectionOf(client.getWorkspace());
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect(err.reason).toBe('not-json');
     expect(err.message).toContain('<html>maintenance</html>');
@@ -111,14 +103,14 @@ describe('responses that must not pass', () => {
 
   it('rejects an empty 200', async () => {
     const { client } = await setup([raw(200, '')]);
-    const err = await rejection(client.getWorkspace());
+    const err = await rejectionOf(client.getWorkspace());
     expect(err.reason).toBe('not-json');
     expect(err.message).toContain('empty body');
   });
 
   it('rejects a 200 that breaks the schema, naming the place at fault', async () => {
     const { client } = await setup([json(200, { data: { name: 'Acme', modules: [{ id: 'm1', name: 'crm', tables: 'none' }] } })]);
-    const err = await rejection(client.getWorkspace());
+    const err = await rejectionOf(client.getWorkspace());
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect(err.reason).toBe('schema');
     expect(err.message).toContain('response.data.modules[0].tables');
@@ -127,13 +119,13 @@ describe('responses that must not pass', () => {
   it('rejects a record page whose ids are not numeric', async () => {
     const page = { data: [{ id: 'abc', values: {} }], page_info: { has_more: false, limit: 100, offset: 0 } };
     const { client } = await setup([json(200, page)]);
-    const err = await rejection(client.listRecords('crm', 'deals'));
+    const err = await rejectionOf(client.listRecords('crm', 'deals'));
     expect(err.message).toContain('response.data[0].id');
   });
 
   it('reports a non-JSON error page by an excerpt', async () => {
     const { client } = await setup([raw(502, '<html><body>Bad   gateway</body></html>')], { maxRetries: 0 });
-    const err = await rejection(client.getWorkspace());
+    const err = await rejectionOf(client.getWorkspace());
     expect(err).toBeInstanceOf(UpstreamError);
     expect(err.status).toBe(502);
     expect(err.upstreamMessage).toBe('<html><body>Bad gateway</body></html>');
@@ -141,7 +133,7 @@ describe('responses that must not pass', () => {
 
   it('reports an unexpected status such as a redirect without retrying', async () => {
     const { fake, client } = await setup([raw(302, '', { location: '/elsewhere' })]);
-    const err = await rejection(client.getWorkspace());
+    const err = await rejectionOf(client.getWorkspace());
     expect(err.code).toBe('UPSTREAM_HTTP_ERROR');
     expect(fake.requests).toHaveLength(1);
   });

@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NetworkError, UpstreamError, WorkspaceClient, type RequestInfo, type WorkspaceClientOptions } from '../../src/client/index.ts';
+import { rejectionOf } from '../helpers/rejection.ts';
 import {
   WORKSPACE_ID, WORKSPACE_OK, drop, errorBody, json, startFakeUpstream, type Behaviour, type FakeUpstream,
 } from './fake-upstream.ts';
@@ -25,15 +26,6 @@ function clientFor(url: string, extra: Partial<WorkspaceClientOptions> = {}): Wo
   });
   cleanups.push(() => client.close());
   return client;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<any> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the call to fail');
 }
 
 async function freePort(): Promise<number> {
@@ -103,7 +95,7 @@ describe('retries', () => {
     [413, 'UPSTREAM_PAYLOAD_TOO_LARGE'],
   ])('does not retry %i and reports it as %s with the upstream message', async (status, code) => {
     const fake = await upstream([errorBody(status, `reason ${status}`), json(200, WORKSPACE_OK)]);
-    const err = await rejection(clientFor(fake.url).getTable('crm', 'deals'));
+    const err = await rejectionOf(clientFor(fake.url).getTable('crm', 'deals'));
     expect(fake.requests).toHaveLength(1);
     expect(err).toBeInstanceOf(UpstreamError);
     expect(err.code).toBe(code);
@@ -116,7 +108,7 @@ describe('retries', () => {
 
   it('gives up after maxRetries and throws the last error', async () => {
     const fake = await upstream([errorBody(503, 'down')]);
-    const err = await rejection(clientFor(fake.url, { maxRetries: 3 }).getWorkspace());
+    const err = await rejectionOf(clientFor(fake.url, { maxRetries: 3 }).getWorkspace());
     expect(fake.requests).toHaveLength(4);
     expect(err).toBeInstanceOf(UpstreamError);
     expect(err.code).toBe('UPSTREAM_SERVER_ERROR');
@@ -125,7 +117,7 @@ describe('retries', () => {
 
   it("retry: 'never' makes one attempt", async () => {
     const fake = await upstream([errorBody(503, 'down'), json(200, WORKSPACE_OK)]);
-    const err = await rejection(clientFor(fake.url).getWorkspace({ retry: 'never' }));
+    const err = await rejectionOf(clientFor(fake.url).getWorkspace({ retry: 'never' }));
     expect(err.code).toBe('UPSTREAM_SERVER_ERROR');
     expect(fake.requests).toHaveLength(1);
   });
@@ -162,7 +154,7 @@ describe('retries', () => {
   it('does not sleep through a Retry-After beyond retryAfterMaxMs: fails with the delay attached', async () => {
     const fake = await upstream([errorBody(429, 'come back tomorrow', { 'retry-after': '86400' }), json(200, WORKSPACE_OK)]);
     const started = Date.now();
-    const err = await rejection(clientFor(fake.url, { retryAfterMaxMs: 10_000 }).getWorkspace());
+    const err = await rejectionOf(clientFor(fake.url, { retryAfterMaxMs: 10_000 }).getWorkspace());
     expect(Date.now() - started).toBeLessThan(1000);
     expect(fake.requests).toHaveLength(1);
     expect(err.code).toBe('UPSTREAM_RATE_LIMITED');
@@ -202,7 +194,7 @@ describe('retries', () => {
 describe('POST retries (creates must not be duplicated)', () => {
   it('does not repeat a POST whose connection dropped after it was sent', async () => {
     const fake = await upstream([drop, CREATED]);
-    const err = await rejection(clientFor(fake.url).createRecords('crm', 'deals', [{ name: 'A' }]));
+    const err = await rejectionOf(clientFor(fake.url).createRecords('crm', 'deals', [{ name: 'A' }]));
     expect(err).toBeInstanceOf(NetworkError);
     expect(err.code).toBe('NETWORK');
     expect(fake.requests).toHaveLength(1);
@@ -210,7 +202,7 @@ describe('POST retries (creates must not be duplicated)', () => {
 
   it('does not repeat a POST answered 500', async () => {
     const fake = await upstream([errorBody(500, 'maybe'), CREATED]);
-    const err = await rejection(clientFor(fake.url).createRecords('crm', 'deals', [{ name: 'A' }]));
+    const err = await rejectionOf(clientFor(fake.url).createRecords('crm', 'deals', [{ name: 'A' }]));
     expect(err.code).toBe('UPSTREAM_SERVER_ERROR');
     expect(fake.requests).toHaveLength(1);
   });
@@ -249,7 +241,7 @@ describe('POST retries (creates must not be duplicated)', () => {
 
   it('reports a refused connection as NETWORK with its system code', async () => {
     const port = await freePort();
-    const err = await rejection(clientFor(`http://127.0.0.1:${port}`, { maxRetries: 2 }).getWorkspace());
+    const err = await rejectionOf(clientFor(`http://127.0.0.1:${port}`, { maxRetries: 2 }).getWorkspace());
     expect(err).toBeInstanceOf(NetworkError);
     expect(err.causeCode).toBe('ECONNREFUSED');
     expect(err.attempts).toBe(3);
@@ -264,7 +256,7 @@ describe('cancellation and concurrency', () => {
     const reason = new Error('shutting down');
     setTimeout(() => controller.abort(reason), 100);
     const started = Date.now();
-    const err = await rejection(clientFor(fake.url).getWorkspace({ signal: controller.signal }));
+    const err = await rejectionOf(clientFor(fake.url).getWorkspace({ signal: controller.signal }));
     expect(err).toBe(reason);
     expect(Date.now() - started).toBeLessThan(2000);
   });

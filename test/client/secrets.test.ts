@@ -3,6 +3,7 @@ import { inspect } from 'node:util';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WorkspaceClient, type RequestInfo } from '../../src/client/index.ts';
+import { rejectionOf } from '../helpers/rejection.ts';
 import {
   WORKSPACE_ID, WORKSPACE_OK, drop, hang, json, raw, startFakeUpstream, type Behaviour, type FakeUpstream,
 } from './fake-upstream.ts';
@@ -45,15 +46,6 @@ async function harness(behaviours: Behaviour[], timeoutMs = 2000): Promise<Harne
   return { fake, client, logLines, infos };
 }
 
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the call to fail');
-}
-
 /** Everything an error can show: message, stack, own properties, cause chain. */
 function everything(err: unknown): string {
   const props = err && typeof err === 'object' ? JSON.stringify({ ...err }) : '';
@@ -74,7 +66,7 @@ describe('the API key never leaks', () => {
 
   it.each(cases)('not in the error, the logs or the metrics hook: %s', async (_name, behaviours) => {
     const { fake, client, logLines, infos } = await harness(behaviours);
-    const err = await failure(client.getWorkspace());
+    const err = await rejectionOf(client.getWorkspace());
     // The key did go out, as the bearer credential.
     expect(fake.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
     expect(logLines.length).toBeGreaterThan(0);
@@ -85,7 +77,7 @@ describe('the API key never leaks', () => {
 
   it('not in a timeout', async () => {
     const { client, logLines } = await harness([hang], 100);
-    const err = await failure(client.getWorkspace());
+    const err = await rejectionOf(client.getWorkspace());
     expect((err as { timeout: boolean }).timeout).toBe(true);
     expect(everything(err)).not.toContain(KEY);
     for (const line of logLines) expect(line).not.toContain(KEY);
@@ -93,7 +85,7 @@ describe('the API key never leaks', () => {
 
   it('is shown as [REDACTED] where the upstream echoed it', async () => {
     const { client } = await harness([echo((auth) => json(400, { error: { message: `bad key ${auth}` } }))]);
-    const err = (await failure(client.getWorkspace())) as { upstreamMessage: string };
+    const err = (await rejectionOf(client.getWorkspace())) as { upstreamMessage: string };
     expect(err.upstreamMessage).toBe('bad key Bearer [REDACTED]');
   });
 

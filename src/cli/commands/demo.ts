@@ -159,6 +159,62 @@ function tableLines(catalog: Catalog, rows: ReadonlyMap<string, number>): string
   return cells.map((r) => `  ${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]!.padStart(widths[2]!)}`);
 }
 
+interface WalkthroughOptions {
+  seedName: string;
+  /** The mirror file as shown to the user. */
+  file: string;
+  /** How to run wsmirror from here. */
+  self: string;
+  /** With `--keep-running`: where the emulator stays up. */
+  emulator: { url: string; apiKey: string; workspaceId: string } | undefined;
+}
+
+/** What the demo prints once the mirror is current: plain text for a person, not for scripts. */
+async function walkthrough(mirror: Mirror, o: WalkthroughOptions): Promise<string> {
+  const catalog = await mirror.readCatalog();
+  const rows = await rowCounts(mirror, catalog);
+  const example = exampleQuery(catalog, rows);
+  const out: string[] = [
+    `wsmirror demo: the sample workspace "${o.seedName}", served by an embedded emulator, is mirrored into SQLite.`,
+    '',
+    `Mirror: ${o.file}`,
+    '',
+    ...tableLines(catalog, rows),
+    '',
+    'The _wsmirror_* tables describe the mirror (tables, fields, choice options, outbox).',
+  ];
+  if (example) {
+    out.push(
+      '',
+      `Try a query (${example.module}.${example.table}, with choice option ids joined to their names):`,
+      '',
+      `  sqlite3 ${shellWord(o.file)} ${shellDoubleQuoted(example.sql)}`,
+    );
+  }
+  out.push('', 'Check the mirror at any time:', '', `  WSMIRROR_MIRROR_URL=${shellWord(`sqlite:${o.file}`)} ${shellWord(o.self)} status`);
+  if (o.emulator === undefined) {
+    out.push('', `Run ${shellWord(o.self)} demo --keep-running to keep the emulator up and watch its changes reach the mirror.`);
+    return `${out.join('\n')}\n`;
+  }
+  const { url, apiKey, workspaceId } = o.emulator;
+  const records = `${url}/api/v1/workspace/${workspaceId}/modules/${example?.module ?? 'crm'}/tables/${example?.table ?? 'companies'}/records`;
+  const auth = shellWord(`Authorization: Bearer ${apiKey}`);
+  out.push(
+    '',
+    `The emulator stays up at ${url}, with the API key ${apiKey} (made for this run only).`,
+    `wsmirror pulls its changes every ${DEMO_SCHEDULE}. List records, or change one and run the query again:`,
+    '',
+    `  curl -H ${auth} ${records}`,
+  );
+  const firstId = example === undefined ? undefined : await firstIdOf(mirror, example.tableId);
+  if (example?.numberField !== undefined && firstId !== undefined) {
+    const body = JSON.stringify({ records: [{ id: firstId, [example.numberField]: 500 }] });
+    out.push(`  curl -X PATCH -H ${auth} -H 'Content-Type: application/json' -d ${shellWord(body)} ${records}`);
+  }
+  out.push('', 'Press Ctrl-C to stop.');
+  return `${out.join('\n')}\n`;
+}
+
 // ---- the command ------------------------------------------------------------------------------
 
 export function defineDemoCommand(program: Command): Command {
@@ -217,55 +273,13 @@ export function defineDemoCommand(program: Command): Command {
             process.exitCode = EXIT.syncFailed;
             return;
           }
-          const catalog = await stack.mirror.readCatalog();
-          const rows = await rowCounts(stack.mirror, catalog);
-          const example = exampleQuery(catalog, rows);
-          const file = shownPath(dbPath, cwd);
-          const self = commandName(cwd);
-          const out: string[] = [
-            `wsmirror demo: the sample workspace "${seed.name}", served by an embedded emulator, is mirrored into SQLite.`,
-            '',
-            `Mirror: ${file}`,
-            '',
-            ...tableLines(catalog, rows),
-            '',
-            'The _wsmirror_* tables describe the mirror (tables, fields, choice options, outbox).',
-          ];
-          if (example) {
-            out.push(
-              '',
-              `Try a query (${example.module}.${example.table}, with choice option ids joined to their names):`,
-              '',
-              `  sqlite3 ${shellWord(file)} ${shellDoubleQuoted(example.sql)}`,
-            );
-          }
-          out.push(
-            '',
-            'Check the mirror at any time:',
-            '',
-            `  WSMIRROR_MIRROR_URL=${shellWord(`sqlite:${file}`)} ${shellWord(self)} status`,
-          );
-          if (!flags.keepRunning) {
-            out.push('', `Run ${shellWord(self)} demo --keep-running to keep the emulator up and watch its changes reach the mirror.`);
-            process.stdout.write(`${out.join('\n')}\n`);
-            return;
-          }
-          const records = `${url}/api/v1/workspace/${workspaceId}/modules/${example?.module ?? 'crm'}/tables/${example?.table ?? 'companies'}/records`;
-          const auth = shellWord(`Authorization: Bearer ${apiKey}`);
-          out.push(
-            '',
-            `The emulator stays up at ${url}, with the API key ${apiKey} (made for this run only).`,
-            `wsmirror pulls its changes every ${DEMO_SCHEDULE}. List records, or change one and run the query again:`,
-            '',
-            `  curl -H ${auth} ${records}`,
-          );
-          const firstId = example === undefined ? undefined : await firstIdOf(stack.mirror, example.tableId);
-          if (example?.numberField !== undefined && firstId !== undefined) {
-            const body = JSON.stringify({ records: [{ id: firstId, [example.numberField]: 500 }] });
-            out.push(`  curl -X PATCH -H ${auth} -H 'Content-Type: application/json' -d ${shellWord(body)} ${records}`);
-          }
-          out.push('', 'Press Ctrl-C to stop.');
-          process.stdout.write(`${out.join('\n')}\n`);
+          process.stdout.write(await walkthrough(stack.mirror, {
+            seedName: seed.name,
+            file: shownPath(dbPath, cwd),
+            self: commandName(cwd),
+            emulator: flags.keepRunning ? { url, apiKey, workspaceId } : undefined,
+          }));
+          if (!flags.keepRunning) return;
           const daemon = await startDaemon({
             config,
             logger,

@@ -28,6 +28,8 @@ export interface TableStatus {
 export interface StatusReport {
   /** The mirror URL, password masked. */
   mirror: string;
+  /** The Postgres schema holding the mirror; null on SQLite. */
+  schema: string | null;
   checkedAt: string;
   tables: TableStatus[];
   /** Every outbox entry, including those of tables no longer mirrored. */
@@ -39,7 +41,10 @@ function noEntries(): OutboxCounts {
 }
 
 /** Reads the report from the mirror alone (no upstream call). */
-export async function collectStatus(mirror: Mirror, now: Date = new Date()): Promise<StatusReport> {
+export async function collectStatus(
+  mirror: Mirror, options: { pgSchema?: string; now?: Date } = {},
+): Promise<StatusReport> {
+  const now = options.now ?? new Date();
   const catalog = await mirror.readCatalog();
   const summary = await mirror.outboxSummary();
   const outbox = noEntries();
@@ -77,7 +82,8 @@ export async function collectStatus(mirror: Mirror, now: Date = new Date()): Pro
     });
   }
   tables.sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));
-  return { mirror: mirror.displayUrl, checkedAt: now.toISOString(), tables, outbox };
+  const schema = mirror.dialect === 'postgres' ? (options.pgSchema ?? 'public') : null;
+  return { mirror: mirror.displayUrl, schema, checkedAt: now.toISOString(), tables, outbox };
 }
 
 /** `12s`, `3m 05s`, `2h 10m`, `4d 3h`; `never` before the first pull. */
@@ -106,7 +112,7 @@ const COLUMNS: readonly { title: string; right?: boolean; value: (t: TableStatus
 
 /** The plain-text form: an aligned table, then the outbox totals. */
 export function formatStatusText(report: StatusReport): string {
-  const lines = [`mirror: ${report.mirror}`, ''];
+  const lines = [`mirror: ${report.mirror}${report.schema === null ? '' : ` (schema ${report.schema})`}`, ''];
   if (report.tables.length === 0) {
     lines.push('no tables mirrored yet (run wsmirror sync)');
   } else {
@@ -150,7 +156,7 @@ export function defineStatusCommand(program: Command): Command {
     logConfiguration(logger, config);
     const mirror = await openMirror(mirrorUrlOf(config), { pgSchema: config.mirror.pgSchema, logger, mustExist: true });
     try {
-      const report = await collectStatus(mirror);
+      const report = await collectStatus(mirror, { pgSchema: config.mirror.pgSchema });
       process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatusText(report));
     } finally {
       await mirror.close();

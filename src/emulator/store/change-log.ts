@@ -1,6 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Clock } from '../clock.ts';
 import type { Db } from './database.ts';
+import { recordChangesIndexName } from './table-indexes.ts';
 
 export type RecordChangeType = 'create' | 'update' | 'delete';
 export type SchemaKind = 'Module' | 'Table' | 'Field';
@@ -92,7 +93,7 @@ export class ChangeLog {
   #tableStatements(tableKey: number) {
     let st = this.#perTable.get(tableKey);
     if (!st) {
-      const index = `record_changes_of_t${tableKey}`;
+      const index = recordChangesIndexName(tableKey);
       const window = (bounded: boolean) =>
         this.#db.prepare(
           `SELECT seq FROM record_changes INDEXED BY "${index}" WHERE table_id = ${tableKey} AND changed_at >= ?
@@ -132,10 +133,12 @@ export class ChangeLog {
   reset(): void {
     this.#lastAsOf = Number.NEGATIVE_INFINITY;
     this.#lastStamp = Number.NEGATIVE_INFINITY;
+    this.#perTable.clear();
   }
 
-  /** Forgets a deleted table's record history. */
+  /** Forgets a deleted table's record history (its index is dropped with the table's others). */
   dropTable(tableKey: number): void {
     this.#db.prepare('DELETE FROM record_changes WHERE table_id = ?').run(tableKey);
+    this.#perTable.delete(tableKey);
   }
 }

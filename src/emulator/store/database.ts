@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { dropTableIndexes } from './table-indexes.ts';
 
 /**
  * The emulator's state: one SQLite database (in memory by default), so every batch is a real
@@ -75,6 +76,7 @@ export function openDatabase(file: string | undefined): Db {
 /** Empties every table (the admin reset); sequences restart so ids are predictable again. */
 export function clearDatabase(db: Db): void {
   db.transaction(() => {
+    dropTableIndexes(db, 'every table');
     for (const t of ['record_changes', 'schema_changes', 'records', 'fields', 'tables', 'modules', 'sequences', 'meta']) {
       db.prepare(`DELETE FROM ${t}`).run();
     }

@@ -7,6 +7,7 @@ import type { EmulatorContext } from '../context.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Db } from './database.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
+import { recordsIndexName, uniqueIndexName } from './table-indexes.ts';
 
 /**
  * Records of every table live in `records(id, table_id, data)`, `data` being a JSON object keyed
@@ -270,6 +271,7 @@ function checkReferences(db: Db, plans: Plans, pending: readonly Pending[], wher
 /**
  * Partial indexes are created on first use. The statement runs every time (a no-op once the index
  * exists), so an index whose creation was rolled back with a failed request is simply made again.
+ * Deleting their table or field drops them (table-indexes.ts).
  */
 function ensureIndex(db: Db, name: string, definition: string): void {
   dynamicStatement(db, `CREATE INDEX IF NOT EXISTS "${name}" ON ${definition}`).run();
@@ -277,7 +279,7 @@ function ensureIndex(db: Db, name: string, definition: string): void {
 
 /** An expression index per unique field keeps the check fast on large tables. */
 function ensureUniqueIndex(db: Db, table: TableRow, plan: FieldPlan): void {
-  ensureIndex(db, `records_unique_t${table.key}_${plan.field.id}`, `records (json_extract(data, '${plan.path}')) WHERE table_id = ${table.key}`);
+  ensureIndex(db, uniqueIndexName(table.key, plan.field.id), `records (json_extract(data, '${plan.path}')) WHERE table_id = ${table.key}`);
 }
 
 /**
@@ -285,7 +287,7 @@ function ensureUniqueIndex(db: Db, table: TableRow, plan: FieldPlan): void {
  * times faster than walking the shared (table_id, id) index, which compares the key on every row.
  */
 function pageIndex(db: Db, tableKey: number): string {
-  const name = `records_of_t${tableKey}`;
+  const name = recordsIndexName(tableKey);
   ensureIndex(db, name, `records (id) WHERE table_id = ${tableKey}`);
   return name;
 }

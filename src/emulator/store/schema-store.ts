@@ -1,6 +1,6 @@
 import {
-  CHOICE_TYPES, DYNAMIC_CHOICE_TYPES, NO_CAN_WRITE_TYPES, PERMISSION_PROPERTIES, describeIssues, isReadOnlyType,
-  recordValueSchema,
+  CHOICE_TYPES, DYNAMIC_CHOICE_TYPES, NO_CAN_WRITE_TYPES, PERMISSION_PROPERTIES, REFERENCE_TYPES, describeIssues,
+  isReadOnlyType, recordValueSchema,
   type FieldBatchUpdateItem, type FieldCreate, type FieldType, type Option, type OptionInput, type TableCreate,
   type TablePatch,
 } from '../../api/index.ts';
@@ -12,6 +12,7 @@ import { MANAGE_PERMISSIONS, hasGrant, type ApiKeyGrant } from '../options.ts';
 import { nextSequenceValue } from './database.ts';
 import { publicId } from './ids.ts';
 import type { FieldProps, FieldRow, ModuleProps, ModuleRow, TableProps, TableRow } from './schema-rows.ts';
+import { dropTableIndexes } from './table-indexes.ts';
 
 /**
  * Mutations of modules, tables and fields. Every mutation validates everything first, then
@@ -89,7 +90,7 @@ export function deleteModule(ctx: EmulatorContext, name: string): { id: string }
   return transaction(ctx, () => {
     const mod = ctx.schema.requireModule(name);
     const at = ctx.changes.stamp();
-    for (const table of ctx.schema.tablesOf(mod.key)) dropTable(ctx, table, at);
+    dropTables(ctx, ctx.schema.tablesOf(mod.key), at);
     ctx.db.prepare('DELETE FROM modules WHERE id = ?').run(mod.key);
     ctx.changes.schemaChanged('Module', mod.id, 'deleted', at);
     return { id: mod.id };
@@ -153,21 +154,57 @@ export function updateTable(ctx: EmulatorContext, table: TableRow, patch: TableP
   });
 }
 
-/** Deletes a table with its fields, its records and its record change log. */
+/**
+ * Deletes a table with its fields, its records and its record change log, and the reference and
+ * reverse fields of other tables that point at it.
+ */
 export function deleteTable(ctx: EmulatorContext, table: TableRow): { id: string } {
   return transaction(ctx, () => {
-    dropTable(ctx, table, ctx.changes.stamp());
+    dropTables(ctx, [table], ctx.changes.stamp());
     return { id: table.id };
   });
 }
 
-function dropTable(ctx: EmulatorContext, table: TableRow, at: number): void {
-  for (const field of ctx.schema.fieldsOf(table.key)) ctx.changes.schemaChanged('Field', field.id, 'deleted', at);
-  ctx.db.prepare('DELETE FROM records WHERE table_id = ?').run(table.key);
-  ctx.changes.dropTable(table.key);
-  ctx.db.prepare('DELETE FROM fields WHERE table_id = ?').run(table.key);
-  ctx.db.prepare('DELETE FROM tables WHERE id = ?').run(table.key);
-  ctx.changes.schemaChanged('Table', table.id, 'deleted', at);
+/**
+ * Drops tables and everything of theirs. Reference and reverse fields of the remaining tables
+ * that point at one of them are dropped first: the spec allows no 400 on a table delete, and a
+ * field whose table is gone cannot be read or written.
+ */
+function dropTables(ctx: EmulatorContext, tables: readonly TableRow[], at: number): void {
+  const keys = new Set(tables.map((t) => t.key));
+  const referring = referringFields(ctx, tables.map((t) => t.id)).filter((f) => !keys.has(f.tableKey));
+  for (const [tableKey, fields] of Map.groupBy(referring, (f) => f.tableKey)) removeFields(ctx, tableKey, fields, at);
+  for (const table of tables) {
+    for (const field of ctx.schema.fieldsOf(table.key)) ctx.changes.schemaChanged('Field', field.id, 'deleted', at);
+    ctx.db.prepare('DELETE FROM records WHERE table_id = ?').run(table.key);
+    ctx.changes.dropTable(table.key);
+    ctx.db.prepare('DELETE FROM fields WHERE table_id = ?').run(table.key);
+    ctx.db.prepare('DELETE FROM tables WHERE id = ?').run(table.key);
+    dropTableIndexes(ctx.db, { tableKey: table.key });
+    ctx.changes.schemaChanged('Table', table.id, 'deleted', at);
+  }
+}
+
+/** Reference and reverse fields whose `refTableId` is one of `tableIds`, in creation order. */
+function referringFields(ctx: EmulatorContext, tableIds: readonly string[]): { key: number; id: string; tableKey: number }[] {
+  const rows = ctx.db
+    .prepare(
+      `SELECT id, table_id FROM fields
+       WHERE type IN (SELECT value FROM json_each(?)) AND json_extract(props, '$.refTableId') IN (SELECT value FROM json_each(?))
+       ORDER BY id`,
+    )
+    .all(JSON.stringify(REFERENCE_TYPES), JSON.stringify(tableIds)) as { id: number; table_id: number }[];
+  return rows.map((r) => ({ key: r.id, id: publicId('field', r.id), tableKey: r.table_id }));
+}
+
+/** Deletes fields of one table, logging each; their values stay in the records, unread. */
+function removeFields(ctx: EmulatorContext, tableKey: number, fields: readonly { key: number; id: string }[], at: number): void {
+  const remove = ctx.db.prepare('DELETE FROM fields WHERE id = ?');
+  for (const field of fields) {
+    remove.run(field.key);
+    ctx.changes.schemaChanged('Field', field.id, 'deleted', at);
+  }
+  dropTableIndexes(ctx.db, { tableKey, fieldIds: fields.map((f) => f.id) });
 }
 
 // ---- field validation helpers --------------------------------------------------------------
@@ -414,6 +451,8 @@ export function updateFields(
       });
       if (name === field.name && sameJson(saved, field.props)) continue;
       update.run(name, JSON.stringify(saved), field.key);
+      // The unique check's index is of no use any more; it is made again if the flag returns.
+      if (field.props.unique === true && saved.unique !== true) dropTableIndexes(ctx.db, { tableKey: table.key, fieldIds: [field.id] });
       ctx.changes.schemaChanged('Field', field.id, 'upserted', at);
     }
     return plans.map(({ field }) => fieldByKey(ctx, table, field.key));
@@ -486,12 +525,7 @@ export function deleteFields(ctx: EmulatorContext, table: TableRow, names: reado
     if (names.indexOf(name) !== i) throw new BadRequestError(`${at(i)}: field ${name} appears more than once`);
   });
   return transaction(ctx, () => {
-    const stamp = ctx.changes.stamp();
-    const remove = ctx.db.prepare('DELETE FROM fields WHERE id = ?');
-    for (const field of fields) {
-      remove.run(field.key);
-      ctx.changes.schemaChanged('Field', field.id, 'deleted', stamp);
-    }
+    removeFields(ctx, table.key, fields, ctx.changes.stamp());
     return fields;
   });
 }

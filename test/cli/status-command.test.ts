@@ -1,0 +1,223 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatLag } from '../../src/cli/commands/status.ts';
+import { forEachDialect, testPgUrl, type TestMirror } from '../helpers/dialects.ts';
+import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
+import { runWsmirror } from '../helpers/processes.ts';
+import { UpstreamWorkspace } from '../helpers/workspace.ts';
+
+/** `wsmirror status` as a real process, over a mirror made by a real `wsmirror sync`. */
+
+const HOUR = 3_600_000;
+
+interface StatusJson {
+  mirror: string;
+  schema: string | null;
+  checkedAt: string;
+  tables: {
+    table: string; module: string; name: string; tableId: string; sqlName: string; mode: string; state: string;
+    rows: number | null; lastPullAt: string | null; lagMs: number | null;
+    outbox: { pending: number; failed: number; conflict: number };
+  }[];
+  outbox: { pending: number; failed: number; conflict: number };
+}
+
+/** Cells of the text table's line for one table (columns are separated by two spaces or more). */
+function rowOf(text: string, table: string): string[] {
+  const line = text.split('\n').find((l) => l.startsWith(`${table} `));
+  if (line === undefined) throw new Error(`no line for ${table} in:\n${text}`);
+  return line.split(/ {2,}/);
+}
+
+describe('formatLag', () => {
+  it('reads like a duration, coarser as it grows', () => {
+    expect(formatLag(null)).toBe('never');
+    expect(formatLag(-5)).toBe('0s');
+    expect(formatLag(999)).toBe('0s');
+    expect(formatLag(59_999)).toBe('59s');
+    expect(formatLag(65_000)).toBe('1m 05s');
+    expect(formatLag(2 * HOUR + 3 * 60_000 + 10_000)).toBe('2h 03m');
+    expect(formatLag(3 * 24 * HOUR + 5 * HOUR + 59 * 60_000)).toBe('3d 5h');
+  });
+});
+
+forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
+  let emu: RunningEmulator;
+  let t: TestMirror;
+  const cwd = mkdtempSync(join(tmpdir(), 'wsmirror-status-'));
+  let ids: Record<string, string>;
+  let syncedBetween: [number, number];
+
+  const mirrorEnv = (m: TestMirror): Record<string, string> => ({
+    WSMIRROR_MIRROR_URL: m.url,
+    ...(m.pgSchema ? { WSMIRROR_PG_SCHEMA: m.pgSchema } : {}),
+  });
+  const param = (n: number) => (dialect === 'postgres' ? `$${n}` : '?');
+
+  beforeAll(async () => {
+    emu = await startEmulator();
+    const ws = new UpstreamWorkspace(emu);
+    await ws.createModule('crm');
+    await ws.createTable('crm', 'deals', { hasHistory: true }, [
+      { name: 'title', type: 'string', labels: { '': 'Title' } },
+      { name: 'stage', type: 'choice', labels: { '': 'Stage' }, options: [{ name: 'Open' }, { name: 'Won' }] },
+    ]);
+    await ws.createTable('crm', 'notes', { hasHistory: false }, [{ name: 'body', type: 'string', labels: { '': 'Body' } }]);
+    await ws.createRecords('crm', 'deals', [{ title: 'a', stage: 'Open' }, { title: 'b' }, { title: 'c' }]);
+    await ws.createRecords('crm', 'notes', [{ body: 'x' }]);
+
+    t = await fresh();
+    const before = Date.now();
+    const sync = await runWsmirror(['sync'], {
+      ...mirrorEnv(t),
+      WSMIRROR_BASE_URL: emu.url,
+      WSMIRROR_API_KEY: emu.apiKey,
+      WSMIRROR_WORKSPACE_ID: emu.workspaceId,
+      WSMIRROR_LOG_LEVEL: 'warn',
+    }, { cwd });
+    expect(sync.code, sync.stderr).toBe(0);
+    syncedBetween = [before, Date.now()];
+
+    const tables = await t.sql<{ table_id: string; sql_name: string }>(`SELECT "table_id", "sql_name" FROM ${t.table('_wsmirror_tables')}`);
+    ids = Object.fromEntries(tables.map((r) => [r.sql_name, r.table_id]));
+    // Outbox entries as the triggers and the push step would leave them.
+    const entries: [string, string, string][] = [
+      [ids['crm__deals']!, 'crm__deals', 'pending'],
+      [ids['crm__deals']!, 'crm__deals', 'pending'],
+      [ids['crm__deals']!, 'crm__deals', 'failed'],
+      [ids['crm__notes']!, 'crm__notes', 'conflict'],
+      ['t999', 'crm__gone', 'pending'], // a table no longer mirrored
+    ];
+    for (const [tableId, sqlTable, status] of entries) {
+      await t.sql(
+        `INSERT INTO ${t.table('_wsmirror_outbox')} ("table_id", "sql_table", "record_id", "operation", "column_name", "new_value", "status")
+         VALUES (${param(1)}, ${param(2)}, 1, 'update', 'title', '"x"', ${param(3)})`,
+        [tableId, sqlTable, status],
+      );
+    }
+    // The notes table was last pulled two hours ago.
+    await t.sql(`UPDATE ${t.table('_wsmirror_tables')} SET "last_pull_at" = ${param(1)} WHERE "table_id" = ${param(2)}`, [
+      new Date(Date.now() - 2 * HOUR - 3 * 60_000 - 10_000).toISOString(), ids['crm__notes']!,
+    ]);
+  });
+  afterAll(async () => {
+    await emu?.close();
+    rmSync(cwd, { recursive: true, force: true });
+  });
+
+  it('prints an aligned table of mode, state, rows, last pull, lag and outbox counts, without any upstream setting', async () => {
+    const res = await runWsmirror(['status'], mirrorEnv(t), { cwd });
+    expect(res.code, res.stderr).toBe(0);
+    const text = res.stdout;
+    expect(text.split('\n')[0]).toBe(dialect === 'sqlite' ? `mirror: ${t.url}` : `mirror: ${t.url} (schema ${t.pgSchema})`);
+
+    const deals = rowOf(text, 'crm.deals');
+    expect(deals).toEqual(['crm.deals', 'crm__deals', 'history', 'ready', '3', expect.any(String), expect.any(String), '2', '1', '0']);
+    const pulled = Date.parse(deals[5]!);
+    expect(pulled).toBeGreaterThanOrEqual(syncedBetween[0]);
+    expect(pulled).toBeLessThanOrEqual(syncedBetween[1]);
+    expect(deals[6]).toMatch(/^[0-9]+s$/);
+
+    const notes = rowOf(text, 'crm.notes');
+    expect(notes).toEqual(['crm.notes', 'crm__notes', 'fullscan', 'ready', '1', expect.any(String), '2h 03m', '0', '0', '1']);
+
+    // Aligned: every column starts (left-aligned) or ends (right-aligned) at its header's place.
+    const lines = text.split('\n');
+    const header = lines.find((l) => l.startsWith('TABLE'))!;
+    const dealsLine = lines.find((l) => l.startsWith('crm.deals '))!;
+    const notesLine = lines.find((l) => l.startsWith('crm.notes '))!;
+    expect(dealsLine.indexOf('crm__deals')).toBe(header.indexOf('SQL TABLE'));
+    expect(notesLine.indexOf('fullscan')).toBe(header.indexOf('MODE'));
+    expect(dealsLine.indexOf(' 3 ') + 2).toBe(header.indexOf('ROWS') + 'ROWS'.length);
+    expect(notesLine.length).toBe(header.length);
+
+    expect(text).toContain('outbox: 3 pending, 1 failed, 1 conflict');
+    expect(text).toContain('1 of them belong to tables no longer mirrored');
+    expect(res.stderr).toBe('');
+  });
+
+  it('prints a stable JSON document with --json', async () => {
+    const res = await runWsmirror(['status', '--json'], mirrorEnv(t), { cwd });
+    expect(res.code, res.stderr).toBe(0);
+    const report = JSON.parse(res.stdout) as StatusJson;
+    expect(Object.keys(report)).toEqual(['mirror', 'schema', 'checkedAt', 'tables', 'outbox']);
+    expect(report.mirror).toBe(t.url);
+    expect(report.schema).toBe(t.pgSchema ?? null);
+    expect(report.outbox).toEqual({ pending: 3, failed: 1, conflict: 1 });
+    expect(report.tables.map((x) => x.table)).toEqual(['crm.deals', 'crm.notes']);
+    const [deals, notes] = report.tables;
+    expect(deals).toEqual({
+      table: 'crm.deals', module: 'crm', name: 'deals', tableId: ids['crm__deals'], sqlName: 'crm__deals',
+      mode: 'history', state: 'ready', rows: 3, lastPullAt: expect.any(String), lagMs: expect.any(Number),
+      outbox: { pending: 2, failed: 1, conflict: 0 },
+    });
+    expect(notes).toMatchObject({ mode: 'fullscan', rows: 1, outbox: { pending: 0, failed: 0, conflict: 1 } });
+    for (const x of report.tables) {
+      expect(x.lagMs).toBe(Date.parse(report.checkedAt) - Date.parse(x.lastPullAt!));
+    }
+    expect(notes!.lagMs).toBeGreaterThan(2 * HOUR);
+    expect(Date.parse(deals!.lastPullAt!)).toBeGreaterThanOrEqual(syncedBetween[0]);
+  });
+
+  it('says so when nothing is mirrored yet', async () => {
+    const empty = await fresh();
+    const res = await runWsmirror(['status'], mirrorEnv(empty), { cwd });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toContain('no tables mirrored yet');
+    expect(res.stdout).toContain('outbox: 0 pending, 0 failed, 0 conflict');
+    const json = JSON.parse((await runWsmirror(['status', '--json'], mirrorEnv(empty), { cwd })).stdout) as StatusJson;
+    expect(json.tables).toEqual([]);
+  });
+
+  it('warns on stderr about misspelt WSMIRROR_* variables, keeping stdout clean', async () => {
+    const res = await runWsmirror(['status', '--json'], { ...mirrorEnv(t), WSMIRROR_MIROR_URL: 'x' }, { cwd });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain('WSMIRROR_MIROR_URL');
+    expect(() => JSON.parse(res.stdout)).not.toThrow();
+  });
+
+  it.runIf(dialect === 'postgres')('exits 78 for a schema without a mirror, and does not create it', async () => {
+    const schema = `wsm_test_nomirror_${randomBytes(6).toString('hex')}`;
+    const res = await runWsmirror(['status'], { WSMIRROR_MIRROR_URL: testPgUrl!, WSMIRROR_PG_SCHEMA: schema }, { cwd });
+    expect(res.code).toBe(78);
+    expect(res.stderr).toContain(schema);
+    const client = new pg.Client({ connectionString: testPgUrl });
+    await client.connect();
+    try {
+      expect((await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).rows).toEqual([]);
+    } finally {
+      await client.end();
+    }
+  });
+});
+
+describe('wsmirror status without a mirror', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-status-missing-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('exits 78 naming the missing SQLite file, and does not create it', async () => {
+    const file = join(dir, 'nowhere.db');
+    const res = await runWsmirror(['status'], { WSMIRROR_MIRROR_URL: `sqlite:${file}` }, { cwd: dir });
+    expect(res.code).toBe(78);
+    expect(res.stderr).toContain(file);
+    expect(res.stderr).toMatch(/does not exist/);
+    expect(res.stdout).toBe('');
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('uses the default ./wsmirror.db, and does not create that either', async () => {
+    const res = await runWsmirror(['status', '--json'], {}, { cwd: dir });
+    expect(res.code).toBe(78);
+    expect(res.stderr).toContain(join(dir, 'wsmirror.db'));
+    expect(existsSync(join(dir, 'wsmirror.db'))).toBe(false);
+  });
+
+  it('exits 2 for an unknown flag', async () => {
+    const res = await runWsmirror(['status', '--jsn'], {}, { cwd: dir });
+    expect(res.code).toBe(2);
+  });
+});
