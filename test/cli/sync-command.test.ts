@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
+import { runWsmirror } from '../helpers/processes.ts';
+import { UpstreamWorkspace } from '../helpers/workspace.ts';
+
+/** DESIGN §2: `wsmirror sync` exits 0 when the mirror is current, 1 when not, 2 and 78 for usage and configuration. */
+let emu: RunningEmulator;
+let upstream: UpstreamWorkspace;
+const dir = mkdtempSync(join(tmpdir(), 'wsmirror-sync-cli-'));
+
+beforeAll(async () => {
+  emu = await startEmulator();
+  upstream = new UpstreamWorkspace(emu);
+  await upstream.createModule('shop');
+  await upstream.createTable('shop', 'items', { hasHistory: false }, [{ name: 'qty', type: 'number', labels: { '': 'Qty' } }]);
+  await upstream.createRecords('shop', 'items', Array.from({ length: 300 }, (_, i) => ({ qty: i })));
+});
+afterAll(async () => {
+  await emu.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function env(file: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    WSMIRROR_BASE_URL: emu.url,
+    WSMIRROR_API_KEY: emu.apiKey,
+    WSMIRROR_WORKSPACE_ID: emu.workspaceId,
+    WSMIRROR_MIRROR_URL: `sqlite:${join(dir, file)}`,
+    WSMIRROR_LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}
+
+it('exits 0 with the cycle report when the mirror is current', async () => {
+  const run = await runWsmirror(['sync', '--json'], env('ok.db'));
+  expect(run.code, run.stderr).toBe(0);
+  const report = JSON.parse(run.stdout);
+  expect(report.ok).toBe(true);
+  expect(report.tables).toEqual([expect.objectContaining({ table: 'shop.items', action: 'scan', upserted: 300 })]);
+});
+
+it('exits 1 and names the table and the reason when a table cannot be brought up to date', async () => {
+  expect((await runWsmirror(['sync'], env('valve.db'))).code).toBe(0);
+  const all = await upstream.allRecords('shop', 'items');
+  await upstream.deleteRecords('shop', 'items', all.slice(0, 250).map((r) => r.id));
+  const run = await runWsmirror(['sync'], env('valve.db'));
+  expect(run.code).toBe(1);
+  expect(run.stderr).toMatch(/shop\.items: .*would delete more than/);
+});
+
+it('exits 78 naming the variable at fault, and never prints the API key', async () => {
+  const run = await runWsmirror(['sync'], env('bad.db', { WSMIRROR_SCHEDULE: 'every now and then', WSMIRROR_API_KEY: 'super-secret-key-123' }));
+  expect(run.code).toBe(78);
+  expect(run.stderr).toContain('WSMIRROR_SCHEDULE');
+  expect(run.stdout + run.stderr).not.toContain('super-secret-key-123');
+});
+
+it('exits 1 without leaking the key when upstream refuses it', async () => {
+  const run = await runWsmirror(['sync'], env('refused.db', { WSMIRROR_API_KEY: 'wrong-key-456789' }));
+  expect(run.code).toBe(1);
+  expect(run.stderr).toContain('401');
+  expect(run.stdout + run.stderr).not.toContain('wrong-key-456789');
+});
+
+it('exits 2 on a usage error', async () => {
+  const run = await runWsmirror(['sync', '--no-such-flag'], env('usage.db'));
+  expect(run.code).toBe(2);
+});
