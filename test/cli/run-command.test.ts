@@ -34,3 +34,71 @@ describe('wsmirror run (real process): start-up logs', () => {
     expect(res.stdout).not.toContain(emu.apiKey);
   });
 });
+
+describe('wsmirror run (real process): the daemon keeps the mirror current', () => {
+  let emu: RunningEmulator;
+  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-run-loop-'));
+  beforeAll(async () => {
+    emu = await startEmulator();
+  });
+  afterAll(async () => {
+    await emu?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('cycles on its schedule, reports readiness and metrics, and exits 0 on SIGTERM', async () => {
+    const { UpstreamWorkspace } = await import('../helpers/workspace.ts');
+    const { default: Database } = await import('better-sqlite3');
+    const upstream = new UpstreamWorkspace(emu);
+    await upstream.createModule('shop');
+    await upstream.createTable('shop', 'items', { hasHistory: true }, [{ name: 'qty', type: 'number', labels: { '': 'Qty' } }]);
+    await upstream.createRecords('shop', 'items', [{ qty: 1 }]);
+    const dbFile = join(dir, 'run.db');
+    const countRows = () => {
+      try {
+        const db = new Database(dbFile, { readonly: true });
+        try {
+          return (db.prepare('SELECT count(*) AS n FROM "shop__items"').get() as { n: number }).n;
+        } finally {
+          db.close();
+        }
+      } catch {
+        return 0;
+      }
+    };
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const probes: { ready: number[]; metrics: string } = { ready: [], metrics: '' };
+    let stop: () => void = () => undefined;
+    const run = runWsmirror(
+      ['run'],
+      {
+        WSMIRROR_BASE_URL: emu.url,
+        WSMIRROR_API_KEY: emu.apiKey,
+        WSMIRROR_WORKSPACE_ID: emu.workspaceId,
+        WSMIRROR_MIRROR_URL: `sqlite:${dbFile}`,
+        WSMIRROR_HTTP_PORT: String(port),
+        WSMIRROR_SCHEDULE: '1s',
+        WSMIRROR_LOG_LEVEL: 'warn',
+      },
+      { cwd: dir, killAfterMs: 60_000, onSpawn: (_kill, child) => (stop = () => child.kill('SIGTERM')) },
+    );
+    const until = async (check: () => boolean | Promise<boolean>) => {
+      for (let i = 0; i < 300 && !(await check()); i++) await new Promise((r) => setTimeout(r, 100));
+    };
+    const readyz = async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status ?? 0;
+    await until(async () => (await readyz()) === 200);
+    probes.ready.push(await readyz());
+    expect(countRows()).toBe(1);
+
+    await upstream.createRecords('shop', 'items', [{ qty: 2 }, { qty: 3 }]);
+    await until(() => countRows() === 3);
+    expect(countRows()).toBe(3);
+    probes.metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    stop();
+    const result = await run;
+    expect(probes.ready).toEqual([200]);
+    expect(probes.metrics).toMatch(/wsmirror_rows_applied_total\{[^}]*table="shop.items"[^}]*\} [1-9]/);
+    expect(probes.metrics).toMatch(/wsmirror_cycles_total\{result="success"\} [2-9]/);
+    expect(result.code, result.stderr).toBe(0);
+  }, 60_000);
+});

@@ -99,8 +99,8 @@ export function runWsmirror(
     killAfterMs?: number;
     /** Checked on every output chunk; true kills the process at once. */
     killWhen?: (stdout: string, stderr: string) => boolean;
-    /** Receives a function that SIGKILLs the process, for kills decided later. */
-    onSpawn?: (kill: () => void) => void;
+    /** Receives a function that SIGKILLs the process (for kills decided later) and the process. */
+    onSpawn?: (kill: () => void, child: ChildProcess) => void;
     cwd?: string;
   } = {},
 ): Promise<RunResult> {
@@ -113,7 +113,7 @@ export function runWsmirror(
   let stderr = '';
   let peak: number | undefined;
   const kill = () => child.kill('SIGKILL');
-  options.onSpawn?.(kill);
+  options.onSpawn?.(kill, child);
   child.stdout!.on('data', (c: Buffer) => {
     stdout += c.toString();
     if (options.killWhen?.(stdout, stderr)) kill();
