@@ -15,6 +15,8 @@ RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM node:24-slim
 ENV NODE_ENV=production
+# Bounds the daemon's memory (see systemd/wsmirror.service and bench/README.md).
+ENV NODE_OPTIONS="--max-old-space-size=128 --max-semi-space-size=2"
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./

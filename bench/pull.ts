@@ -1,7 +1,7 @@
 // `npm run bench -- pull`: initial sync of a 200,000-record table into SQLite and Postgres, as a
 // ratio to fetching the same pages with the same client and discarding them (same run), the
 // daemon's peak RSS, an incremental cycle of 1,000 updates, and an idle cycle over 50 tables.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -45,6 +45,13 @@ async function seedTable(ws: UpstreamWorkspace, name: string, count: number, has
   return ids;
 }
 
+async function dropSchema(pgUrl: string, schema: string): Promise<void> {
+  const c = new pg.Client({ connectionString: pgUrl });
+  await c.connect();
+  await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await c.end();
+}
+
 function client(emu: EmulatorProcess, onRequest?: (i: RequestInfo) => void) {
   return new WorkspaceClient({ baseUrl: emu.url, apiKey: emu.apiKey, workspaceId: emu.workspaceId, ...(onRequest ? { onRequest } : {}) });
 }
@@ -59,8 +66,17 @@ async function fetchOnly(emu: EmulatorProcess, table: string, concurrency: numbe
   return { rows, ms };
 }
 
-async function syncProcess(emu: EmulatorProcess, mirrorUrl: string, pgSchema: string | undefined) {
+/** The Node options the service packaging (systemd unit, Dockerfile) starts the daemon with. */
+function packagedNodeOptions(): string {
+  const unit = readFileSync(new URL('../systemd/wsmirror.service', import.meta.url), 'utf8');
+  const m = /^Environment="?NODE_OPTIONS=([^"\n]*)"?$/m.exec(unit);
+  if (!m) throw new Error('systemd/wsmirror.service sets no NODE_OPTIONS');
+  return m[1]!;
+}
+
+async function syncProcess(emu: EmulatorProcess, mirrorUrl: string, pgSchema: string | undefined, extraEnv: Record<string, string> = {}) {
   const result = await runWsmirror(['sync', '--json'], {
+    ...extraEnv,
     WSMIRROR_BASE_URL: emu.url,
     WSMIRROR_API_KEY: emu.apiKey,
     WSMIRROR_WORKSPACE_ID: emu.workspaceId,
@@ -91,32 +107,45 @@ export async function run(options: BenchOptions = {}) {
     // created a moment ago.
     await new Promise((r) => setTimeout(r, 11_000));
 
-    const initial: Record<string, unknown> = {};
+    // Initial sync, per dialect and per launch setting: Node's defaults, and the options the
+    // service packaging uses. Each sync is paired with a fetch-only pass taken just before it.
+    const launches = { nodeDefaults: '', packaged: packagedNodeOptions() };
+    out['packagedNodeOptions'] = launches.packaged;
+    const initial: Record<string, Record<string, unknown>> = {};
+    let n = 0;
     for (const dialect of ['sqlite', 'postgres'] as const) {
-      const fetch = await fetchOnly(emu, 'invoices', concurrency);
-      let mirrorUrl = `sqlite:${join(dir, 'bench.db')}`;
-      let schema: string | undefined;
-      if (dialect === 'postgres') {
-        schema = `wsm_bench_${Date.now()}`;
-        mirrorUrl = pgUrl;
-      }
-      const sync = await syncProcess(emu, mirrorUrl, schema);
-      initial[dialect] = {
-        fetchOnlyMs: Math.round(fetch.ms),
-        fetchRecordsPerSecond: Math.round(fetch.rows / (fetch.ms / 1000)),
-        syncMs: sync.ms,
-        syncRecordsPerSecond: Math.round(records / (sync.ms / 1000)),
-        syncOverFetch: Number((sync.ms / fetch.ms).toFixed(3)),
-        daemonPeakRssMB: sync.peakRssBytes === undefined ? null : Math.round(sync.peakRssBytes / 1048576),
-        upserted: sync.upserted,
-      };
-      if (schema) {
-        const c = new pg.Client({ connectionString: pgUrl });
-        await c.connect();
-        await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await c.end();
+      initial[dialect] = {};
+      for (const [launch, nodeOptions] of Object.entries(launches)) {
+        const fetch = await fetchOnly(emu, 'invoices', concurrency);
+        const schema = dialect === 'postgres' ? `wsm_bench_${Date.now()}_${++n}` : undefined;
+        const mirrorUrl = dialect === 'postgres' ? pgUrl : `sqlite:${join(dir, `bench-${++n}.db`)}`;
+        const sync = await syncProcess(emu, mirrorUrl, schema, {
+          NODE_OPTIONS: nodeOptions,
+          WSMIRROR_TABLES_INCLUDE: 'bench.invoices',
+        });
+        initial[dialect]![launch] = {
+          fetchOnlyMs: Math.round(fetch.ms),
+          fetchRecordsPerSecond: Math.round(fetch.rows / (fetch.ms / 1000)),
+          syncMs: sync.ms,
+          syncRecordsPerSecond: Math.round(records / (sync.ms / 1000)),
+          syncOverFetch: Number((sync.ms / fetch.ms).toFixed(3)),
+          daemonPeakRssMB: sync.peakRssBytes === undefined ? null : Math.round(sync.peakRssBytes / 1048576),
+          upserted: sync.upserted,
+        };
+        if (schema) await dropSchema(pgUrl, schema);
       }
     }
+    // Peak RSS does not depend on table size: the same sync of a table a tenth the size.
+    const small = Math.max(1000, Math.round(records / 10));
+    await seedTable(ws, 'invoices_small', small);
+    const smallSync = await syncProcess(emu, `sqlite:${join(dir, 'small.db')}`, undefined, {
+      NODE_OPTIONS: launches.packaged,
+      WSMIRROR_TABLES_INCLUDE: 'bench.invoices_small',
+    });
+    out['peakRssBySize'] = {
+      [`${small} records`]: Math.round((smallSync.peakRssBytes ?? 0) / 1048576),
+      [`${records} records`]: (initial['sqlite']!['packaged'] as { daemonPeakRssMB: number }).daemonPeakRssMB,
+    };
     out['initialSync'] = initial;
 
     // Incremental: 1,000 updates applied by one cycle (in process, SQLite).

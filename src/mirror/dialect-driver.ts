@@ -22,6 +22,8 @@ export interface ColumnSpec {
 export interface DialectDriver {
   readonly dialect: DialectName;
   readonly naming: NamingRules;
+  /** Rows per write transaction that suit this dialect (see Mirror.preferredBatchRows). */
+  readonly preferredBatchRows: number;
   /** Kysely on the whole database/pool, for reads. */
   readonly db: Kysely<CatalogDb>;
   /** The catalog tables through `db` (Postgres: in the mirror's schema). */

@@ -21,6 +21,12 @@ export interface Mirror {
   readonly dialect: DialectName;
   /** The mirror URL with any password masked, for messages. */
   readonly displayUrl: string;
+  /**
+   * Rows per `applyRows` call that suit the dialect when writing many: SQLite writes block the
+   * event loop, so small batches keep fetching going; each Postgres batch costs several round
+   * trips, so larger ones are cheaper (bench/README.md has the figures).
+   */
+  readonly preferredBatchRows: number;
 
   /** A snapshot of the catalog: mirrored tables and fields, with their SQL names and states. */
   readCatalog(): Promise<Catalog>;

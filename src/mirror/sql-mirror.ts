@@ -42,6 +42,10 @@ export class SqlMirror implements Mirror {
     return new SqlMirror(driver, displayUrl, logger);
   }
 
+  get preferredBatchRows(): number {
+    return this.#driver.preferredBatchRows;
+  }
+
   get dialect() {
     return this.#driver.dialect;
   }

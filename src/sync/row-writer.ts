@@ -27,12 +27,12 @@ export class RowWriter {
   constructor(
     mirror: Mirror,
     tableId: string,
-    batchRows: number,
+    batchRows: number | undefined,
     onApplied?: (upserted: number, deleted: number) => void,
   ) {
     this.#mirror = mirror;
     this.#tableId = tableId;
-    this.#batchRows = batchRows;
+    this.#batchRows = batchRows ?? mirror.preferredBatchRows;
     this.#onApplied = onApplied;
   }
 

@@ -8,8 +8,8 @@ export interface SyncOptions {
   pageSize: number;
   /** List pages fetched ahead during a backfill or full scan. */
   backfillConcurrency: number;
-  /** Rows per mirror transaction while backfilling or scanning. */
-  writeBatchRows: number;
+  /** Rows per mirror transaction while backfilling or scanning; default: the mirror's preference. */
+  writeBatchRows: number | undefined;
   /** How often tables without history are scanned in full (`run`); `sync` always scans. */
   fullScanEveryMs: number;
   /** A scan that would delete more than this share of a table stops and reports instead. */
@@ -23,7 +23,7 @@ export const SYNC_DEFAULTS: SyncOptions = {
   lookbackMs: 10_000,
   pageSize: 100,
   backfillConcurrency: 4,
-  writeBatchRows: 500,
+  writeBatchRows: undefined,
   fullScanEveryMs: 10 * 60_000,
   maxDeleteShare: 0.5,
   deleteShareFloor: 100,

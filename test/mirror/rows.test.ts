@@ -128,6 +128,24 @@ forEachDialect('mirror rows', ({ fresh }) => {
     expect((await t.mirror.readCatalog()).tables[0]!.state).toBe('ready');
   });
 
+  it('writes again after a failed first batch (nothing it set up survives the rollback)', async () => {
+    const t = await fresh();
+    await sync(t.mirror, SIMPLE_WS);
+    if (t.dialect === 'postgres') {
+      await t.sql(`CREATE FUNCTION ${t.table('boom')}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.id = 3 THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$`);
+      await t.sql(`CREATE TRIGGER boom BEFORE INSERT ON ${t.table('crm__deals')} FOR EACH ROW EXECUTE FUNCTION ${t.table('boom')}()`);
+    } else {
+      await t.sql(`CREATE TRIGGER boom BEFORE INSERT ON "crm__deals" WHEN NEW.id = 3 BEGIN SELECT RAISE(ABORT, 'boom'); END`);
+    }
+    const upserts = [1, 2, 3].map((id) => ({ id, values: { title: `r${id}` } }));
+    await expect(t.mirror.applyRows('t1', { upserts })).rejects.toThrow(/boom/);
+    for (let i = 0; i < 3; i++) {
+      await t.mirror.applyRows('t1', { upserts: [{ id: 10 + i, values: { title: 'after' } }] });
+    }
+    expect(await t.mirror.countRows('t1')).toBe(3);
+  });
+
   it('rejects a bad value before writing anything, naming table, record and field', async () => {
     const t = await fresh();
     await sync(t.mirror, SIMPLE_WS);

@@ -84,6 +84,8 @@ export async function openPostgresDriver(
 class PostgresDriver implements DialectDriver {
   readonly dialect = 'postgres' as const;
   readonly naming = namingRules('postgres');
+  readonly preferredBatchRows = 2_000;
+  readonly #stagesByClient = new WeakMap<pg.PoolClient, Set<string>>();
   readonly db: Kysely<CatalogDb>;
   readonly #pool: pg.Pool;
   readonly #schema: string;
@@ -164,15 +166,17 @@ class PostgresDriver implements DialectDriver {
     const client = await this.#pool.connect();
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN');
+      // One round trip: BEGIN, and the transaction-local marker the outbox triggers check to
+      // skip the daemon's own writes.
+      await client.query(`BEGIN; SELECT set_config('wsmirror.writer', 'daemon', true)`);
       try {
-        // Transaction-local: the outbox triggers skip the daemon's own writes.
-        await client.query(`SELECT set_config('wsmirror.writer', 'daemon', true)`);
         const tx: PgWriteTx = { db: this.#kyselyFor(client), client };
         const result = await fn(tx);
         await client.query('COMMIT');
         return result;
       } catch (error) {
+        // A rollback also undoes temp tables this transaction created.
+        this.#stagesByClient.delete(client);
         await client.query('ROLLBACK').catch((e: unknown) => {
           broken = e as Error;
         });
@@ -190,9 +194,15 @@ class PostgresDriver implements DialectDriver {
     // CONFLICT. The stage's name follows the column layout, so a schema change gets a new one.
     const stage = `_wsmirror_stage_${hash8(JSON.stringify([this.#schema, sqlTable, columns]))}`;
     const names = sql.join(columns.map((c) => sql.id(c.name)));
-    await sql`CREATE TEMP TABLE IF NOT EXISTS ${sql.id(stage)} (${sql.join(
-      columns.map((c) => sql`${sql.id(c.name)} ${sql.raw(columnType(c.sqlType))}`),
-    )}) ON COMMIT DELETE ROWS`.execute(db);
+    // Temp tables live as long as the pooled connection: create each stage once per connection.
+    let stages = this.#stagesByClient.get(client);
+    if (!stages) this.#stagesByClient.set(client, (stages = new Set()));
+    if (!stages.has(stage)) {
+      await sql`CREATE TEMP TABLE IF NOT EXISTS ${sql.id(stage)} (${sql.join(
+        columns.map((c) => sql`${sql.id(c.name)} ${sql.raw(columnType(c.sqlType))}`),
+      )}) ON COMMIT DELETE ROWS`.execute(db);
+      stages.add(stage);
+    }
     const copy = sql`COPY ${sql.id(stage)} (${names}) FROM STDIN`.compile(db);
     await pipeline(Readable.from(copyTextRows(rows)), client.query(copyFrom(copy.sql)));
     const updates = columns

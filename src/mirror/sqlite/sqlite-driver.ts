@@ -59,6 +59,7 @@ export async function openSqliteDriver(
 class SqliteDriver implements DialectDriver {
   readonly dialect = 'sqlite' as const;
   readonly naming = namingRules('sqlite');
+  readonly preferredBatchRows = 500;
   readonly db: Kysely<CatalogDb>;
   readonly #raw: Database.Database;
   readonly #statements = new Map<string, Statement>();
