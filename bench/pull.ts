@@ -9,7 +9,7 @@ import type { FieldCreate } from '../src/api/index.ts';
 import { WorkspaceClient, type RequestInfo } from '../src/client/index.ts';
 import { openMirror } from '../src/mirror/mirror.ts';
 import { SyncEngine } from '../src/sync/index.ts';
-import { runWsmirror, spawnEmulator, type EmulatorProcess } from '../test/helpers/processes.ts';
+import { machineCpuTicks, processCpuMs, runWsmirror, spawnEmulator, type EmulatorProcess } from '../test/helpers/processes.ts';
 import { UpstreamWorkspace } from '../test/helpers/workspace.ts';
 import type { BenchOptions } from './run.ts';
 
@@ -56,14 +56,34 @@ function client(emu: EmulatorProcess, onRequest?: (i: RequestInfo) => void) {
   return new WorkspaceClient({ baseUrl: emu.url, apiKey: emu.apiKey, workspaceId: emu.workspaceId, ...(onRequest ? { onRequest } : {}) });
 }
 
-async function fetchOnly(emu: EmulatorProcess, table: string, concurrency: number): Promise<{ rows: number; ms: number }> {
-  const c = client(emu);
-  const started = performance.now();
-  let rows = 0;
-  for await (const page of c.iterateRecords('bench', table, { pageSize: 100, concurrency })) rows += page.length;
-  const ms = performance.now() - started;
-  await c.close();
-  return { rows, ms };
+/**
+ * CPU spent while `work` ran: the share of the machine's cores that were busy, and the CPU time
+ * of the emulator process. Tells whether a pass was bound by CPU or by waiting.
+ */
+async function measureCpu<T>(emu: EmulatorProcess, work: () => Promise<T>): Promise<T & { machineBusyShare: number; emulatorCpuMs: number }> {
+  const machine = machineCpuTicks();
+  const emulator = processCpuMs(emu.child.pid!) ?? 0;
+  const result = await work();
+  const after = machineCpuTicks();
+  return {
+    ...result,
+    machineBusyShare: Number(((after.busy - machine.busy) / (after.total - machine.total)).toFixed(2)),
+    emulatorCpuMs: Math.round((processCpuMs(emu.child.pid!) ?? 0) - emulator),
+  };
+}
+
+async function fetchOnly(emu: EmulatorProcess, table: string, concurrency: number) {
+  return measureCpu(emu, async () => {
+    const c = client(emu);
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    let rows = 0;
+    for await (const page of c.iterateRecords('bench', table, { pageSize: 100, concurrency })) rows += page.length;
+    const ms = performance.now() - started;
+    const used = process.cpuUsage(cpu);
+    await c.close();
+    return { rows, ms, clientCpuMs: Math.round((used.user + used.system) / 1000) };
+  });
 }
 
 /** The Node options the service packaging (systemd unit, Dockerfile) starts the daemon with. */
@@ -87,12 +107,17 @@ async function syncProcess(emu: EmulatorProcess, mirrorUrl: string, pgSchema: st
   });
   if (result.code !== 0) throw new Error(`wsmirror sync exited ${result.code}: ${result.stderr}`);
   const report = JSON.parse(result.stdout) as { durationMs: number; tables: { upserted: number }[] };
-  return { ms: report.durationMs, upserted: report.tables.reduce((s, t) => s + t.upserted, 0), peakRssBytes: result.peakRssBytes };
+  return {
+    ms: report.durationMs,
+    upserted: report.tables.reduce((s, t) => s + t.upserted, 0),
+    peakRssBytes: result.peakRssBytes,
+    daemonCpuMs: Math.round(result.cpuMs ?? 0),
+  };
 }
 
 export async function run(options: BenchOptions = {}) {
   const records = Number(options['records'] ?? 200_000);
-  const concurrency = 4;
+  const concurrency = Number(options['concurrency'] ?? 4);
   const pgUrl = process.env['WSMIRROR_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-'));
   const emu = await spawnEmulator();
@@ -109,8 +134,10 @@ export async function run(options: BenchOptions = {}) {
 
     // Initial sync, per dialect and per launch setting: Node's defaults, and the options the
     // service packaging uses. Each sync is paired with a fetch-only pass taken just before it.
-    const launches = { nodeDefaults: '', packaged: packagedNodeOptions() };
-    out['packagedNodeOptions'] = launches.packaged;
+    // `--node-options="…"` tries other launch options in place of the packaged ones.
+    const packaged = typeof options['node-options'] === 'string' ? options['node-options'] : packagedNodeOptions();
+    const launches = { nodeDefaults: '', packaged };
+    out['packagedNodeOptions'] = packaged;
     const initial: Record<string, Record<string, unknown>> = {};
     let n = 0;
     for (const dialect of ['sqlite', 'postgres'] as const) {
@@ -119,10 +146,13 @@ export async function run(options: BenchOptions = {}) {
         const fetch = await fetchOnly(emu, 'invoices', concurrency);
         const schema = dialect === 'postgres' ? `wsm_bench_${Date.now()}_${++n}` : undefined;
         const mirrorUrl = dialect === 'postgres' ? pgUrl : `sqlite:${join(dir, `bench-${++n}.db`)}`;
-        const sync = await syncProcess(emu, mirrorUrl, schema, {
-          NODE_OPTIONS: nodeOptions,
-          WSMIRROR_TABLES_INCLUDE: 'bench.invoices',
-        });
+        const sync = await measureCpu(emu, () =>
+          syncProcess(emu, mirrorUrl, schema, {
+            NODE_OPTIONS: nodeOptions,
+            WSMIRROR_TABLES_INCLUDE: 'bench.invoices',
+            WSMIRROR_SYNC_BACKFILL_CONCURRENCY: String(concurrency),
+          }),
+        );
         initial[dialect]![launch] = {
           fetchOnlyMs: Math.round(fetch.ms),
           fetchRecordsPerSecond: Math.round(fetch.rows / (fetch.ms / 1000)),
@@ -131,6 +161,10 @@ export async function run(options: BenchOptions = {}) {
           syncOverFetch: Number((sync.ms / fetch.ms).toFixed(3)),
           daemonPeakRssMB: sync.peakRssBytes === undefined ? null : Math.round(sync.peakRssBytes / 1048576),
           upserted: sync.upserted,
+          cpu: {
+            fetch: { machineBusyShare: fetch.machineBusyShare, emulatorMs: fetch.emulatorCpuMs, clientMs: fetch.clientCpuMs },
+            sync: { machineBusyShare: sync.machineBusyShare, emulatorMs: sync.emulatorCpuMs, daemonMs: sync.daemonCpuMs },
+          },
         };
         if (schema) await dropSchema(pgUrl, schema);
       }

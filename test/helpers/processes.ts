@@ -68,6 +68,31 @@ export interface RunResult {
   stderr: string;
   /** Peak resident set size seen in /proc while it ran (bytes), when readable. */
   peakRssBytes: number | undefined;
+  /** CPU time (user + system) it had used at the last sample before it exited, in ms. */
+  cpuMs: number | undefined;
+}
+
+/** CPU time (user + system) a live process has used so far, in ms; undefined once it is gone. */
+export function processCpuMs(pid: number): number | undefined {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+/** USER_HZ: 100 on every Linux this runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** Busy and total CPU time of the whole machine so far (all cores), in clock ticks. */
+export function machineCpuTicks(): { busy: number; total: number } {
+  const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).map(Number);
+  const total = values.reduce((a, b) => a + b, 0);
+  const idle = (values[3] ?? 0) + (values[4] ?? 0);
+  return { busy: total - idle, total };
 }
 
 /** Resident set size of a live process now and at its peak (VmRSS, VmHWM), or undefined once it is gone. */
@@ -122,7 +147,9 @@ export function runWsmirror(
     stderr += c.toString();
     if (options.killWhen?.(stdout, stderr)) kill();
   });
+  let cpu: number | undefined;
   const sampler = setInterval(() => {
+    cpu = (child.pid === undefined ? undefined : processCpuMs(child.pid)) ?? cpu;
     const v = child.pid === undefined ? undefined : peakRss(child.pid);
     if (v !== undefined) peak = Math.max(peak ?? 0, v);
   }, 20);
@@ -131,7 +158,7 @@ export function runWsmirror(
     child.once('exit', (code, signal) => {
       clearInterval(sampler);
       if (timer) clearTimeout(timer);
-      done({ code, signal, stdout, stderr, peakRssBytes: peak });
+      done({ code, signal, stdout, stderr, peakRssBytes: peak, cpuMs: cpu });
     });
   });
 }
