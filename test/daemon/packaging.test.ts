@@ -72,7 +72,8 @@ describe('systemd/wsmirror.service', () => {
     expect(get('KillSignal')).toBe('SIGTERM');
     expect(get('Restart')).toBe('on-failure');
     expect(get('RestartPreventExitStatus')).toBe('78');
-    expect(get('Environment')).toBeUndefined(); // would silently override the config file
+    // A WSMIRROR_* variable here would silently override the config file.
+    expect(read('systemd/wsmirror.service')).not.toMatch(/^Environment=.*WSMIRROR_/m);
   });
 });
 
@@ -131,3 +132,22 @@ function runNode(code: string, env: Record<string, string>): Promise<number | nu
     child.on('exit', (status) => resolve(status));
   });
 }
+
+describe('memory bound of the packaged daemon', () => {
+  const unit = read('systemd/wsmirror.service');
+  const dockerfile = read('Dockerfile');
+
+  it('the systemd unit and the image start Node with the same heap bounds', () => {
+    const fromUnit = /^Environment="NODE_OPTIONS=([^"]+)"$/m.exec(unit)?.[1];
+    const fromImage = /^ENV NODE_OPTIONS="([^"]+)"$/m.exec(dockerfile)?.[1];
+    expect(fromUnit).toMatch(/--max-old-space-size=\d+/);
+    expect(fromImage).toBe(fromUnit);
+  });
+
+  it('node accepts those options', async () => {
+    const options = /^Environment="NODE_OPTIONS=([^"]+)"$/m.exec(unit)![1]!;
+    const child = spawn(process.execPath, ['-e', 'process.exit(0)'], { env: { ...process.env, NODE_OPTIONS: options }, stdio: 'ignore' });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(0);
+  });
+});
