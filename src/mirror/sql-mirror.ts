@@ -172,19 +172,7 @@ export class SqlMirror implements Mirror {
         return;
       case 'updateTable': {
         const t = op.table;
-        await cat.updateTable('_wsmirror_tables').set({
-          module_id: t.moduleId,
-          module_name: t.moduleName,
-          module_label: t.moduleLabel,
-          table_name: t.tableName,
-          label: t.label,
-          labels: JSON.stringify(t.labels),
-          sql_name: t.sqlName,
-          has_history: d.toBool(t.hasHistory),
-          mode: t.mode,
-          state: t.state,
-          schema_changed_at: new Date().toISOString(),
-        }).where('table_id', '=', t.tableId).execute();
+        await cat.updateTable('_wsmirror_tables').set(this.#tableRow(t)).where('table_id', '=', t.tableId).execute();
         await cat.updateTable('_wsmirror_choice_options').set({ sql_table: t.sqlName }).where('table_id', '=', t.tableId).execute();
         await d.comment(tx, t.sqlName, null, t.label);
         return;
@@ -218,9 +206,14 @@ export class SqlMirror implements Mirror {
   }
 
   async #insertTableRow(tx: WriteTx, t: MirrorTable): Promise<void> {
-    const d = this.#driver;
-    await d.catalog(tx.db).insertInto('_wsmirror_tables').values({
-      table_id: t.tableId,
+    await this.#driver.catalog(tx.db).insertInto('_wsmirror_tables')
+      .values({ table_id: t.tableId, last_pull_at: t.lastPullAt, ...this.#tableRow(t) })
+      .execute();
+  }
+
+  /** A table's catalog row as a schema change writes it (`last_pull_at` belongs to the pull). */
+  #tableRow(t: MirrorTable) {
+    return {
       module_id: t.moduleId,
       module_name: t.moduleName,
       module_label: t.moduleLabel,
@@ -228,12 +221,11 @@ export class SqlMirror implements Mirror {
       label: t.label,
       labels: JSON.stringify(t.labels),
       sql_name: t.sqlName,
-      has_history: d.toBool(t.hasHistory),
+      has_history: this.#driver.toBool(t.hasHistory),
       mode: t.mode,
       state: t.state,
-      last_pull_at: t.lastPullAt,
       schema_changed_at: new Date().toISOString(),
-    }).execute();
+    };
   }
 
   async #deleteFieldRows(tx: WriteTx, tableId: string, fieldId: string): Promise<void> {
