@@ -104,13 +104,7 @@ forEachDialect('mirror rows', ({ fresh }) => {
     expect(await t.mirror.getCursor(key)).toBe('2026-01-01T00:00:00.000Z');
 
     // A trigger added by another client makes the database itself fail on row 777, midway.
-    if (t.dialect === 'postgres') {
-      await t.sql(`CREATE FUNCTION ${t.table('boom')}() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN IF NEW.id = 777 THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$`);
-      await t.sql(`CREATE TRIGGER boom BEFORE INSERT ON ${t.table('crm__deals')} FOR EACH ROW EXECUTE FUNCTION ${t.table('boom')}()`);
-    } else {
-      await t.sql(`CREATE TRIGGER boom BEFORE INSERT ON "crm__deals" WHEN NEW.id = 777 BEGIN SELECT RAISE(ABORT, 'boom'); END`);
-    }
+    await failInsertOf(t, 777);
     const upserts = Array.from({ length: 1000 }, (_, i) => ({ id: i + 2, values: { title: `r${i + 2}`, amount: i } }));
     await expect(
       t.mirror.applyRows('t1', { upserts, deletes: [1], cursors: { [key]: '2026-02-02T00:00:00.000Z' }, state: 'ready' }),
@@ -131,13 +125,7 @@ forEachDialect('mirror rows', ({ fresh }) => {
   it('writes again after a failed first batch (nothing it set up survives the rollback)', async () => {
     const t = await fresh();
     await sync(t.mirror, SIMPLE_WS);
-    if (t.dialect === 'postgres') {
-      await t.sql(`CREATE FUNCTION ${t.table('boom')}() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN IF NEW.id = 3 THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$`);
-      await t.sql(`CREATE TRIGGER boom BEFORE INSERT ON ${t.table('crm__deals')} FOR EACH ROW EXECUTE FUNCTION ${t.table('boom')}()`);
-    } else {
-      await t.sql(`CREATE TRIGGER boom BEFORE INSERT ON "crm__deals" WHEN NEW.id = 3 BEGIN SELECT RAISE(ABORT, 'boom'); END`);
-    }
+    await failInsertOf(t, 3);
     const upserts = [1, 2, 3].map((id) => ({ id, values: { title: `r${id}` } }));
     await expect(t.mirror.applyRows('t1', { upserts })).rejects.toThrow(/boom/);
     for (let i = 0; i < 3; i++) {
@@ -254,3 +242,14 @@ forEachDialect('mirror rows', ({ fresh }) => {
     expect(Number(nulls!.n)).toBe(1);
   });
 });
+
+/** Adds a trigger, as another SQL client could, that makes inserting record `id` into crm__deals fail with "boom". */
+async function failInsertOf(t: TestMirror, id: number): Promise<void> {
+  if (t.dialect === 'postgres') {
+    await t.sql(`CREATE FUNCTION ${t.table('boom')}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.id = ${id} THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$`);
+    await t.sql(`CREATE TRIGGER boom BEFORE INSERT ON ${t.table('crm__deals')} FOR EACH ROW EXECUTE FUNCTION ${t.table('boom')}()`);
+  } else {
+    await t.sql(`CREATE TRIGGER boom BEFORE INSERT ON "crm__deals" WHEN NEW.id = ${id} BEGIN SELECT RAISE(ABORT, 'boom'); END`);
+  }
+}
