@@ -16,7 +16,7 @@ RUN npm ci --omit=dev --no-audit --no-fund
 FROM node:24-slim
 ENV NODE_ENV=production
 # Bounds the daemon's memory (see systemd/wsmirror.service and bench/README.md).
-ENV NODE_OPTIONS="--max-old-space-size=160 --max-semi-space-size=4"
+ENV NODE_OPTIONS="--max-old-space-size=160 --max-semi-space-size=8"
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
