@@ -66,7 +66,8 @@ describe('wsmirror run (real process): the daemon keeps the mirror current', () 
         return 0;
       }
     };
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    // Below the ephemeral range (32768+) where port-0 listeners of other suites land.
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
     const probes: { ready: number[]; metrics: string } = { ready: [], metrics: '' };
     let stop: () => void = () => undefined;
     const run = runWsmirror(
