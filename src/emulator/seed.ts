@@ -5,9 +5,10 @@ import {
 import { moduleCreateSchema } from './admin-contract.ts';
 import type { EmulatorContext } from './context.ts';
 import { ApiError, BadRequestError } from './errors.ts';
+import { TRUSTED, createFields } from './store/field-store.ts';
 import { createRecords } from './store/record-store.ts';
 import type { TableRow } from './store/schema-rows.ts';
-import { TRUSTED, createFields, createModule, createTable, setWorkspaceName } from './store/schema-store.ts';
+import { createModule, createTable, setWorkspaceName } from './store/schema-store.ts';
 
 /**
  * A seed: the shape of the workspace response without ids, each table's fields as create-field

@@ -3,7 +3,7 @@ import { DEFAULT_PAGE_LIMIT, endpoints } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { defineRoute } from '../http/define-route.ts';
 import { fieldView } from '../schema-views.ts';
-import { createFields, deleteFields, updateFields } from '../store/schema-store.ts';
+import { createFields, deleteFields, updateFields } from '../store/field-store.ts';
 
 const single = () => 'body';
 const item = (i: number) => `body[${i}]`;

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { endpoints } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { defineRoute } from '../http/define-route.ts';
-import { createRecords, deleteRecords, listRecords, updateRecords } from '../store/record-store.ts';
+import { listRecords } from '../store/record-list.ts';
+import { createRecords, deleteRecords, updateRecords } from '../store/record-store.ts';
 
 /**
  * Records list, create, update and delete. Bodies above RECORDS_PAYLOAD_LIMIT_BYTES are refused

@@ -1,9 +1,9 @@
 import type { Db } from './database.ts';
 
 /**
- * The partial indexes made per table on first use (record-store.ts, change-log.ts): their names,
- * and their removal when what they index goes away. Table keys start at 1 again after a reset,
- * so an index left behind would serve a later table of the same key, or slow its writes down.
+ * The partial indexes made per table on first use (record-statements.ts, change-log.ts): their
+ * names, and their removal when what they index goes away. Table keys start at 1 again after a
+ * reset, so an index left behind would serve a later table of the same key, or slow its writes down.
  */
 const PREFIX = { records: 'records_of_t', changes: 'record_changes_of_t', unique: 'records_unique_t' } as const;
 

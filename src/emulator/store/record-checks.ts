@@ -1,0 +1,200 @@
+import { describeIssues, formatPath, recordValueSchema, type Option } from '../../api/index.ts';
+import { BadRequestError } from '../errors.ts';
+import type { Db } from './database.ts';
+import type { FieldPlan, FieldPlans } from './record-plans.ts';
+import { dynamicStatement, ensureUniqueIndex, recordStatements } from './record-statements.ts';
+import type { RecordValues } from './record-store.ts';
+import type { TableRow } from './schema-rows.ts';
+
+/**
+ * Validation of records requests: the Issues collector behind every 400, the conversion of one
+ * value to its stored form, and the checks of a whole request against the table (unknown fields,
+ * references, unique and required fields). Separate from the writes, which only sequence them.
+ */
+
+// ---- issues ----------------------------------------------------------------------------------
+
+export const MAX_REPORTED = 20;
+
+/** Collects every validation failure of a request; the 400 names up to 20 of them. */
+export class Issues {
+  readonly list: string[] = [];
+  count = 0;
+  add(message: string): void {
+    this.count++;
+    if (this.list.length < MAX_REPORTED) this.list.push(message);
+  }
+  throwIfAny(): void {
+    if (this.count === 0) return;
+    const more = this.count > this.list.length ? `; and ${this.count - this.list.length} more` : '';
+    throw new BadRequestError(this.list.join('; ') + more);
+  }
+}
+
+// ---- values ----------------------------------------------------------------------------------
+
+export const INVALID = Symbol('invalid');
+
+function isEmpty(value: unknown): boolean {
+  return value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0);
+}
+
+function optionList(plan: FieldPlan): string {
+  const opts = (plan.field.props.options as Option[] | undefined) ?? [];
+  const shown = opts.slice(0, 10).map((o) => `${o.id} (${JSON.stringify(o.name)})`);
+  if (opts.length > 10) shown.push('…');
+  return shown.length === 0 ? 'the field has no options' : `options: ${shown.join(', ')}`;
+}
+
+/** One value through the value table (shape, canonical form) and the field's own options. */
+export function convertValue(plan: FieldPlan, raw: unknown, mode: 'create' | 'update', where: string, issues: Issues): unknown {
+  const parsed = recordValueSchema(plan.type, mode).safeParse(raw);
+  if (!parsed.success) {
+    issues.add(describeIssues(parsed.error.issues, where));
+    return INVALID;
+  }
+  const value: unknown = parsed.data;
+  if (value === null) return null;
+  if (plan.type === 'choice') {
+    const id = plan.options?.get(value as string);
+    if (id === undefined) {
+      issues.add(`${where}: ${JSON.stringify(value)} is not an option of field ${plan.field.name} (${optionList(plan)})`);
+      return INVALID;
+    }
+    return id;
+  }
+  if (plan.type === 'multi') {
+    const ids: string[] = [];
+    for (const item of value as string[]) {
+      const id = plan.options?.get(item);
+      if (id === undefined) {
+        issues.add(`${where}: ${JSON.stringify(item)} is not an option of field ${plan.field.name} (${optionList(plan)})`);
+        return INVALID;
+      }
+      if (ids.includes(id)) {
+        issues.add(`${where}: option ${id} appears more than once`);
+        return INVALID;
+      }
+      ids.push(id);
+    }
+    return ids;
+  }
+  if (plan.type === 'dmulti' && new Set(value as string[]).size !== (value as string[]).length) {
+    issues.add(`${where}: a record id appears more than once`);
+    return INVALID;
+  }
+  return value;
+}
+
+// ---- checks of a whole request ---------------------------------------------------------------
+
+export interface PendingRecord {
+  /** Index of the record in the request. */
+  index: number;
+  /** Record id (updates). */
+  id: number | undefined;
+  data: Record<string, unknown>;
+  /** Keys set by this request (updates: only those can break uniqueness against the table). */
+  touched: Set<string>;
+}
+
+export function unknownFields(record: RecordValues, plans: FieldPlans, skipId: boolean): string[] {
+  const out: string[] = [];
+  for (const name of Object.keys(record)) {
+    if (skipId && name === 'id') continue;
+    if (!plans.byName.has(name)) out.push(name);
+  }
+  return out;
+}
+
+export function reportUnknown(names: string[], where: string, table: TableRow, issues: Issues): void {
+  if (names.length === 0) return;
+  const list = names.map((n) => JSON.stringify(n)).join(', ');
+  issues.add(`${where}: unknown field${names.length === 1 ? '' : 's'} ${list} in table ${table.moduleName}.${table.name}`);
+}
+
+/** Every reference points at an existing record of the referenced table. */
+export function checkReferences(db: Db, plans: FieldPlans, pending: readonly PendingRecord[], where: string, issues: Issues): void {
+  const st = recordStatements(db);
+  for (const plan of plans.list) {
+    if (plan.type !== 'reference') continue;
+    const wanted = new Set<number>();
+    for (const p of pending) {
+      if (!p.touched.has(plan.field.id)) continue;
+      const v = p.data[plan.field.id];
+      if (typeof v === 'number') wanted.add(v);
+    }
+    if (wanted.size === 0) continue;
+    const found = new Set<number>();
+    if (plan.refTableKey !== undefined) {
+      for (const row of st.idsIn.all(plan.refTableKey, JSON.stringify([...wanted])) as { id: number }[]) found.add(row.id);
+    }
+    for (const p of pending) {
+      if (!p.touched.has(plan.field.id)) continue;
+      const v = p.data[plan.field.id];
+      if (typeof v === 'number' && !found.has(v)) {
+        const target = plan.field.props.refTableId ?? 'the referenced table';
+        issues.add(`${formatPath(where, [p.index, plan.field.name])}: record ${v} does not exist in ${target}`);
+      }
+    }
+  }
+}
+
+function uniqueKey(value: unknown): string {
+  return typeof value === 'boolean' ? String(Number(value)) : JSON.stringify(value);
+}
+
+/** Unique values repeat neither within the request nor against the rest of the table. */
+export function checkUnique(db: Db, table: TableRow, plans: FieldPlans, pending: readonly PendingRecord[], where: string, issues: Issues): void {
+  const inRequest = new Set(pending.map((p) => p.id).filter((id) => id !== undefined));
+  for (const plan of plans.list) {
+    if (!plan.unique || plan.readOnly) continue;
+    const key = plan.field.id;
+    const seen = new Map<string, PendingRecord>();
+    const toCheck = new Map<string, PendingRecord[]>();
+    for (const p of pending) {
+      const v = p.data[key];
+      if (isEmpty(v)) continue;
+      const k = uniqueKey(v);
+      const first = seen.get(k);
+      if (first && (p.touched.has(key) || first.touched.has(key))) {
+        issues.add(
+          `${formatPath(where, [p.index, plan.field.name])}: value ${JSON.stringify(v)} of unique field ${plan.field.name} repeats ${formatPath(where, [first.index])}`,
+        );
+        continue;
+      }
+      seen.set(k, p);
+      if (p.touched.has(key)) toCheck.set(k, [...(toCheck.get(k) ?? []), p]);
+    }
+    if (toCheck.size === 0) continue;
+    ensureUniqueIndex(db, table, plan);
+    const values = [...toCheck.values()].map((ps) => ps[0]!.data[key]);
+    const sql = `SELECT id, data -> '${plan.path}' AS v FROM records
+      WHERE table_id = ${table.key} AND json_extract(data, '${plan.path}') IN (SELECT value FROM json_each(?))`;
+    const rows = dynamicStatement(db, sql).all(JSON.stringify(values)) as { id: number; v: string }[];
+    for (const row of rows) {
+      if (inRequest.has(row.id)) continue; // its final value is checked above
+      const k = uniqueKey(JSON.parse(row.v));
+      for (const p of toCheck.get(k) ?? []) {
+        issues.add(
+          `${formatPath(where, [p.index, plan.field.name])}: value ${JSON.stringify(p.data[key])} of unique field ${plan.field.name} already exists in record ${row.id}`,
+        );
+      }
+    }
+  }
+}
+
+export function checkRequired(plans: FieldPlans, p: PendingRecord, mode: 'create' | 'update', where: string, issues: Issues): void {
+  for (const plan of plans.list) {
+    if (!plan.required || plan.readOnly) continue;
+    // On update only a value cleared by this request is an error: older gaps stay readable.
+    if (mode === 'update' && !p.touched.has(plan.field.id)) continue;
+    if (isEmpty(p.data[plan.field.id])) {
+      issues.add(
+        mode === 'create'
+          ? `${formatPath(where, [p.index, plan.field.name])}: field ${plan.field.name} is required`
+          : `${formatPath(where, [p.index, plan.field.name])}: field ${plan.field.name} is required and cannot be cleared`,
+      );
+    }
+  }
+}

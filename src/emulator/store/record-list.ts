@@ -1,0 +1,180 @@
+import {
+  DEFAULT_PAGE_LIMIT, describeIssues, recordIdInputSchema, recordIdToNumber, recordValueSchema,
+  type ApiRecord, type PageInfo, type RecordListQuery,
+} from '../../api/index.ts';
+import type { EmulatorContext } from '../context.ts';
+import { BadRequestError } from '../errors.ts';
+import { Issues } from './record-checks.ts';
+import { buildFieldPlans, type FieldPlan, type FieldPlans } from './record-plans.ts';
+import { dynamicStatement, pageIndex, recordStatements } from './record-statements.ts';
+import type { FieldRow, TableRow } from './schema-rows.ts';
+
+/**
+ * Listing records: field selection, filter, sort and one page. Read-only, so separate from the
+ * writes in record-store.ts.
+ */
+
+export interface RecordPage {
+  data: ApiRecord[];
+  page_info: PageInfo;
+}
+
+function requireKnown(names: readonly string[], plans: FieldPlans, where: string, table: TableRow): void {
+  const unknown = names.filter((n) => !plans.byName.has(n));
+  if (unknown.length === 0) return;
+  const list = unknown.map((n) => JSON.stringify(n)).join(', ');
+  throw new BadRequestError(`${where}: unknown field${unknown.length === 1 ? '' : 's'} ${list} in table ${table.moduleName}.${table.name}`);
+}
+
+/**
+ * A filter value in stored form, read like an update value or else like a create value; an
+ * unknown choice option stays as sent and matches nothing.
+ */
+function filterValue(plan: FieldPlan, raw: unknown, where: string): unknown {
+  const issues = new Issues();
+  let value: unknown;
+  if (plan.type === 'multi' || plan.type === 'dmulti') {
+    // A scalar matches records whose array holds it.
+    const parsed = recordValueSchema(plan.type, 'update').safeParse([raw]);
+    if (!parsed.success) issues.add(describeIssues(parsed.error.issues, where).replace(/\[0\]/, ''));
+    else value = plan.type === 'multi' ? (plan.options?.get(raw as string) ?? raw) : (parsed.data as string[])[0];
+  } else if (plan.type === 'choice') {
+    const parsed = recordValueSchema('choice', 'create').safeParse(raw);
+    if (!parsed.success) issues.add(describeIssues(parsed.error.issues, where));
+    else value = plan.options?.get(raw as string) ?? raw;
+  } else if (plan.type === 'reference') {
+    const parsed = recordIdInputSchema.safeParse(raw);
+    if (!parsed.success) issues.add(describeIssues(parsed.error.issues, where));
+    else value = recordIdToNumber(parsed.data);
+  } else {
+    // Either shape: stored values of some types keep the form they were sent in (icon, timeinterval).
+    const parsed = recordValueSchema(plan.type, 'update').safeParse(raw);
+    const created = parsed.success ? parsed : recordValueSchema(plan.type, 'create').safeParse(raw);
+    if (created.success) value = created.data;
+    else if (!parsed.success) issues.add(describeIssues(parsed.error.issues, where));
+  }
+  issues.throwIfAny();
+  return typeof value === 'boolean' ? Number(value) : value;
+}
+
+function filterClause(
+  plans: FieldPlans,
+  table: TableRow,
+  filter: NonNullable<RecordListQuery['filter']>,
+  params: unknown[],
+): string[] {
+  const names = Object.keys(filter).filter((k) => k !== 'id');
+  requireKnown(names, plans, 'query.filter', table);
+  const clauses: string[] = [];
+  for (const [name, given] of Object.entries(filter)) {
+    const wanted = Array.isArray(given) ? given : [given];
+    if (name === 'id') {
+      clauses.push('id IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(parseIdsForFilter(wanted)));
+      continue;
+    }
+    const plan = plans.byName.get(name)!;
+    if (plan.readOnly) throw new BadRequestError(`query.filter.${name}: computed fields (type ${plan.type}) cannot be filtered`);
+    const withNull = wanted.some((v) => v === null);
+    const values = wanted.filter((v) => v !== null).map((v) => filterValue(plan, v, `query.filter.${name}`));
+    const isArray = plan.type === 'multi' || plan.type === 'dmulti';
+    const parts: string[] = [];
+    if (values.length > 0) {
+      parts.push(
+        isArray
+          ? `EXISTS (SELECT 1 FROM json_each(data, '${plan.path}') e WHERE e.value IN (SELECT value FROM json_each(?)))`
+          : `json_extract(data, '${plan.path}') IN (SELECT value FROM json_each(?))`,
+      );
+      params.push(JSON.stringify(values));
+    }
+    if (withNull) {
+      parts.push(
+        isArray
+          ? `coalesce(json_array_length(data, '${plan.path}'), 0) = 0`
+          : `json_extract(data, '${plan.path}') IS NULL`,
+      );
+    }
+    clauses.push(parts.length === 0 ? '0' : `(${parts.join(' OR ')})`);
+  }
+  return clauses;
+}
+
+function parseIdsForFilter(values: readonly unknown[]): number[] {
+  return values.map((raw) => {
+    const parsed = recordIdInputSchema.safeParse(raw);
+    if (!parsed.success) throw new BadRequestError(describeIssues(parsed.error.issues, 'query.filter.id'));
+    return recordIdToNumber(parsed.data);
+  });
+}
+
+/** ORDER BY for a field: choices by their option order, everything else by stored value. */
+function sortExpression(plan: FieldPlan, params: unknown[]): string {
+  const value = `json_extract(data, '${plan.path}')`;
+  if (plan.type === 'choice' && plan.orderedOptionIds.length > 0) {
+    params.push(...plan.orderedOptionIds);
+    const whens = plan.orderedOptionIds.map((_, i) => `WHEN ? THEN ${i}`).join(' ');
+    return `CASE ${value} ${whens} ELSE (CASE WHEN ${value} IS NULL THEN NULL ELSE ${plan.orderedOptionIds.length} END) END`;
+  }
+  return value;
+}
+
+/**
+ * One page of records: filtered (field → value or any of values; `id` by record id), sorted
+ * (`name`, `-name`, `id`; ties by id ascending; default by id), values keyed by field name with
+ * every selected field present (null when unset).
+ */
+export function listRecords(
+  ctx: EmulatorContext,
+  table: TableRow,
+  fields: readonly FieldRow[],
+  query: RecordListQuery = {},
+): RecordPage {
+  const plans = buildFieldPlans(fields);
+  const st = recordStatements(ctx.db);
+  const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
+  const offset = query.offset ?? 0;
+
+  let selected = plans.list;
+  if (query.fields && query.fields.length > 0) {
+    // `id` is always returned; naming it is allowed unless a field is called so.
+    const names = [...new Set(query.fields)].filter((n) => n !== 'id' || plans.byName.has('id'));
+    requireKnown(names, plans, 'query.fields', table);
+    const wanted = new Set(names);
+    selected = plans.list.filter((p) => wanted.has(p.field.name));
+  }
+
+  const sortName = query.sort?.replace(/^-/, '');
+  const descending = query.sort?.startsWith('-') === true;
+  if (sortName !== undefined && sortName !== 'id') requireKnown([sortName], plans, 'query.sort', table);
+  const sortPlan = sortName !== undefined && sortName !== 'id' ? plans.byName.get(sortName) : undefined;
+  const hasFilter = query.filter !== undefined && Object.keys(query.filter).length > 0;
+
+  let ids: number[];
+  if (!hasFilter && sortPlan === undefined) {
+    // Ids of the page from the index alone; the rows are fetched afterwards.
+    const index = pageIndex(ctx.db, table.key);
+    const sql = `SELECT id FROM records INDEXED BY "${index}" WHERE table_id = ${table.key}
+      ORDER BY id ${descending ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`;
+    ids = (dynamicStatement(ctx.db, sql).all(limit + 1, offset) as { id: number }[]).map((r) => r.id);
+  } else {
+    const params: unknown[] = [table.key];
+    const where = ['table_id = ?', ...(hasFilter ? filterClause(plans, table, query.filter!, params) : [])];
+    let order = `id ${descending ? 'DESC' : 'ASC'}`;
+    if (sortPlan) order = `${sortExpression(sortPlan, params)} ${descending ? 'DESC' : 'ASC'}, id ASC`;
+    params.push(limit + 1, offset);
+    const sql = `SELECT id FROM records WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ? OFFSET ?`;
+    ids = (dynamicStatement(ctx.db, sql).all(...params) as { id: number }[]).map((r) => r.id);
+  }
+
+  const hasMore = ids.length > limit;
+  if (hasMore) ids = ids.slice(0, limit);
+  const rows = ids.length === 0 ? [] : (st.rowsByIds.all(JSON.stringify(ids)) as { id: number; data: string }[]);
+  const byId = new Map(rows.map((r) => [r.id, r.data]));
+  const data: ApiRecord[] = ids.map((id) => {
+    const stored = JSON.parse(byId.get(id) ?? '{}') as Record<string, unknown>;
+    const values: Record<string, unknown> = {};
+    for (const plan of selected) values[plan.field.name] = stored[plan.field.id] ?? null;
+    return { id: String(id), values };
+  });
+  return { data, page_info: { has_more: hasMore, limit, offset } };
+}

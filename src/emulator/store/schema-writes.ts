@@ -1,0 +1,20 @@
+import type { EmulatorContext } from '../context.ts';
+
+/**
+ * What every schema mutation shares, whether of modules and tables (schema-store.ts) or of fields
+ * (field-store.ts): one transaction per mutation, the no-op comparison, the role alias. A file of
+ * its own so that neither of the two imports the other for them.
+ */
+
+/** `user` is a deprecated alias of `editor`: stored and returned as `editor`, without duplicates. */
+export function normalizeRoles(roles: readonly string[]): string[] {
+  return [...new Set(roles.map((r) => (r === 'user' ? 'editor' : r)))];
+}
+
+export function transaction<T>(ctx: EmulatorContext, fn: () => T): T {
+  return ctx.db.transaction(fn)();
+}
+
+export function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
