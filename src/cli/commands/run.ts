@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { commandLogger, loadCommandConfig, withConfigOption, type ConfigFlags } from '../command-config.ts';
+import { withConfigOption, type ConfigFlags } from '../config-option.ts';
 
 export function defineRunCommand(program: Command): Command {
   return withConfigOption(
@@ -7,15 +7,16 @@ export function defineRunCommand(program: Command): Command {
       .command('run')
       .description('run the daemon: a cycle on every tick of the schedule, until SIGTERM or SIGINT'),
   ).action(async (flags: ConfigFlags) => {
-    const config = loadCommandConfig(flags);
-    const logger = commandLogger(config);
-    const [{ logConfiguration, startDaemon }, { Metrics }, { createProgress }, { createRedactor }, { openSyncStack }] = await Promise.all([
+    const [{ commandLogger, loadCommandConfig }, { logConfiguration, startDaemon }, { Metrics }, { createProgress }, { createRedactor }, { openSyncStack }] = await Promise.all([
+      import('../command-config.ts'),
       import('../../daemon/daemon.ts'),
       import('../../daemon/metrics.ts'),
       import('../../daemon/progress.ts'),
       import('../../daemon/logger.ts'),
       import('../sync-stack.ts'),
     ]);
+    const config = loadCommandConfig(flags);
+    const logger = commandLogger(config);
     // The redacted configuration at debug, and a warning for misspelt WSMIRROR_* variables.
     logConfiguration(logger, config);
     const metrics = new Metrics();

@@ -1,7 +1,6 @@
-import { pino } from 'pino';
 import type { Command } from 'commander';
 import type { Mirror, OutboxStatus, TableMode, TableState } from '../../mirror/index.ts';
-import { withConfigOption, type ConfigFlags } from '../command-config.ts';
+import { withConfigOption, type ConfigFlags } from '../config-option.ts';
 
 export type OutboxCounts = Record<OutboxStatus, number>;
 
@@ -138,21 +137,16 @@ export function defineStatusCommand(program: Command): Command {
       .description('show each mirrored table: mode, state, rows, last pull, lag and outbox counts (reads only the mirror)')
       .option('--json', 'print the report as one JSON document'),
   ).action(async (flags: ConfigFlags & { json?: boolean }) => {
-    const [{ loadConfig }, { createLogger }, { logConfiguration }, { openMirror }, { mirrorUrlOf }] = await Promise.all([
-      import('../../daemon/load-config.ts'),
-      import('../../daemon/logger.ts'),
+    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { openMirror }, { mirrorUrlOf }] = await Promise.all([
+      import('../command-config.ts'),
       import('../../daemon/daemon.ts'),
       import('../../mirror/index.ts'),
       import('../sync-stack.ts'),
     ]);
     // The upstream is not needed: a machine that only reads the mirror has no key.
-    const config = loadConfig({ upstream: 'optional', ...(flags.config === undefined ? {} : { file: flags.config }) });
+    const config = loadCommandConfig(flags, { upstream: 'optional' });
     // stdout carries the report; logs (e.g. unknown WSMIRROR_* variables) go to stderr.
-    const logger = createLogger({
-      level: config.log.level,
-      secrets: [config.upstream?.apiKey],
-      destination: pino.destination({ dest: 2, sync: true }),
-    });
+    const logger = commandLogger(config, { toStderr: true });
     logConfiguration(logger, config);
     const mirror = await openMirror(mirrorUrlOf(config), { pgSchema: config.mirror.pgSchema, logger, mustExist: true });
     try {

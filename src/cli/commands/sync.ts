@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { EXIT } from '../../errors.ts';
-import { commandLogger, loadCommandConfig, withConfigOption, type ConfigFlags } from '../command-config.ts';
+import { withConfigOption, type ConfigFlags } from '../config-option.ts';
 
 export function defineSyncCommand(program: Command): Command {
   return withConfigOption(
@@ -9,10 +9,13 @@ export function defineSyncCommand(program: Command): Command {
       .description('run one full cycle (schema, records) and exit: 0 when the mirror is current')
       .option('--json', 'print the cycle report as JSON on stdout (logs go to stderr)'),
   ).action(async (flags: ConfigFlags & { json?: boolean }) => {
+    const [{ commandLogger, loadCommandConfig }, { createProgress }, { openSyncStack }] = await Promise.all([
+      import('../command-config.ts'),
+      import('../../daemon/progress.ts'),
+      import('../sync-stack.ts'),
+    ]);
     const config = loadCommandConfig(flags);
     const logger = commandLogger(config, { toStderr: flags.json === true });
-    const { createProgress } = await import('../../daemon/progress.ts');
-    const { openSyncStack } = await import('../sync-stack.ts');
     const progress = createProgress({ label: 'sync', logger, logIntervalMs: config.log.progressIntervalMs });
     const stack = await openSyncStack(config, { logger, progress });
     try {
