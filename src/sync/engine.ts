@@ -3,7 +3,7 @@ import type { Mirror } from '../mirror/mirror.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
 import { pullTable, type TableAction } from './record-pull.ts';
 import { pullSchema } from './schema-pull.ts';
-import type { SyncContext } from './sync-context.ts';
+import { tableLabel, type SyncContext } from './sync-context.ts';
 import { SYNC_DEFAULTS, type SyncOptions } from './sync-options.ts';
 
 export interface TableReport {
@@ -72,7 +72,7 @@ export class SyncEngine {
     const catalog = await mirror.readCatalog();
     const tables: TableReport[] = [];
     for (const table of catalog.tables) {
-      const name = `${table.moduleName}.${table.tableName}`;
+      const name = tableLabel(table);
       opts.signal?.throwIfAborted();
       logger.debug({ table: name, mode: table.mode, state: table.state }, 'pulling table');
       try {

@@ -16,12 +16,8 @@ export interface HistoryPullResult {
  * an id that is no longer there is deleted locally. The new cursor commits with the last rows.
  */
 export async function pullHistory(ctx: SyncContext, table: MirrorTable, since: string): Promise<HistoryPullResult> {
-  const { client, mirror, options, observer } = ctx;
-  const label = `${table.moduleName}.${table.tableName}`;
-  const writer = new RowWriter(mirror, table.tableId, options.writeBatchRows, (u, d) => {
-    if (u > 0) observer.rowsApplied?.(label, 'upsert', u);
-    if (d > 0) observer.rowsApplied?.(label, 'delete', d);
-  });
+  const { client, options } = ctx;
+  const writer = new RowWriter(ctx, table);
   let deletionsSeen = 0;
   try {
     const poll = client.pollRecordChanges(table.moduleName, table.tableName, { since, pageSize: options.pageSize });

@@ -1,7 +1,7 @@
 import { recordCursorKey, tableCursorPrefix, type MirrorTable } from '../mirror/catalog.ts';
 import { pullHistory } from './history-pull.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
-import type { SyncContext } from './sync-context.ts';
+import { tableLabel, type SyncContext } from './sync-context.ts';
 import { scanTable } from './table-scan.ts';
 
 export type TableAction = 'backfill' | 'changes' | 'scan' | 'skipped';
@@ -54,7 +54,7 @@ export async function pullTable(
       // Deletions during the scan may have shifted its offset pages past some rows: scan again
       // next cycle (the catch-up above already applied every change it saw).
       await mirror.setTableState(table.tableId, { state: 'needs_backfill' });
-      ctx.logger.info({ table: `${table.moduleName}.${table.tableName}` }, 'deletions during backfill: table will be scanned again');
+      ctx.logger.info({ table: tableLabel(table) }, 'deletions during backfill: table will be scanned again');
     }
     return {
       action: 'backfill',

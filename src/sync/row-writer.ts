@@ -1,5 +1,6 @@
 import type { CursorWrites, Mirror, RecordId } from '../mirror/mirror.ts';
-import type { TableState } from '../mirror/catalog.ts';
+import type { MirrorTable, TableState } from '../mirror/catalog.ts';
+import { tableLabel, type SyncContext } from './sync-context.ts';
 
 type Row = { id: RecordId; values: Readonly<Record<string, unknown>> };
 
@@ -15,25 +16,22 @@ export interface RowWriterTotals {
  * only with the data they vouch for.
  */
 export class RowWriter {
+  readonly #ctx: SyncContext;
   readonly #mirror: Mirror;
   readonly #tableId: string;
+  readonly #label: string;
   readonly #batchRows: number;
-  readonly #onApplied: ((upserted: number, deleted: number) => void) | undefined;
   #upserts: Row[] = [];
   #deletes: RecordId[] = [];
   #inFlight: Promise<void> | undefined;
   readonly totals: RowWriterTotals = { upserted: 0, deleted: 0 };
 
-  constructor(
-    mirror: Mirror,
-    tableId: string,
-    batchRows: number | undefined,
-    onApplied?: (upserted: number, deleted: number) => void,
-  ) {
-    this.#mirror = mirror;
-    this.#tableId = tableId;
-    this.#batchRows = batchRows ?? mirror.preferredBatchRows;
-    this.#onApplied = onApplied;
+  constructor(ctx: SyncContext, table: MirrorTable) {
+    this.#ctx = ctx;
+    this.#mirror = ctx.mirror;
+    this.#tableId = table.tableId;
+    this.#label = tableLabel(table);
+    this.#batchRows = ctx.options.writeBatchRows ?? ctx.mirror.preferredBatchRows;
   }
 
   async add(upserts: readonly Row[], deletes: readonly RecordId[] = []): Promise<void> {
@@ -72,7 +70,9 @@ export class RowWriter {
     });
     this.totals.upserted += result.upserted;
     this.totals.deleted += result.deleted;
-    this.#onApplied?.(result.upserted, result.deleted);
+    const { observer } = this.#ctx;
+    if (result.upserted > 0) observer.rowsApplied?.(this.#label, 'upsert', result.upserted);
+    if (result.deleted > 0) observer.rowsApplied?.(this.#label, 'delete', result.deleted);
   }
 
   /** Drops a write in flight on error paths so its rejection is not left unhandled. */

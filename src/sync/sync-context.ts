@@ -1,4 +1,5 @@
 import type { WorkspaceClient } from '../client/index.ts';
+import type { MirrorTable } from '../mirror/catalog.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import type { SyncLogger, SyncObserver } from './observer.ts';
 import type { SyncOptions } from './sync-options.ts';
@@ -12,4 +13,9 @@ export interface SyncContext {
   readonly observer: SyncObserver;
   /** Aborts between two mirror transactions. */
   readonly signal?: AbortSignal;
+}
+
+/** `module.table`: how logs, metrics and reports name a table. */
+export function tableLabel(table: Pick<MirrorTable, 'moduleName' | 'tableName'>): string {
+  return `${table.moduleName}.${table.tableName}`;
 }

@@ -2,7 +2,7 @@ import type { MirrorTable, TableState } from '../mirror/catalog.ts';
 import type { CursorWrites } from '../mirror/mirror.ts';
 import { SafetyValveError } from '../errors.ts';
 import { RowWriter, type RowWriterTotals } from './row-writer.ts';
-import type { SyncContext } from './sync-context.ts';
+import { tableLabel, type SyncContext } from './sync-context.ts';
 
 /** Candidates are confirmed by look-up in chunks of this many ids (the list `limit` bound). */
 const CONFIRM_CHUNK = 100;
@@ -26,13 +26,10 @@ export async function scanTable(
   final: { cursors?: CursorWrites; state?: TableState },
 ): Promise<RowWriterTotals & { rowsRead: number }> {
   const { client, mirror, options, observer } = ctx;
-  const label = `${table.moduleName}.${table.tableName}`;
+  const label = tableLabel(table);
   const rowsBefore = await mirror.countRows(table.tableId);
   const deleteCap = Math.max(options.deleteShareFloor, Math.floor(rowsBefore * options.maxDeleteShare));
-  const writer = new RowWriter(mirror, table.tableId, options.writeBatchRows, (u, d) => {
-    if (u > 0) observer.rowsApplied?.(label, 'upsert', u);
-    if (d > 0) observer.rowsApplied?.(label, 'delete', d);
-  });
+  const writer = new RowWriter(ctx, table);
   const local = mirror.streamIds(table.tableId)[Symbol.asyncIterator]();
   let head = (await local.next()).value as number | undefined;
   const advance = async () => {
