@@ -9,7 +9,7 @@ import type { FieldCreate } from '../src/api/index.ts';
 import { WorkspaceClient, type RequestInfo } from '../src/client/index.ts';
 import { openMirror } from '../src/mirror/mirror.ts';
 import { SyncEngine } from '../src/sync/index.ts';
-import { machineCpuTicks, processCpuMs, runWsmirror, spawnEmulator, type EmulatorProcess } from '../test/helpers/processes.ts';
+import { daemonEnv, machineCpuTicks, processCpuMs, runWsmirror, spawnEmulator, type EmulatorProcess } from '../test/helpers/processes.ts';
 import { UpstreamWorkspace } from '../test/helpers/workspace.ts';
 import type { BenchOptions } from './run.ts';
 
@@ -95,16 +95,7 @@ function packagedNodeOptions(): string {
 }
 
 async function syncProcess(emu: EmulatorProcess, mirrorUrl: string, pgSchema: string | undefined, extraEnv: Record<string, string> = {}) {
-  const result = await runWsmirror(['sync', '--json'], {
-    ...extraEnv,
-    WSMIRROR_BASE_URL: emu.url,
-    WSMIRROR_API_KEY: emu.apiKey,
-    WSMIRROR_WORKSPACE_ID: emu.workspaceId,
-    WSMIRROR_MIRROR_URL: mirrorUrl,
-    WSMIRROR_LOG_LEVEL: 'warn',
-    WSMIRROR_HTTP_PORT: '0',
-    ...(pgSchema ? { WSMIRROR_PG_SCHEMA: pgSchema } : {}),
-  });
+  const result = await runWsmirror(['sync', '--json'], daemonEnv(emu, { url: mirrorUrl, pgSchema }, extraEnv));
   if (result.code !== 0) throw new Error(`wsmirror sync exited ${result.code}: ${result.stderr}`);
   const report = JSON.parse(result.stdout) as { durationMs: number; tables: { upserted: number }[] };
   return {

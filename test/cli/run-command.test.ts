@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { runWsmirror } from '../helpers/processes.ts';
+import { daemonEnv, runWsmirror } from '../helpers/processes.ts';
 
 describe('wsmirror run (real process): start-up logs', () => {
   let emu: RunningEmulator;
@@ -17,15 +17,10 @@ describe('wsmirror run (real process): start-up logs', () => {
   });
 
   it('warns about misspelt WSMIRROR_* variables and logs the configuration with the key hidden', async () => {
-    const res = await runWsmirror(['run'], {
-      WSMIRROR_BASE_URL: emu.url,
-      WSMIRROR_API_KEY: emu.apiKey,
-      WSMIRROR_WORKSPACE_ID: emu.workspaceId,
-      WSMIRROR_MIRROR_URL: `sqlite:${join(dir, 'm.db')}`,
-      WSMIRROR_HTTP_PORT: '0',
+    const res = await runWsmirror(['run'], daemonEnv(emu, { url: `sqlite:${join(dir, 'm.db')}` }, {
       WSMIRROR_LOG_LEVEL: 'debug',
       WSMIRROR_SCHEDUEL: '5s',
-    }, { cwd: dir, killAfterMs: 20_000, killWhen: (stdout) => stdout.includes('daemon started') });
+    }), { cwd: dir, killAfterMs: 20_000, killWhen: (stdout) => stdout.includes('daemon started') });
     const lines = res.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
     const warning = lines.find((l) => l['level'] === 'warn' && String(l['msg']).includes('unknown environment variables'));
     expect(warning, res.stdout).toMatchObject({ variables: ['WSMIRROR_SCHEDUEL'] });
@@ -72,15 +67,7 @@ describe('wsmirror run (real process): the daemon keeps the mirror current', () 
     let stop: () => void = () => undefined;
     const run = runWsmirror(
       ['run'],
-      {
-        WSMIRROR_BASE_URL: emu.url,
-        WSMIRROR_API_KEY: emu.apiKey,
-        WSMIRROR_WORKSPACE_ID: emu.workspaceId,
-        WSMIRROR_MIRROR_URL: `sqlite:${dbFile}`,
-        WSMIRROR_HTTP_PORT: String(port),
-        WSMIRROR_SCHEDULE: '1s',
-        WSMIRROR_LOG_LEVEL: 'warn',
-      },
+      daemonEnv(emu, { url: `sqlite:${dbFile}` }, { WSMIRROR_HTTP_PORT: String(port), WSMIRROR_SCHEDULE: '1s' }),
       { cwd: dir, killAfterMs: 60_000, onSpawn: (_kill, child) => (stop = () => child.kill('SIGTERM')) },
     );
     const until = async (check: () => boolean | Promise<boolean>) => {

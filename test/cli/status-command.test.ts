@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatLag } from '../../src/cli/commands/status.ts';
 import { forEachDialect, testPgUrl, type TestMirror } from '../helpers/dialects.ts';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { runWsmirror } from '../helpers/processes.ts';
+import { daemonEnv, mirrorEnv, runWsmirror } from '../helpers/processes.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
 
 /** `wsmirror status` as a real process, over a mirror made by a real `wsmirror sync`. */
@@ -52,10 +52,6 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
   let ids: Record<string, string>;
   let syncedBetween: [number, number];
 
-  const mirrorEnv = (m: TestMirror): Record<string, string> => ({
-    WSMIRROR_MIRROR_URL: m.url,
-    ...(m.pgSchema ? { WSMIRROR_PG_SCHEMA: m.pgSchema } : {}),
-  });
   const param = (n: number) => (dialect === 'postgres' ? `$${n}` : '?');
 
   beforeAll(async () => {
@@ -72,13 +68,7 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
 
     t = await fresh();
     const before = Date.now();
-    const sync = await runWsmirror(['sync'], {
-      ...mirrorEnv(t),
-      WSMIRROR_BASE_URL: emu.url,
-      WSMIRROR_API_KEY: emu.apiKey,
-      WSMIRROR_WORKSPACE_ID: emu.workspaceId,
-      WSMIRROR_LOG_LEVEL: 'warn',
-    }, { cwd });
+    const sync = await runWsmirror(['sync'], daemonEnv(emu, t), { cwd });
     expect(sync.code, sync.stderr).toBe(0);
     syncedBetween = [before, Date.now()];
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { runWsmirror } from '../helpers/processes.ts';
+import { daemonEnv, runWsmirror } from '../helpers/processes.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
 
 /** DESIGN §2: `wsmirror sync` exits 0 when the mirror is current, 1 when not, 2 and 78 for usage and configuration. */
@@ -24,14 +24,7 @@ afterAll(async () => {
 });
 
 function env(file: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    WSMIRROR_BASE_URL: emu.url,
-    WSMIRROR_API_KEY: emu.apiKey,
-    WSMIRROR_WORKSPACE_ID: emu.workspaceId,
-    WSMIRROR_MIRROR_URL: `sqlite:${join(dir, file)}`,
-    WSMIRROR_LOG_LEVEL: 'warn',
-    ...extra,
-  };
+  return daemonEnv(emu, { url: `sqlite:${join(dir, file)}` }, extra);
 }
 
 it('exits 0 with the cycle report when the mirror is current', async () => {

@@ -61,6 +61,36 @@ export function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTE
   });
 }
 
+/** Where a daemon process finds its mirror: a SQLite URL, or a Postgres URL and schema. */
+export interface MirrorLocation {
+  url: string;
+  pgSchema?: string | undefined;
+}
+
+export function mirrorEnv(mirror: MirrorLocation): Record<string, string> {
+  return { WSMIRROR_MIRROR_URL: mirror.url, ...(mirror.pgSchema ? { WSMIRROR_PG_SCHEMA: mirror.pgSchema } : {}) };
+}
+
+/**
+ * The environment of a `wsmirror` process pointed at an emulator and a mirror, with quiet logs
+ * and no operations port; `extra` adds or overrides variables.
+ */
+export function daemonEnv(
+  upstream: Pick<EmulatorEndpoint, 'url' | 'apiKey' | 'workspaceId'>,
+  mirror: MirrorLocation,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    WSMIRROR_BASE_URL: upstream.url,
+    WSMIRROR_API_KEY: upstream.apiKey,
+    WSMIRROR_WORKSPACE_ID: upstream.workspaceId,
+    WSMIRROR_LOG_LEVEL: 'warn',
+    WSMIRROR_HTTP_PORT: '0',
+    ...mirrorEnv(mirror),
+    ...extra,
+  };
+}
+
 export interface RunResult {
   code: number | null;
   signal: NodeJS.Signals | null;

@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
-import { forEachDialect, testPgUrl } from '../helpers/dialects.ts';
+import { forEachDialect } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
-import { runWsmirror, type RunResult } from '../helpers/processes.ts';
+import { daemonEnv, runWsmirror, type RunResult } from '../helpers/processes.ts';
 import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
 
 /**
@@ -19,19 +19,12 @@ forEachDialect('crash safety', (dialect) => {
   let h: SyncHarness;
   afterEach(async () => h?.close());
 
-  function daemonEnv(): Record<string, string> {
-    const env: Record<string, string> = {
-      WSMIRROR_BASE_URL: h.emu.url,
-      WSMIRROR_API_KEY: h.emu.apiKey,
-      WSMIRROR_WORKSPACE_ID: h.emu.workspaceId,
-      // Progress lines every 50 ms and a line per table pulled tell the test where the daemon is.
+  function env(): Record<string, string> {
+    // Progress lines every 50 ms and a line per table pulled tell the test where the daemon is.
+    return daemonEnv(h.emu, h.tm, {
       WSMIRROR_LOG_LEVEL: 'debug',
       WSMIRROR_LOG_PROGRESS_INTERVAL: '50ms',
-      WSMIRROR_HTTP_PORT: '0',
-      WSMIRROR_MIRROR_URL: dialect.dialect === 'sqlite' ? h.tm.url : testPgUrl!,
-    };
-    if (h.tm.pgSchema) env.WSMIRROR_PG_SCHEMA = h.tm.pgSchema;
-    return env;
+    });
   }
 
   async function count(table: string): Promise<number> {
@@ -45,7 +38,7 @@ forEachDialect('crash safety', (dialect) => {
   function killedRun(marker: string, times: number, delayMs = 0): Promise<RunResult> {
     let kill: () => void = () => undefined;
     let armed = false;
-    return runWsmirror(['sync'], daemonEnv(), {
+    return runWsmirror(['sync'], env(), {
       onSpawn: (k) => {
         kill = k;
       },
@@ -82,7 +75,7 @@ forEachDialect('crash safety', (dialect) => {
     await h.upstream.updateRecords('big', 'history', historyIds.slice(0, 900).map((id) => ({ id, qty: -1, name: 'changed' })));
     await h.upstream.deleteRecords('big', 'history', historyIds.slice(29_000, 29_400));
     await h.upstream.deleteRecords('big', 'plain', plainIds.slice(0, 30));
-    const done = await runWsmirror(['sync'], daemonEnv());
+    const done = await runWsmirror(['sync'], env());
     expect(done.code, done.stderr).toBe(0);
     await h.expectConverged('big', 'history');
     await h.expectConverged('big', 'plain');
@@ -100,7 +93,7 @@ forEachDialect('crash safety', (dialect) => {
       if (run.signal === 'SIGKILL') incrementalKills++;
     }
     expect(incrementalKills).toBeGreaterThan(0);
-    const final = await runWsmirror(['sync'], daemonEnv());
+    const final = await runWsmirror(['sync'], env());
     expect(final.code, final.stderr).toBe(0);
     await h.expectConverged('big', 'history');
     await h.expectConverged('big', 'plain');
