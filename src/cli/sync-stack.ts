@@ -43,6 +43,7 @@ function observerFor(deps: SyncStackDeps): SyncObserver {
       tasks.delete(table);
     },
     tablePulled: (table, at) => deps.metrics?.setTableCurrentAsOf(table, at),
+    tablesMirrored: (tables) => deps.metrics?.retainTables(tables),
   };
 }
 

@@ -37,7 +37,6 @@ export class Metrics {
   readonly #cycleDuration: Histogram<never>;
   readonly #cycles: Counter<'result'>;
   readonly #rowsApplied: Counter<'table' | 'operation'>;
-  readonly #tableLag: Gauge<'table'>;
   readonly #outbox: Gauge<'status'>;
   readonly #requests: Counter<'endpoint' | 'method' | 'status'>;
   readonly #requestDuration: Histogram<'endpoint'>;
@@ -74,7 +73,8 @@ export class Metrics {
     });
     const currentAsOf = this.#currentAsOf;
     const now = this.#now;
-    this.#tableLag = new Gauge({
+    // Registered only: its value is computed at scrape time from #currentAsOf.
+    new Gauge({
       name: 'wsmirror_table_lag_seconds',
       help: 'Per table: seconds between now and the upstream time the mirror is known current as of.',
       labelNames: ['table'],
@@ -141,6 +141,12 @@ export class Metrics {
   /** A table left the mirror (dropped upstream or excluded). */
   forgetTable(table: string): void {
     this.#currentAsOf.delete(table);
+  }
+
+  /** Forgets every table not in `tables` (dropped from the mirror), so its lag stops counting. */
+  retainTables(tables: readonly string[]): void {
+    const keep = new Set(tables);
+    for (const table of [...this.#currentAsOf.keys()]) if (!keep.has(table)) this.forgetTable(table);
   }
 
   /** The table lagging most, or null when no table has been pulled yet. */

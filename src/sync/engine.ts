@@ -70,6 +70,7 @@ export class SyncEngine {
     const ctx: SyncContext = opts.signal ? { ...this.#ctx, signal: opts.signal } : this.#ctx;
     const schema = await pullSchema(ctx);
     const catalog = await mirror.readCatalog();
+    observer.tablesMirrored?.(catalog.tables.map(tableLabel));
     const tables: TableReport[] = [];
     for (const table of catalog.tables) {
       const name = tableLabel(table);

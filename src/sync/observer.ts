@@ -8,6 +8,8 @@ export interface SyncObserver {
   scanProgress?(table: string, rows: number): void;
   scanFinished?(table: string): void;
   tablePulled?(table: string, at: Date): void;
+  /** Once a cycle, after the schema pull: every table the mirror now holds. */
+  tablesMirrored?(tables: readonly string[]): void;
 }
 
 /** pino-compatible subset. */

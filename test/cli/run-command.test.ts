@@ -48,6 +48,7 @@ describe('wsmirror run (real process): the daemon keeps the mirror current', () 
     await upstream.createModule('shop');
     await upstream.createTable('shop', 'items', { hasHistory: true }, [{ name: 'qty', type: 'number', labels: { '': 'Qty' } }]);
     await upstream.createRecords('shop', 'items', [{ qty: 1 }]);
+    await upstream.createTable('shop', 'old', { hasHistory: true }, [{ name: 'qty', type: 'number', labels: { '': 'Qty' } }]);
     const dbFile = join(dir, 'run.db');
     const countRows = () => {
       try {
@@ -82,6 +83,15 @@ describe('wsmirror run (real process): the daemon keeps the mirror current', () 
     await until(() => countRows() === 3);
     expect(countRows()).toBe(3);
     probes.metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+
+    // A table that leaves the mirror stops counting for lag and readiness.
+    const scrape = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const lagOfOld = /wsmirror_table_lag_seconds\{table="shop.old"\}/;
+    expect(await scrape()).toMatch(lagOfOld);
+    await upstream.deleteTable('shop', 'old');
+    await until(async () => !lagOfOld.test(await scrape()));
+    expect(await scrape()).not.toMatch(lagOfOld);
+    expect(await readyz()).toBe(200);
     stop();
     const result = await run;
     expect(probes.ready).toEqual([200]);
