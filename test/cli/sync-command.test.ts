@@ -62,3 +62,26 @@ it('exits 2 on a usage error', async () => {
   const run = await runWsmirror(['sync', '--no-such-flag'], env('usage.db'));
   expect(run.code).toBe(2);
 });
+
+it('follows the table patterns: a change of patterns alone adds and drops tables', async () => {
+  await upstream.createTable('shop', 'orders', { hasHistory: true }, [{ name: 'total', type: 'number', labels: { '': 'Total' } }]);
+  await upstream.createRecords('shop', 'orders', [{ total: 5 }, { total: 7 }]);
+  const { default: Database } = await import('better-sqlite3');
+  const tablesIn = (file: string) => {
+    const db = new Database(join(dir, file), { readonly: true });
+    try {
+      return (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'shop%' ORDER BY name`).all() as { name: string }[]).map((r) => r.name);
+    } finally {
+      db.close();
+    }
+  };
+  const only = await runWsmirror(['sync'], env('patterns.db', { WSMIRROR_TABLES_INCLUDE: 'shop.orders', WSMIRROR_SYNC_LOOKBACK: '0s' }));
+  expect(only.code, only.stderr).toBe(0);
+  expect(tablesIn('patterns.db')).toEqual(['shop__orders']);
+
+  // Upstream did not change; only the patterns did. (No lookback, so nothing upstream would
+  // trigger a re-read of the workspace.)
+  const all = await runWsmirror(['sync'], env('patterns.db', { WSMIRROR_TABLES_EXCLUDE: 'shop.ord*', WSMIRROR_SYNC_LOOKBACK: '0s' }));
+  expect(all.code, all.stderr).toBe(0);
+  expect(tablesIn('patterns.db')).toEqual(['shop__items']);
+});
