@@ -53,21 +53,14 @@ const mappingsArraySchema = z
     });
   });
 
-const mappingsPart = z.string().transform((text, ctx) => {
-  let parsed: unknown;
+const mappingsPart = z.preprocess((text, ctx) => {
   try {
-    parsed = JSON.parse(text);
+    return JSON.parse(String(text)) as unknown;
   } catch {
-    ctx.addIssue({ code: 'custom', message: 'must be a JSON array of { csvColumnName, fieldName, updatePolicy }' });
+    ctx.addIssue({ code: 'custom', message: 'must be a JSON array of { csvColumnName, fieldName, updatePolicy }', input: text });
     return z.NEVER;
   }
-  const result = mappingsArraySchema.safeParse(parsed);
-  if (!result.success) {
-    for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
-    return z.NEVER;
-  }
-  return result.data;
-});
+}, mappingsArraySchema);
 
 const booleanPart = z
   .string()
