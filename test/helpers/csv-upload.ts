@@ -65,13 +65,15 @@ export function rawUpload(
     let status: number | undefined;
     let text = '';
     let settled = false;
+    let req: ReturnType<typeof request>;
     const finish = (cutOff: boolean) => {
       if (settled) return;
       settled = true;
       body?.destroy();
+      req.destroy();
       resolve({ status, body: text, sent, cutOff });
     };
-    const req = request({
+    req = request({
       host: url.hostname,
       port: url.port,
       path,

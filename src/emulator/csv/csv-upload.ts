@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { CSV_FILE_LIMIT_BYTES, CSV_IMPORT_PARTS } from '../../api/index.ts';
 import { ApiError, BadRequestError, PayloadTooLargeError } from '../errors.ts';
@@ -75,6 +76,25 @@ function formError(error: unknown): ApiError {
   }
 }
 
+/**
+ * Writes a file part to disk and returns its size. At the limit busboy would skip the rest of the
+ * part, reading it all; destroying the part stops that at once instead, and the route answers 413
+ * and closes the connection.
+ */
+function spool(file: MultipartFile['file'], path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let bytes = 0;
+    file.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+    });
+    file.once('limit', () => {
+      reject(fileTooLarge());
+      file.destroy();
+    });
+    pipeline(file, createWriteStream(path, { mode: 0o600 })).then(() => resolve(bytes), reject);
+  });
+}
+
 export async function receiveCsvForm(request: FastifyRequest): Promise<ReceivedForm> {
   const dir = await mkdtemp(join(tmpdir(), 'wsmirror-csv-'));
   const filePath = join(dir, 'upload.csv');
@@ -86,13 +106,7 @@ export async function receiveCsvForm(request: FastifyRequest): Promise<ReceivedF
       const name = part.fieldname;
       if (part.type === 'file') {
         if (name !== 'file') throw new BadRequestError(`form: unknown file part ${JSON.stringify(name)}; the CSV file goes in the part named file`);
-        let bytes = 0;
-        part.file.on('data', (chunk: Buffer) => {
-          bytes += chunk.length;
-        });
-        await pipeline(part.file, createWriteStream(filePath, { mode: 0o600 }));
-        if (part.file.truncated) throw fileTooLarge();
-        fileBytes = bytes;
+        fileBytes = await spool(part.file, filePath);
         continue;
       }
       if (name === 'file') {
