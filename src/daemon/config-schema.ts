@@ -333,7 +333,7 @@ export const syncSection = z.strictObject(
 
 export const httpSection = z.strictObject(
   {
-    host: host.default('0.0.0.0'),
+    host: host.default('127.0.0.1'),
     port: integer(0, 65535).default(9464),
   },
   SECTION_ERROR,

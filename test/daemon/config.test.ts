@@ -81,7 +81,7 @@ describe('defaults', () => {
         maxDeleteShare: 0.5,
         maxLagMs: 300_000,
       },
-      http: { host: '0.0.0.0', port: 9464 },
+      http: { host: '127.0.0.1', port: 9464 },
       log: { level: 'info', progressIntervalMs: 10_000 },
     });
   });
@@ -173,7 +173,7 @@ log:
       'sync.fullScanEvery': ['1h', (c) => c.sync.fullScanEveryMs, 3_600_000],
       'sync.maxDeleteShare': ['25%', (c) => c.sync.maxDeleteShare, 0.25],
       'sync.maxLag': ['90', (c) => c.sync.maxLagMs, 90_000],
-      'http.host': ['127.0.0.1', (c) => c.http.host, '127.0.0.1'],
+      'http.host': ['0.0.0.0', (c) => c.http.host, '0.0.0.0'],
       'log.progressInterval': ['500ms', (c) => c.log.progressIntervalMs, 500],
     };
     const contract = new Set([
