@@ -93,6 +93,8 @@ export interface Config {
   readonly sync: SyncConfig;
   readonly http: HttpConfig;
   readonly log: LogConfig;
+  /** Problems that do not stop wsmirror (a key file other users can read), for the log. */
+  readonly warnings: readonly string[];
 }
 
 /** For commands that never call upstream (`status`): the upstream section may be absent. */
