@@ -12,7 +12,11 @@ function body(message: string) {
 /** Maps every error to the spec's body; nothing escapes as a bare 500 with a stack trace. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-    if (error instanceof ApiError) return reply.code(error.status).send(body(error.message));
+    if (error instanceof ApiError) {
+      // Refused before its body was read: close rather than read a body nobody will look at.
+      if (error.status === 401) reply.header('connection', 'close');
+      return reply.code(error.status).send(body(error.message));
+    }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return reply
