@@ -1,10 +1,10 @@
-import type { WorkspaceClient } from '../client/index.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
 import { pullTable, type TableAction } from './record-pull.ts';
 import { pullSchema } from './schema-pull.ts';
 import { tableLabel, type SyncContext } from './sync-context.ts';
 import { SYNC_DEFAULTS, type SyncOptions } from './sync-options.ts';
+import type { Upstream } from './upstream.ts';
 
 export interface TableReport {
   tableId: string;
@@ -27,7 +27,7 @@ export interface CycleReport {
 }
 
 export interface SyncEngineDeps {
-  client: WorkspaceClient;
+  client: Upstream;
   mirror: Mirror;
   options?: Partial<SyncOptions>;
   logger?: SyncLogger;
