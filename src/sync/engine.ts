@@ -1,4 +1,5 @@
 import type { WorkspaceClient } from '../client/index.ts';
+import { fieldsOf } from '../mirror/catalog.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
 import { pullTable, type TableAction } from './record-pull.ts';
@@ -77,7 +78,8 @@ export class SyncEngine {
       opts.signal?.throwIfAborted();
       logger.debug({ table: name, mode: table.mode, state: table.state }, 'pulling table');
       try {
-        const result = await pullTable(ctx, table, { forceFullScan: opts.forceFullScan ?? false, now: Date.now() });
+        const fieldNames = fieldsOf(catalog, table.tableId).map((f) => f.fieldName);
+        const result = await pullTable(ctx, { ...table, fieldNames }, { forceFullScan: opts.forceFullScan ?? false, now: Date.now() });
         if (result.action !== 'skipped') {
           const at = new Date();
           await mirror.setTableState(table.tableId, { lastPullAt: at.toISOString() });

@@ -242,6 +242,21 @@ describe('getRecordsByIds', () => {
     expect(fake.requests.every((r) => r.query.get('fields') === 'n')).toBe(true);
   });
 
+  it('refuses records without one of the expected fields, inherited names included (missing is not null)', async () => {
+    const { client } = await setup(recordsUpstream(3));
+    expect(await client.getRecordsByIds('crm', 'deals', [1, 2], { expectFields: ['n'] })).toHaveLength(2);
+    for (const expectFields of [['n', 'gone'], ['n', 'constructor'], ['__proto__']]) {
+      for (const read of [
+        client.getRecordsByIds('crm', 'deals', [1, 2], { expectFields }),
+        collect(client.iterateRecords('crm', 'deals', { expectFields })),
+      ]) {
+        const err = await rejectionOf(read);
+        expect(err).toBeInstanceOf(InvalidResponseError);
+        expect(err.message).toContain(`record 1 has no value for field ${JSON.stringify(expectFields.at(-1))}`);
+      }
+    }
+  });
+
   it('makes no request for no ids', async () => {
     const { fake, client } = await setup(recordsUpstream(5));
     expect(await client.getRecordsByIds('crm', 'deals', [])).toEqual([]);
