@@ -1,4 +1,3 @@
-import type { WorkspaceClient } from '../client/index.ts';
 import { fieldsOf } from '../mirror/catalog.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
@@ -6,6 +5,7 @@ import { pullTable, type TableAction } from './record-pull.ts';
 import { pullSchema } from './schema-pull.ts';
 import { tableLabel, type SyncContext } from './sync-context.ts';
 import { SYNC_DEFAULTS, type SyncOptions } from './sync-options.ts';
+import type { Upstream } from './upstream.ts';
 
 export interface TableReport {
   tableId: string;
@@ -28,7 +28,7 @@ export interface CycleReport {
 }
 
 export interface SyncEngineDeps {
-  client: WorkspaceClient;
+  client: Upstream;
   mirror: Mirror;
   options?: Partial<SyncOptions>;
   logger?: SyncLogger;

@@ -1,12 +1,12 @@
-import type { WorkspaceClient } from '../client/index.ts';
 import type { MirrorTable } from '../mirror/catalog.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import type { SyncLogger, SyncObserver } from './observer.ts';
 import type { SyncOptions } from './sync-options.ts';
+import type { Upstream } from './upstream.ts';
 
 /** What every step of a cycle works with. */
 export interface SyncContext {
-  readonly client: WorkspaceClient;
+  readonly client: Upstream;
   readonly mirror: Mirror;
   readonly options: SyncOptions;
   readonly logger: SyncLogger;
