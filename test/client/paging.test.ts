@@ -127,11 +127,11 @@ describe('change polls', () => {
     for (const bad of [at(Date.parse(since) - 1), at(Date.now() + 6 * 60_000), '2999-01-01T00:00:00.000Z']) {
       const { client } = await setup(() => answer(bad));
       for (const attempt of [
-        client.listRecordChanges('crm', 'deals', { since }),
-        collect(client.pollRecordChanges('crm', 'deals', { since })),
-        collect(client.pollSchemaChanges({ since })),
+        () => client.listRecordChanges('crm', 'deals', { since }),
+        () => collect(client.pollRecordChanges('crm', 'deals', { since })),
+        () => collect(client.pollSchemaChanges({ since })),
       ]) {
-        const err = await rejectionOf(attempt);
+        const err = await rejectionOf(attempt());
         expect(err).toBeInstanceOf(InvalidResponseError);
         expect(err.reason).toBe('clock');
         expect(err.message).toContain(`meta.asOf ${bad} is`);
@@ -247,10 +247,10 @@ describe('getRecordsByIds', () => {
     expect(await client.getRecordsByIds('crm', 'deals', [1, 2], { expectFields: ['n'] })).toHaveLength(2);
     for (const expectFields of [['n', 'gone'], ['n', 'constructor'], ['__proto__']]) {
       for (const read of [
-        client.getRecordsByIds('crm', 'deals', [1, 2], { expectFields }),
-        collect(client.iterateRecords('crm', 'deals', { expectFields })),
+        () => client.getRecordsByIds('crm', 'deals', [1, 2], { expectFields }),
+        () => collect(client.iterateRecords('crm', 'deals', { expectFields })),
       ]) {
-        const err = await rejectionOf(read);
+        const err = await rejectionOf(read());
         expect(err).toBeInstanceOf(InvalidResponseError);
         expect(err.message).toContain(`record 1 has no value for field ${JSON.stringify(expectFields.at(-1))}`);
       }
