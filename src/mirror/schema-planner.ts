@@ -51,8 +51,13 @@ export interface SchemaPlan {
   ops: SchemaOp[];
 }
 
-/** Diffs `catalog` against `workspace`, keeping the tables `filter` selects. Pure. */
-export function planSchema(catalog: Catalog, workspace: Workspace, filter: TableFilter = {}): SchemaPlan {
+/**
+ * Diffs `catalog` against `workspace`, keeping the tables `filter` selects. Tables whose ids are
+ * in `hold` are left exactly as the catalog has them: not created, changed or dropped. Pure.
+ */
+export function planSchema(
+  catalog: Catalog, workspace: Workspace, filter: TableFilter = {}, hold: ReadonlySet<string> = new Set(),
+): SchemaPlan {
   const rules = DIALECTS[catalog.dialect].naming;
   const included = compileTableFilter(filter);
 
@@ -62,7 +67,7 @@ export function planSchema(catalog: Catalog, workspace: Workspace, filter: Table
     for (const table of module.tables) {
       if (seen.has(table.id)) throw new MirrorError(`the workspace lists table id ${table.id} twice`);
       seen.add(table.id);
-      if (!included(module.name, table.name)) continue;
+      if (hold.has(table.id) || !included(module.name, table.name)) continue;
       // A missing list would read as "every field deleted": refuse instead of dropping columns.
       if (!table.fields) throw new MirrorError(`table ${module.name}.${table.name} arrived without its field list`);
       wanted.push({ module, table, fields: table.fields });
@@ -79,6 +84,7 @@ export function planSchema(catalog: Catalog, workspace: Workspace, filter: Table
 
   // ---- table names: unchanged tables keep theirs, the others get fresh ones
   const tableNames = new NameAllocator(rules.maxLength, catalog.foreignNames);
+  for (const t of catalog.tables) if (hold.has(t.tableId)) tableNames.claim(t.sqlName);
   const sqlNameOf = new Map<string, string>();
   for (const w of wanted) {
     const old = existing.get(w.table.id);
@@ -96,7 +102,7 @@ export function planSchema(catalog: Catalog, workspace: Workspace, filter: Table
 
   const drops: SchemaOp[] = [];
   const wantedIds = new Set(wanted.map((w) => w.table.id));
-  for (const t of catalog.tables) if (!wantedIds.has(t.tableId)) drops.push({ op: 'dropTable', table: t });
+  for (const t of catalog.tables) if (!wantedIds.has(t.tableId) && !hold.has(t.tableId)) drops.push({ op: 'dropTable', table: t });
 
   const tableRenames: { tableId: string; from: string; to: string }[] = [];
   const columnOps: SchemaOp[] = [];

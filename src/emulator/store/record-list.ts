@@ -172,7 +172,9 @@ export function listRecords(
   const byId = new Map(rows.map((r) => [r.id, r.data]));
   const data: ApiRecord[] = ids.map((id) => {
     const stored = JSON.parse(byId.get(id) ?? '{}') as Record<string, unknown>;
-    const values: Record<string, unknown> = {};
+    // Null prototype: a field may be called `__proto__`, which on a plain object would set the
+    // prototype instead of holding the value.
+    const values: Record<string, unknown> = Object.create(null);
     for (const plan of selected) values[plan.field.name] = stored[plan.field.id] ?? null;
     return { id: String(id), values };
   });
