@@ -1,5 +1,5 @@
 import { ConversionFailure, checkedText, toNumber, toText } from './conversions.ts';
-import { fits, isListType, typeName, type Value, type ValueType } from './scope.ts';
+import { fits, isListType, isRecordType, isRecordValue, typeName, type Value, type ValueType } from './scope.ts';
 
 /**
  * The functions expressions may call. Each says how many arguments it takes, the type it returns
@@ -100,6 +100,12 @@ const DEFINITIONS: readonly FunctionDefinition[] = [
   {
     name: 'userRole', signature: 'userRole()', summary: 'the role of the API key of the request: `admin`, `editor` or another role',
     minArgs: 0, maxArgs: 0, check: () => 'text', run: (_a, env) => env.userRole(),
+  },
+  {
+    name: 'id', signature: 'id(record)', summary: 'the id of a record (`id(this)`); null for a record not created yet',
+    minArgs: 1, maxArgs: 1,
+    check: ([t]) => (t === 'any' || t === 'null' || isRecordType(t!) ? 'number' : { argument: 0, message: `expects a record, not ${typeName(t!)}` }),
+    run: ([v]) => (v !== undefined && isRecordValue(v) ? (v.id ?? null) : null),
   },
   {
     name: 'concat', signature: 'concat(value, …)', summary: 'the values as text, joined; lists join their items with ", "; null is ""',
