@@ -3,6 +3,7 @@ export type { CursorWrites, Mirror, MirrorLogger, OpenMirrorOptions, OutboxCount
 export { DAEMON_WRITE_CONDITION, openMirror } from './mirror.ts';
 export type { Catalog, Labels, MirrorField, MirrorTable, OutboxStatus, TableMode, TableState } from './catalog.ts';
 export { CATALOG_TABLES, OUTBOX_STATUSES, SCHEMA_CURSOR_KEY, fieldsOf, pickLabel, recordCursorKey, tableCursorPrefix } from './catalog.ts';
+export type { EditOutcome, MirrorOutbox, OutboxEntry, OutboxFilter, OutboxOperation, PendingEdit } from './outbox.ts';
 export type { SchemaOp, SchemaPlan } from './schema-planner.ts';
 export { describeOp, planSchema } from './schema-planner.ts';
 export type { TableFilter } from './table-filter.ts';

@@ -4,3 +4,4 @@ export type { CycleOptions, CycleReport, SyncEngineDeps, TableReport } from './e
 export { SYNC_DEFAULTS } from './sync-options.ts';
 export type { SyncOptions } from './sync-options.ts';
 export type { SyncLogger, SyncObserver } from './observer.ts';
+export type { ChangeFeed, Upstream } from './upstream.ts';

@@ -1,18 +1,24 @@
-import type { WorkspaceClient } from '../client/index.ts';
 import type { MirrorTable } from '../mirror/catalog.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import type { SyncLogger, SyncObserver } from './observer.ts';
 import type { SyncOptions } from './sync-options.ts';
+import type { Upstream } from './upstream.ts';
 
 /** What every step of a cycle works with. */
 export interface SyncContext {
-  readonly client: WorkspaceClient;
+  readonly client: Upstream;
   readonly mirror: Mirror;
   readonly options: SyncOptions;
   readonly logger: SyncLogger;
   readonly observer: SyncObserver;
   /** Aborts between two mirror transactions. */
   readonly signal?: AbortSignal;
+}
+
+/** A mirrored table as the record pull sees it: its catalog row and the names of its fields. */
+export interface PulledTable extends MirrorTable {
+  /** Every record read for the table must carry these (a missing value is not a null). */
+  readonly fieldNames: readonly string[];
 }
 
 /** `module.table`: how logs, metrics and reports name a table. */

@@ -277,7 +277,9 @@ export function listRecords(
   const evaluated = expressions.affectsReads;
   const data: ApiRecord[] = ids.map((id) => {
     const stored = JSON.parse(byId.get(id) ?? '{}') as Record<string, unknown>;
-    const values: Record<string, unknown> = {};
+    // Null prototype: a field may be called `__proto__`, which on a plain object would set the
+    // prototype instead of holding the value.
+    const values: Record<string, unknown> = Object.create(null);
     for (const plan of selected) values[plan.field.name] = evaluated ? expressions.readValue(plan, id, stored) : (stored[plan.field.id] ?? null);
     return { id: String(id), values };
   });

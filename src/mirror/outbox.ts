@@ -1,0 +1,98 @@
+import type { OutboxStatus } from './catalog.ts';
+
+/**
+ * The outbox as the push sees it: local edits captured by the mirror's triggers, read coalesced
+ * per record (`PendingEdit`), settled with one `EditOutcome` per edit, and listed entry by entry
+ * for operators (`OutboxEntry`). docs/mirror.md describes the states.
+ */
+
+/** One record's pending local edits, coalesced, values already decoded to API shapes by the mirror's codec. */
+export interface PendingEdit {
+  tableId: string;
+  /** Local id: negative for a row created locally and not yet created upstream. */
+  recordId: number;
+  /**
+   * create (insert, with later updates folded in), update, delete. create+delete of the same new
+   * row cancels out (entries settled as done, nothing sent).
+   */
+  operation: 'create' | 'update' | 'delete';
+  /** Outbox entry ids covered by this edit (to settle them together). */
+  entryIds: readonly number[];
+  /** create/update: field name → current local value (API shape). Writable fields only. */
+  values: ReadonlyMap<string, unknown>;
+  /** update: field name → value before the first pending edit of that field (API shape), for conflict checks. */
+  oldValues: ReadonlyMap<string, unknown>;
+  /** Earliest changed_at of the entries (ISO UTC). */
+  firstChangedAt: string;
+  attempts: number;
+  /**
+   * Set when a previous send of these entries began and was never settled (crash between send
+   * and ack): the push must reconcile before re-sending.
+   */
+  sendingSince: string | null;
+}
+
+/** What became of one pushed edit; `settleEdits` records it. */
+export type EditOutcome =
+  /** Applied upstream; `createdId` is the upstream id of a create. */
+  | { kind: 'pushed'; entryIds: readonly number[]; createdId?: number }
+  /** Upstream refused it (400): status failed, attempts+1, last_error. */
+  | { kind: 'failed'; entryIds: readonly number[]; message: string }
+  /** Record deleted upstream, or the manual conflict policy. */
+  | { kind: 'conflict'; entryIds: readonly number[]; message: string }
+  /** Network error, 429, 5xx: stays pending, attempts+1, tried again at `nextAttemptAt`. */
+  | { kind: 'retry'; entryIds: readonly number[]; message: string; nextAttemptAt: string }
+  /** upstream-wins: the local edit is dropped (the next pull restores upstream's value). */
+  | { kind: 'discarded'; entryIds: readonly number[] };
+
+export type OutboxOperation = 'insert' | 'update' | 'delete';
+
+/** One outbox row, for `wsmirror outbox`. Values are decoded to API shapes. */
+export interface OutboxEntry {
+  entryId: number;
+  tableId: string;
+  sqlTable: string;
+  recordId: number;
+  operation: OutboxOperation;
+  /** update: the SQL column and its upstream field name; null for insert/delete. */
+  columnName: string | null;
+  fieldName: string | null;
+  oldValue: unknown;
+  newValue: unknown;
+  changedAt: string;
+  status: OutboxStatus;
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+}
+
+/** Selects outbox entries; an absent list does not filter, several lists all apply. */
+export interface OutboxFilter {
+  statuses?: readonly OutboxStatus[];
+  tableIds?: readonly string[];
+  entryIds?: readonly number[];
+}
+
+/**
+ * The outbox operations of a mirror (`Mirror` extends this). The push reads, marks and settles
+ * edits; `wsmirror outbox` lists, retries and discards them.
+ */
+export interface MirrorOutbox {
+  /** Pending edits due at `now` (next_attempt_at null or <= now), oldest first, at most `limit` records. Read-only. */
+  readPendingEdits(options: { now: string; limit: number }): Promise<PendingEdit[]>;
+  /** Marks entries as being sent (sets sending_since), committed before the request goes out. */
+  markSending(entryIds: readonly number[], at: string): Promise<void>;
+  /**
+   * Applies outcomes in ONE daemon transaction: pushed entries are deleted; a create's temporary
+   * id becomes `createdId` in its row, in reference columns of other mirrored rows that point at
+   * it, and in remaining outbox entries; failed/conflict/retry update status, attempts,
+   * last_error, next_attempt_at and clear sending_since.
+   */
+  settleEdits(outcomes: readonly EditOutcome[]): Promise<void>;
+  /** Entries with table, record, column, old → new, status, attempts, last error, next attempt. */
+  listOutbox(filter: OutboxFilter): Promise<OutboxEntry[]>;
+  /** failed/conflict → pending (attempts kept, next_attempt_at cleared). Returns the count. */
+  retryOutbox(filter: Omit<OutboxFilter, 'statuses'>): Promise<number>;
+  /** Deletes entries; returns the affected (tableId, recordId) pairs so the caller can re-read them from upstream. */
+  discardOutbox(filter: Omit<OutboxFilter, 'statuses'>): Promise<{ tableId: string; recordId: number }[]>;
+}

@@ -1,0 +1,46 @@
+import type { ChangesPage, RecordChange, SchemaChange } from '../api/changes.ts';
+import type { RecordIdInput } from '../api/identifiers.ts';
+import type { ApiRecord } from '../api/records.ts';
+import type { Workspace } from '../api/workspace.ts';
+import type {
+  ChangesQueryParams, IterateRecordsOptions, KnownRecordChange, PollOptions, RecordCreateInput, RecordListParams,
+  RecordPage, RecordsByIdsOptions, RecordUpdateInput,
+} from '../client/index.ts';
+
+/**
+ * One poll of a change feed, page by page; `asOf` is the first page's `meta.asOf` (the next
+ * poll's `since`, minus the lookback), known once the first page arrived.
+ */
+export interface ChangeFeed<T> extends AsyncIterable<T[]> {
+  readonly asOf: string | undefined;
+}
+
+/**
+ * What the engine needs from the upstream workspace: the port it depends on instead of the
+ * concrete HTTP client. `WorkspaceClient` is the production implementation; tests wrap one to
+ * inject exactly the failure they need (a 400 on one record of a batch, a 429, a crash between
+ * send and acknowledgement). Errors are the client's: `UpstreamError`, `NetworkError`,
+ * `InvalidResponseError` (src/errors.ts).
+ */
+export interface Upstream {
+  getWorkspace(): Promise<Workspace>;
+  listSchemaChanges(query: ChangesQueryParams): Promise<ChangesPage<SchemaChange>>;
+  pollSchemaChanges(options: PollOptions): ChangeFeed<SchemaChange>;
+
+  listRecords(moduleName: string, tableName: string, query?: RecordListParams): Promise<RecordPage>;
+  /** Pages of a table's records in `sort` order (default `id`). */
+  iterateRecords(moduleName: string, tableName: string, options?: IterateRecordsOptions): AsyncIterable<ApiRecord[]>;
+  /** The records with these ids that still exist. */
+  getRecordsByIds(
+    moduleName: string, tableName: string, ids: readonly RecordIdInput[], options?: RecordsByIdsOptions,
+  ): Promise<ApiRecord[]>;
+  listRecordChanges(moduleName: string, tableName: string, query: ChangesQueryParams): Promise<ChangesPage<RecordChange>>;
+  pollRecordChanges(moduleName: string, tableName: string, options: PollOptions): ChangeFeed<KnownRecordChange>;
+
+  /** Creates records in one transaction (all or nothing); their ids in request order. */
+  createRecords(moduleName: string, tableName: string, records: RecordCreateInput): Promise<{ ids: string[] }>;
+  /** Updates records in one transaction (all or nothing). */
+  updateRecords(moduleName: string, tableName: string, records: RecordUpdateInput): Promise<{ updatedIds: string[] }>;
+  /** Deletes records in one transaction (all or nothing: one missing id refuses the whole batch). */
+  deleteRecords(moduleName: string, tableName: string, ids: RecordIdInput[]): Promise<{ deletedIds: string[] }>;
+}
