@@ -11,6 +11,9 @@ import type { FieldPlan, FieldPlans } from './record-plans.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
 import { tableExpressions, type Checked, type FieldExpressions, type TableExpressions } from './table-expressions.ts';
 
+/** Records as stored before the request: id → the JSON text of their data. */
+type StoredRows = ReadonlyMap<number, string>;
+
 /**
  * The stages of a records request that run expressions, in the order the writes call them:
  * `{ $nx }` defaults of a create, `canWrite` guards, `onUpdate` triggers, the dynamic-choice
@@ -48,6 +51,7 @@ export class RecordExpressions {
 
   /** Fills fields absent from a create with their `{ $nx }` defaults, in field order. */
   applyDefaults(p: PendingRecord, sent: ReadonlySet<string>, where: string, issues: Issues): void {
+    if (!this.#expressions.hasDefaults) return;
     for (const plan of this.#plans.list) {
       const compiled = this.#of(plan)?.defaultValue;
       if (!compiled || sent.has(plan.field.name)) continue;
@@ -66,14 +70,15 @@ export class RecordExpressions {
    * `canWrite` of every field a request sends: evaluated for the record as it was (a create: as it
    * will be). A guard that is false, fails or does not compile refuses the whole request (403).
    */
-  checkWriteGuards(pending: readonly PendingRecord[], sentFields: readonly ReadonlySet<string>[], before: ReadonlyMap<number, Record<string, unknown>> | undefined, where: string): void {
+  checkWriteGuards(pending: readonly PendingRecord[], sentFields: readonly ReadonlySet<string>[], before: StoredRows | undefined, where: string): void {
+    if (!this.#expressions.hasWriteGuards) return;
     const denied: string[] = [];
     pending.forEach((p, i) => {
       for (const name of sentFields[i]!) {
         const plan = this.#plans.byName.get(name);
         const expressions = plan && this.#of(plan);
         if (!plan || !expressions || plan.field.props.canWrite === undefined) continue;
-        const data = p.id === undefined ? p.data : before!.get(p.id)!;
+        const data = p.id === undefined ? p.data : (JSON.parse(before!.get(p.id)!) as Record<string, unknown>);
         if (!this.#allows(expressions, 'canWrite', this.#record(p.id, data))) {
           denied.push(`${formatPath(where, [p.index, name])}: canWrite of field ${name} denies this write`);
         }
@@ -89,9 +94,10 @@ export class RecordExpressions {
    * `onUpdate` triggers of the fields whose value the update changed, in field order. Their
    * assignments join the same transaction; what they set does not fire triggers again.
    */
-  runTriggers(pending: readonly PendingRecord[], before: ReadonlyMap<number, Record<string, unknown>>, where: string, issues: Issues): void {
+  runTriggers(pending: readonly PendingRecord[], before: StoredRows, where: string, issues: Issues): void {
+    if (!this.#expressions.hasTriggers) return;
     for (const p of pending) {
-      const old = before.get(p.id!)!;
+      const old = JSON.parse(before.get(p.id!)!) as Record<string, unknown>;
       const changed = this.#plans.list.filter(
         (plan) => p.touched.has(plan.field.id) && JSON.stringify(old[plan.field.id]) !== JSON.stringify(p.data[plan.field.id]),
       );

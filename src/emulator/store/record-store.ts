@@ -152,13 +152,11 @@ export function updateRecords(
     const existing = requireExisting(ctx.db, table, ids);
     const issues = new Issues();
     const pending: PendingRecord[] = [];
-    const before = new Map<number, Record<string, unknown>>();
     const sent: Set<string>[] = [];
     records.forEach((record, index) => {
       const id = ids[index]!;
       reportUnknown(unknownFields(record, plans, true), formatPath(where, [index]), table, issues);
       const data = JSON.parse(existing.get(id)!) as Record<string, unknown>;
-      before.set(id, JSON.parse(existing.get(id)!) as Record<string, unknown>);
       sent.push(new Set(Object.keys(record).filter((name) => name !== 'id')));
       const touched = new Set<string>();
       for (const name of Object.keys(record)) {
@@ -174,8 +172,8 @@ export function updateRecords(
       pending.push({ index, id, data, touched });
     });
     issues.throwIfAny();
-    expressions.checkWriteGuards(pending, sent, before, where);
-    expressions.runTriggers(pending, before, where, issues);
+    expressions.checkWriteGuards(pending, sent, existing, where);
+    expressions.runTriggers(pending, existing, where, issues);
     issues.throwIfAny();
     for (const p of pending) checkRequired(plans, p, 'update', where, issues);
     expressions.checkSelections(pending, where, issues);

@@ -39,6 +39,10 @@ export interface TableExpressions {
   readonly byFieldId: ReadonlyMap<string, FieldExpressions>;
   /** Some field is computed or read-guarded: reads evaluate expressions. */
   readonly affectsReads: boolean;
+  /** Which write stages have anything to do (a table without expressions skips them all). */
+  readonly hasDefaults: boolean;
+  readonly hasWriteGuards: boolean;
+  readonly hasTriggers: boolean;
 }
 
 const GUARD: { type: ValueType; why: string } = { type: 'boolean', why: 'a guard' };
@@ -128,8 +132,14 @@ export function tableExpressions(ctx: EmulatorContext, table: TableRow, fields: 
     for (const field of scope.fields) {
       if (hasExpressions(field.row)) byFieldId.set(field.id, compileField(field, scope, tables));
     }
-    const affectsReads = [...byFieldId.values()].some((e) => e.field.fieldType === 'function' || e.field.row.props.canRead !== undefined);
-    found = { scope, tables, byFieldId, affectsReads };
+    const all = [...byFieldId.values()];
+    found = {
+      scope, tables, byFieldId,
+      affectsReads: all.some((e) => e.field.fieldType === 'function' || e.field.row.props.canRead !== undefined),
+      hasDefaults: all.some((e) => e.defaultValue !== undefined),
+      hasWriteGuards: all.some((e) => e.field.row.props.canWrite !== undefined),
+      hasTriggers: all.some((e) => e.onUpdate !== undefined),
+    };
     cache.byTable.set(table.key, found);
   }
   return found;
