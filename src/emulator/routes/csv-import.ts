@@ -22,10 +22,10 @@ export function registerCsvImportRoute(app: FastifyInstance, ctx: EmulatorContex
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
     await scope.register(multipart, CSV_FORM_OPTIONS);
 
-    defineRoute(scope, ctx, endpoints.importCsv, async ({ params, request, reply }) => {
-      ctx.schema.requireTable(params.moduleName, params.tableName);
+    defineRoute(scope, ctx, endpoints.importCsv, async ({ params, request, reply, apiKey }) => {
       let form: ReceivedForm | undefined;
       try {
+        ctx.schema.requireTable(params.moduleName, params.tableName);
         if (!request.isMultipart()) {
           throw new BadRequestError(
             `unsupported content type ${JSON.stringify(request.headers['content-type'] ?? '')}: send multipart/form-data with the CSV in a part named file`,
@@ -48,7 +48,7 @@ export function registerCsvImportRoute(app: FastifyInstance, ctx: EmulatorContex
           quoteChar: options.quoteChar,
           numberFormat: options.numberFormat,
         });
-        return { data: importRecords(ctx, table, reader.records(), options) };
+        return { data: importRecords(ctx, table, reader.records(), options, apiKey) };
       } finally {
         await form.discard();
       }

@@ -4,6 +4,7 @@ import { cellValue, isEmptyCell } from '../csv/cell-values.ts';
 import { bindColumns, type ColumnBinding } from '../csv/column-mapping.ts';
 import type { CsvRecord } from '../csv/csv-reader.ts';
 import { BadRequestError } from '../errors.ts';
+import type { ApiKeyGrant } from '../options.ts';
 import { INVALID, Issues, convertValue, type RecordPlace } from './record-checks.ts';
 import { buildFieldPlans, type FieldPlan } from './record-plans.ts';
 import { dynamicStatement, ensureUniqueIndex } from './record-statements.ts';
@@ -43,13 +44,15 @@ interface KeyedRow extends Row {
   keyValues: unknown[];
 }
 
+/** `actor` is the key the request came with: guards and triggers see it as for any other write. */
 export function importRecords(
   ctx: EmulatorContext,
   table: TableRow,
   records: Iterable<CsvRecord>,
   options: CsvImportOptions,
+  actor: ApiKeyGrant,
 ): ImportCounts {
-  return ctx.db.transaction(() => new RecordImport(ctx, table, ctx.schema.fieldsOf(table.key), options).run(records))();
+  return ctx.db.transaction(() => new RecordImport(ctx, table, ctx.schema.fieldsOf(table.key), options, actor).run(records))();
 }
 
 class RecordImport {
@@ -57,6 +60,7 @@ class RecordImport {
   readonly #table: TableRow;
   readonly #fields: readonly FieldRow[];
   readonly #options: CsvImportOptions;
+  readonly #actor: ApiKeyGrant;
   readonly #counts: ImportCounts = { rowsImported: 0, rowsUpdated: 0, rowsSkipped: 0 };
   #bindings: ColumnBinding[] = [];
   #keys: { binding: ColumnBinding; plan: FieldPlan }[] = [];
@@ -64,8 +68,9 @@ class RecordImport {
   /** update/upsert: records written so far, with the line that wrote them (a key may not come back). */
   readonly #written = new Map<number, number>();
 
-  constructor(ctx: EmulatorContext, table: TableRow, fields: readonly FieldRow[], options: CsvImportOptions) {
+  constructor(ctx: EmulatorContext, table: TableRow, fields: readonly FieldRow[], options: CsvImportOptions, actor: ApiKeyGrant) {
     this.#ctx = ctx;
+    this.#actor = actor;
     this.#table = table;
     this.#fields = fields;
     this.#options = options;
@@ -185,7 +190,7 @@ class RecordImport {
   }
 
   #create(rows: readonly Row[]): number[] {
-    const ids = createRecords(this.#ctx, this.#table, this.#fields, rows.map((r): RecordValues => r.values), this.#placesOf(rows));
+    const ids = createRecords(this.#ctx, this.#table, this.#fields, rows.map((r): RecordValues => r.values), this.#placesOf(rows), this.#actor);
     this.#counts.rowsImported += ids.length;
     return ids;
   }
@@ -202,7 +207,7 @@ class RecordImport {
       }
       return values as RecordUpdate;
     });
-    this.#counts.rowsUpdated += updateRecords(this.#ctx, this.#table, this.#fields, records, this.#placesOf(rows)).length;
+    this.#counts.rowsUpdated += updateRecords(this.#ctx, this.#table, this.#fields, records, this.#placesOf(rows), this.#actor).length;
   }
 
   /** Each row's key in stored form, through the update value checks; a key repeated within the batch is a fault. */

@@ -3,11 +3,13 @@ import {
 } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { NotFoundError } from '../errors.ts';
+import type { ApiKeyGrant } from '../options.ts';
 import type { Db } from './database.ts';
 import {
   INVALID, Issues, MAX_REPORTED, checkReferences, checkRequired, checkUnique, convertValue, placeUnder, reportUnknown,
   unknownFields, type PendingRecord, type RecordPlace,
 } from './record-checks.ts';
+import { RecordExpressions } from './record-expressions.ts';
 import { buildFieldPlans } from './record-plans.ts';
 import { pageIndex, recordStatements } from './record-statements.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
@@ -23,6 +25,9 @@ import type { FieldRow, TableRow } from './schema-rows.ts';
  */
 
 export type RecordValues = Readonly<Record<string, unknown>>;
+
+/** Who writes when no API key does (the seed loader): every grant, role admin. */
+export const SYSTEM_ACTOR: ApiKeyGrant = { key: '(system)', grants: 'all' };
 export type RecordUpdate = RecordValues & { readonly id: RecordIdInput };
 
 function logChanges(ctx: EmulatorContext, table: TableRow, ids: readonly number[], type: 'create' | 'update' | 'delete'): void {
@@ -44,13 +49,16 @@ export function createRecords(
   fields: readonly FieldRow[],
   records: readonly RecordValues[],
   where: string | RecordPlace = 'body.records',
+  actor: ApiKeyGrant = SYSTEM_ACTOR,
 ): number[] {
   const place = typeof where === 'string' ? placeUnder(where) : where;
   const plans = buildFieldPlans(fields);
   const st = recordStatements(ctx.db);
+  const expressions = new RecordExpressions(ctx, table, fields, plans, actor);
   return ctx.db.transaction(() => {
     const issues = new Issues();
     const pending: PendingRecord[] = [];
+    const sent: Set<string>[] = [];
     records.forEach((record, index) => {
       reportUnknown(unknownFields(record, plans, false), place(index), table, issues);
       const data: Record<string, unknown> = {};
@@ -70,10 +78,15 @@ export function createRecords(
         }
       }
       const p: PendingRecord = { index, id: undefined, data, touched };
-      checkRequired(plans, p, 'create', place, issues);
+      const names = new Set(Object.keys(record));
+      expressions.applyDefaults(p, names, place, issues);
       pending.push(p);
+      sent.push(names);
     });
     issues.throwIfAny();
+    expressions.checkWriteGuards(pending, sent, undefined, place);
+    for (const p of pending) checkRequired(plans, p, 'create', place, issues);
+    expressions.checkSelections(pending, place, issues);
     checkReferences(ctx.db, plans, pending, place, issues);
     checkUnique(ctx.db, table, plans, pending, place, issues);
     issues.throwIfAny();
@@ -131,19 +144,23 @@ export function updateRecords(
   fields: readonly FieldRow[],
   records: readonly RecordUpdate[],
   where: string | RecordPlace = 'body.records',
+  actor: ApiKeyGrant = SYSTEM_ACTOR,
 ): number[] {
   const place = typeof where === 'string' ? placeUnder(where) : where;
   const plans = buildFieldPlans(fields);
   const st = recordStatements(ctx.db);
+  const expressions = new RecordExpressions(ctx, table, fields, plans, actor);
   return ctx.db.transaction(() => {
     const ids = parseIds(records.map((r) => r.id), place, 'id');
     const existing = requireExisting(ctx.db, table, ids);
     const issues = new Issues();
     const pending: PendingRecord[] = [];
+    const sent: Set<string>[] = [];
     records.forEach((record, index) => {
       const id = ids[index]!;
       reportUnknown(unknownFields(record, plans, true), place(index), table, issues);
       const data = JSON.parse(existing.get(id)!) as Record<string, unknown>;
+      sent.push(new Set(Object.keys(record).filter((name) => name !== 'id')));
       const touched = new Set<string>();
       for (const name of Object.keys(record)) {
         if (name === 'id') continue;
@@ -155,11 +172,14 @@ export function updateRecords(
         if (value === null) delete data[plan.field.id];
         else data[plan.field.id] = value;
       }
-      const p: PendingRecord = { index, id, data, touched };
-      checkRequired(plans, p, 'update', place, issues);
-      pending.push(p);
+      pending.push({ index, id, data, touched });
     });
     issues.throwIfAny();
+    expressions.checkWriteGuards(pending, sent, existing, place);
+    expressions.runTriggers(pending, existing, place, issues);
+    issues.throwIfAny();
+    for (const p of pending) checkRequired(plans, p, 'update', place, issues);
+    expressions.checkSelections(pending, place, issues);
     checkReferences(ctx.db, plans, pending, place, issues);
     checkUnique(ctx.db, table, plans, pending, place, issues);
     issues.throwIfAny();
