@@ -61,9 +61,9 @@ describe('defaults: header row, comma, append, us numbers', () => {
     expect(res.body).toEqual({ data: { rowsImported: 2, rowsUpdated: 0, rowsSkipped: 0 } });
     const opt = await optionIds();
     expect(await values()).toEqual([
-      { name: 'Ann', email: 'ann@x', age: 1234.5, vip: true, stage: opt.client, tags: [opt.red, opt.blue], born: '2001-02-03', org: Number(org), label: null, city: null },
+      { name: 'Ann', email: 'ann@x', age: 1234.5, vip: true, stage: opt.client, tags: [opt.red, opt.blue], born: '2001-02-03', org: Number(org), label: 'ANN', city: null },
       // An empty cell is an absent value on create: the default of stage applies.
-      { name: 'Bob', email: 'bob@x', age: -7, vip: false, stage: opt.lead, tags: [], born: null, org: null, label: null, city: null },
+      { name: 'Bob', email: 'bob@x', age: -7, vip: false, stage: opt.lead, tags: [], born: null, org: null, label: 'BOB', city: null },
     ]);
   });
 
@@ -103,6 +103,14 @@ describe('defaults: header row, comma, append, us numbers', () => {
     expect(res.status).toBe(400);
     expect(res.body.error.message).toContain('field label of table shop.people is of type function');
   });
+});
+
+it('canWrite guards apply to imported values, with the request\'s key (403, nothing written)', async () => {
+  await ws.createTable(M, 'guarded', {}, [field('title', 'string'), field('secret', 'string', { canWrite: 'false' })]);
+  const res = await postCsv(emu, M, 'guarded', 'title,secret\na,b\n');
+  expect(res.status).toBe(403);
+  expect(res.body.error.message).toContain('line 2, column 2 ("secret"): canWrite of field secret denies this write');
+  expect(await ws.allRecords(M, 'guarded')).toEqual([]);
 });
 
 describe('hasHeader=false', () => {
