@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { bumpSchemaGeneration } from './schema-generation.ts';
 import { dropTableIndexes } from './table-indexes.ts';
 
 /**
@@ -75,6 +76,7 @@ export function openDatabase(file: string | undefined): Db {
 
 /** Empties every table (the admin reset); sequences restart so ids are predictable again. */
 export function clearDatabase(db: Db): void {
+  bumpSchemaGeneration(db);
   db.transaction(() => {
     dropTableIndexes(db, 'every table');
     for (const t of ['record_changes', 'schema_changes', 'records', 'fields', 'tables', 'modules', 'sequences', 'meta']) {
