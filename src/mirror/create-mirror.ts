@@ -1,6 +1,5 @@
-import type { DialectDriver } from './dialect.ts';
-import type { Mirror, MirrorLogger } from './mirror.ts';
-import { createContext } from './mirror-context.ts';
+import type { Mirror } from './mirror.ts';
+import type { MirrorContext } from './mirror-context.ts';
 import { applyRows } from './operations/apply-rows.ts';
 import { applySchemaPlan } from './operations/apply-schema-plan.ts';
 import { getCursor, setCursor } from './operations/cursors.ts';
@@ -13,8 +12,8 @@ import { setTableState } from './operations/table-state.ts';
  * A `Mirror` over an open connection: each method is one operation of `operations/`, all sharing
  * one context (connection, dialect, logger, cached table list).
  */
-export function createMirror(driver: DialectDriver, displayUrl: string, logger?: MirrorLogger): Mirror {
-  const ctx = createContext(driver, logger);
+export function createMirror(ctx: MirrorContext, displayUrl: string): Mirror {
+  const driver = ctx.driver;
   return {
     dialect: driver.dialect.name,
     displayUrl,
