@@ -1,5 +1,5 @@
 import {
-  describeIssues, formatPath, recordIdInputSchema, recordIdToNumber, type RecordIdInput,
+  describeIssues, recordIdInputSchema, recordIdToNumber, type RecordIdInput,
 } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { NotFoundError } from '../errors.ts';
