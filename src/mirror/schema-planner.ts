@@ -7,13 +7,14 @@ import type { Catalog, Labels, MirrorField, MirrorTable, TableState } from './ca
 import { pickLabel } from './catalog.ts';
 import { MirrorError } from './errors.ts';
 import { storableJson, storableText } from './storable-text.ts';
+import { DIALECTS, sqlTypeOf } from './dialects.ts';
 import {
-  NameAllocator, SYSTEM_COLUMNS, baseColumnName, baseTableName, namingRules, temporaryName,
+  NameAllocator, SYSTEM_COLUMNS, baseColumnName, baseTableName, temporaryName,
 } from './naming.ts';
 import type { TableFilter } from './table-filter.ts';
 import { compileTableFilter } from './table-filter.ts';
-import type { DialectName } from './type-map.ts';
-import { sqlTypeOf, valueKindOf } from './type-map.ts';
+import type { DialectName } from './dialect.ts';
+import { valueKindOf } from './value-kind.ts';
 
 /**
  * Schema planning: a pure diff of the catalog against the upstream workspace, giving the DDL and
@@ -57,7 +58,7 @@ export interface SchemaPlan {
 export function planSchema(
   catalog: Catalog, workspace: Workspace, filter: TableFilter = {}, hold: ReadonlySet<string> = new Set(),
 ): SchemaPlan {
-  const rules = namingRules(catalog.dialect);
+  const rules = DIALECTS[catalog.dialect].naming;
   const included = compileTableFilter(filter);
 
   const wanted: { module: Module; table: Table; fields: Field[] }[] = [];

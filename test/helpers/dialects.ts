@@ -5,9 +5,9 @@ import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, it } from 'vitest';
-import { openMirror } from '../../src/mirror/mirror.ts';
+import { openMirror } from '../../src/mirror/open-mirror.ts';
 import type { Mirror } from '../../src/mirror/mirror.ts';
-import type { DialectName } from '../../src/mirror/type-map.ts';
+import type { DialectName } from '../../src/mirror/dialect.ts';
 
 /**
  * Runs a suite once per dialect, like kysely's own tests: `sqlite` on a real file in a temporary
