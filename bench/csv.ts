@@ -27,8 +27,8 @@ async function writeFile(path: string, rows: number): Promise<void> {
   for (let i = 0; i < rows; i++) {
     const due = new Date(Date.UTC(2024, 0, 1 + (i % 365))).toISOString().slice(0, 10);
     const seen = new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString();
-    chunk += `item ${i},${i % 997},"${(i * 1.25 + 1000).toLocaleString('en-US', { minimumFractionDigits: 2 })}",`
-      + `${i % 2 === 0},${statuses[i % 3]},${due},${seen},"a note, ""quoted"" ${i}",C-${i},Zürich\n`;
+    chunk += `n${i},${i % 997},"${(i * 1.25 + 1000).toLocaleString('en-US', { minimumFractionDigits: 2 })}",`
+      + `${i % 2 === 0},${statuses[i % 3]},${due},${seen},"a, ""b"" ${i % 1000}",C${i},Zürich\n`;
     if (chunk.length > MiB) {
       if (!out.write(chunk)) await once(out, 'drain');
       chunk = '';
