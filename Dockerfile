@@ -15,6 +15,8 @@ RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM node:24-slim
 ENV NODE_ENV=production
+# Published ports reach the container's interface, not its loopback (wsmirror's default).
+ENV WSMIRROR_HTTP_HOST=0.0.0.0
 # Bounds the daemon's memory (see systemd/wsmirror.service and bench/README.md).
 ENV NODE_OPTIONS="--max-old-space-size=160 --max-semi-space-size=8"
 WORKDIR /app

@@ -93,6 +93,8 @@ export interface Config {
   readonly sync: SyncConfig;
   readonly http: HttpConfig;
   readonly log: LogConfig;
+  /** Problems that do not stop wsmirror (a key file other users can read), for the log. */
+  readonly warnings: readonly string[];
 }
 
 /** For commands that never call upstream (`status`): the upstream section may be absent. */
@@ -333,7 +335,7 @@ export const syncSection = z.strictObject(
 
 export const httpSection = z.strictObject(
   {
-    host: host.default('0.0.0.0'),
+    host: host.default('127.0.0.1'),
     port: integer(0, 65535).default(9464),
   },
   SECTION_ERROR,

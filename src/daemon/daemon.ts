@@ -106,8 +106,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 }
 
 /**
- * Logs the effective configuration (key and passwords hidden) at debug, and warns about
- * `WSMIRROR_*` variables that configure nothing, which are most likely misspelt.
+ * Logs the effective configuration (key and passwords hidden) at debug, the configuration's own
+ * warnings, and warns about `WSMIRROR_*` variables that configure nothing (most likely misspelt).
  */
 export function logConfiguration(
   logger: Pick<Logger, 'debug' | 'warn'>,
@@ -115,6 +115,7 @@ export function logConfiguration(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): void {
   logger.debug({ config: redactConfig(config) }, 'configuration');
+  for (const warning of config.warnings) logger.warn({}, warning);
   const unknown = unknownEnvironmentVariables(env);
   if (unknown.length > 0) logger.warn({ variables: unknown }, `ignoring unknown environment variables: ${unknown.join(', ')}`);
 }

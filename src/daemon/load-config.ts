@@ -4,7 +4,7 @@
  * `config-schema.ts`. Every error is a ConfigError naming the file and key, or the environment
  * variable, and the bad value; the API key's value never appears in one.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
@@ -21,6 +21,7 @@ import {
   hideUrlPassword,
 } from './config-schema.ts';
 import type { Config, ConfigFile, LocalConfig, MirrorConfig, UpstreamConfig } from './config-schema.ts';
+import { formatSize } from './units.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -43,6 +44,10 @@ export interface LoadConfigOptions extends ResolveConfigOptions {
 
 const DEFAULT_FILE = 'wsmirror.yaml';
 const CREDENTIAL_NAME = 'wsmirror-api-key';
+/** An API key is a short token: a key file holding more is a mistake (or `/dev/zero`). */
+const MAX_KEY_FILE_BYTES = 4096;
+/** Far above any real configuration; a larger file is not one. */
+const MAX_CONFIG_FILE_BYTES = 1024 ** 2;
 
 export function loadConfig(options?: LoadConfigOptions & { upstream?: 'required' }): Config;
 export function loadConfig(options: LoadConfigOptions & { upstream: 'optional' }): LocalConfig;
@@ -100,13 +105,15 @@ interface FileRead {
 
 function readConfigFile(name: string, explicit: boolean, cwd: string): FileRead {
   const absolute = resolve(cwd, name);
-  let text: string;
+  let read: BoundedRead;
   try {
-    text = readFileSync(absolute, 'utf8');
+    read = readBounded(absolute, MAX_CONFIG_FILE_BYTES);
   } catch (error) {
     if (!explicit && errorCode(error) === 'ENOENT') return { label: name, absolute: null, raw: {} };
     throw new ConfigError(`${name}: cannot read the configuration file: ${describeFsError(error)}`, { cause: error });
   }
+  if (read.tooLarge) throw new ConfigError(`${name}: the configuration file is larger than ${formatSize(MAX_CONFIG_FILE_BYTES)}`);
+  const text = read.text;
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   // YAML errors carry no value text once prettyErrors is off; their position is enough.
@@ -133,6 +140,7 @@ function build(rawInput: unknown, options: ResolveConfigOptions, label: string, 
     );
   }
   const secrets = new Set<string>();
+  const warnings: string[] = [];
   const fileKey = isPlainObject(raw.upstream) ? raw.upstream.apiKey : undefined;
   if (typeof fileKey === 'string') secrets.add(fileKey.trim());
   const envKey = nonEmpty(env.WSMIRROR_API_KEY);
@@ -163,7 +171,7 @@ function build(rawInput: unknown, options: ResolveConfigOptions, label: string, 
   }
   const file = parsed.data;
   const problems: string[] = [];
-  const upstream = resolveUpstream(file, env, cwd, label, configFile !== null, options.upstream ?? 'required', problems, secrets);
+  const upstream = resolveUpstream(file, env, cwd, label, configFile !== null, options.upstream ?? 'required', { problems, warnings, secrets });
   if (problems.length > 0) throw new ConfigError(scrub(problems.join('; '), secrets));
 
   const mirrorUrl = file.mirror.url;
@@ -193,6 +201,7 @@ function build(rawInput: unknown, options: ResolveConfigOptions, label: string, 
     },
     http: { host: file.http.host, port: file.http.port },
     log: { level: file.log.level, progressIntervalMs: file.log.progressInterval },
+    warnings: warnings.map((warning) => scrub(warning, secrets)),
   }) as Config | LocalConfig;
 }
 
@@ -203,10 +212,10 @@ function resolveUpstream(
   label: string,
   haveFile: boolean,
   mode: 'required' | 'optional',
-  problems: string[],
-  secrets: Set<string>,
+  found: Findings,
 ): UpstreamConfig | null {
-  const key = resolveApiKey(file, env, cwd, label, secrets);
+  const { problems } = found;
+  const key = resolveApiKey(file, env, cwd, label, found);
   const where = haveFile ? `${label} or` : 'a configuration file (--config) or';
   const missing: string[] = [];
   if (file.upstream.baseUrl === undefined) missing.push(`upstream.baseUrl is not set: set it in ${where} WSMIRROR_BASE_URL`);
@@ -241,29 +250,36 @@ function resolveUpstream(
 
 type KeyResult = { key: string; source: string } | { error: string } | { missing: true };
 
+/** What building the configuration collects besides the values: errors, warnings, secrets to scrub. */
+interface Findings {
+  problems: string[];
+  warnings: string[];
+  secrets: Set<string>;
+}
+
 /**
  * The key, first found of: WSMIRROR_API_KEY, WSMIRROR_API_KEY_FILE, upstream.apiKey,
  * upstream.apiKeyFile, `$CREDENTIALS_DIRECTORY/wsmirror-api-key` (systemd LoadCredential).
  */
-function resolveApiKey(file: ConfigFile, env: Env, cwd: string, label: string, secrets: Set<string>): KeyResult {
+function resolveApiKey(file: ConfigFile, env: Env, cwd: string, label: string, found: Findings): KeyResult {
   const envKey = nonEmpty(env.WSMIRROR_API_KEY);
   const envFile = nonEmpty(env.WSMIRROR_API_KEY_FILE);
   const problem = envKeyProblem(env);
   if (problem !== undefined) return { error: problem };
   if (envKey !== undefined) return { key: checkApiKey(envKey) ?? envKey, source: 'WSMIRROR_API_KEY' };
-  if (envFile !== undefined) return readKeyFile(envFile, cwd, 'WSMIRROR_API_KEY_FILE', secrets);
+  if (envFile !== undefined) return readKeyFile(envFile, cwd, 'WSMIRROR_API_KEY_FILE', found);
   const { apiKey, apiKeyFile } = file.upstream;
   if (apiKey !== undefined && apiKeyFile !== undefined) {
     return { error: `${label}: upstream.apiKey and upstream.apiKeyFile are both set: keep only one` };
   }
   if (apiKey !== undefined) return { key: apiKey, source: `${label} upstream.apiKey` };
-  if (apiKeyFile !== undefined) return readKeyFile(apiKeyFile, cwd, `${label}: upstream.apiKeyFile`, secrets);
+  if (apiKeyFile !== undefined) return readKeyFile(apiKeyFile, cwd, `${label}: upstream.apiKeyFile`, found);
   const credentials = nonEmpty(env.CREDENTIALS_DIRECTORY);
   if (credentials !== undefined) {
     const path = join(credentials, CREDENTIAL_NAME);
     if (existsSync(path)) {
       const name = `systemd credential ${CREDENTIAL_NAME}`;
-      return readKeyFile(path, cwd, name, secrets, name);
+      return readKeyFile(path, cwd, name, found, name);
     }
   }
   return { missing: true };
@@ -280,22 +296,66 @@ function envKeyProblem(env: Env): string | undefined {
   return undefined;
 }
 
-function readKeyFile(path: string, cwd: string, where: string, secrets: Set<string>, source?: string): KeyResult {
+/**
+ * Reads a key file with a bound (`/dev/zero` or a log file named by mistake must not fill the
+ * memory). A key file that other users can read still works, with a warning.
+ */
+function readKeyFile(path: string, cwd: string, where: string, found: Findings, source?: string): KeyResult {
   const absolute = resolve(cwd, path);
-  let text: string;
+  let read: BoundedRead;
   try {
-    text = readFileSync(absolute, 'utf8');
+    read = readBounded(absolute, MAX_KEY_FILE_BYTES);
   } catch (error) {
     return { error: `${where}: cannot read the API key file ${absolute}: ${describeFsError(error)}` };
   }
-  const trimmed = text.trim();
-  if (trimmed !== '') secrets.add(trimmed);
+  if (read.tooLarge) {
+    return { error: `${where}: the API key file ${absolute} is larger than ${formatSize(MAX_KEY_FILE_BYTES)}: it must hold only the key` };
+  }
+  const trimmed = read.text.trim();
+  if (trimmed !== '') found.secrets.add(trimmed);
   if (trimmed === '') return { error: `${where}: the API key file ${absolute} is empty` };
   const key = checkApiKey(trimmed);
   if (key === undefined) {
     return { error: `${where}: the API key file ${absolute} holds more than a key: the API key ${API_KEY_RULE} (value not shown)` };
   }
+  if (read.regularFile && (read.mode & 0o044) !== 0) {
+    const mode = (read.mode & 0o777).toString(8).padStart(4, '0');
+    found.warnings.push(`${where}: the API key file ${absolute} is readable by other users (mode ${mode}): chmod 600 it`);
+  }
   return { key, source: source ?? absolute };
+}
+
+interface BoundedRead {
+  /** The first `limit` bytes as UTF-8. */
+  text: string;
+  /** The file holds more than `limit` bytes (or never ends). */
+  tooLarge: boolean;
+  regularFile: boolean;
+  /** Permission bits of the file opened (after symbolic links). */
+  mode: number;
+}
+
+/** Reads at most `limit` bytes, plus one to tell whether there is more. */
+function readBounded(path: string, limit: number): BoundedRead {
+  const fd = openSync(path, 'r');
+  try {
+    const stat = fstatSync(fd);
+    const buffer = Buffer.alloc(limit + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+    }
+    return {
+      text: buffer.toString('utf8', 0, Math.min(length, limit)),
+      tooLarge: length > limit,
+      regularFile: stat.isFile(),
+      mode: stat.mode,
+    };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
@@ -99,4 +99,49 @@ describe('wsmirror run (real process): the daemon keeps the mirror current', () 
     expect(probes.metrics).toMatch(/wsmirror_cycles_total\{result="success"\} [2-9]/);
     expect(result.code, result.stderr).toBe(0);
   }, 60_000);
+});
+
+describe('wsmirror run (real process): where the operations endpoints listen', () => {
+  let emu: RunningEmulator;
+  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-run-host-'));
+  beforeAll(async () => {
+    emu = await startEmulator();
+  });
+  afterAll(async () => {
+    await emu?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** An address of this machine that is not loopback: where a remote client would connect. */
+  const external = Object.values(networkInterfaces()).flat().find((a) => a !== undefined && !a.internal && a.family === 'IPv4')?.address;
+
+  /** Starts `run` on a free port, waits until loopback answers, then tries the external address. */
+  async function probe(extra: Record<string, string>): Promise<{ loopback: number; external: number | 'refused' }> {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    let stop: () => void = () => undefined;
+    const run = runWsmirror(['run'], daemonEnv(emu, { url: `sqlite:${join(dir, `${port}.db`)}` }, { WSMIRROR_HTTP_PORT: String(port), ...extra }), {
+      cwd: dir, killAfterMs: 30_000, onSpawn: (_kill, child) => (stop = () => child.kill('SIGTERM')),
+    });
+    const status = async (host: string) => (await fetch(`http://${host}:${port}/healthz`).catch(() => undefined))?.status;
+    let loopback: number | undefined;
+    for (let i = 0; i < 200 && loopback === undefined; i++) {
+      loopback = await status('127.0.0.1');
+      if (loopback === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    const outside = external === undefined ? undefined : await status(external);
+    stop();
+    const result = await run;
+    expect(result.code, result.stderr).toBe(0);
+    return { loopback: loopback ?? 0, external: outside ?? 'refused' };
+  }
+
+  it('listens on loopback only by default', async () => {
+    // Without an address other than loopback there is nothing to show; never pass silently.
+    expect(external, 'this machine has no non-loopback IPv4 address to probe').toBeDefined();
+    expect(await probe({})).toEqual({ loopback: 200, external: 'refused' });
+  }, 40_000);
+
+  it('listens on every interface when WSMIRROR_HTTP_HOST says so', async () => {
+    expect(await probe({ WSMIRROR_HTTP_HOST: '0.0.0.0' })).toEqual({ loopback: 200, external: 200 });
+  }, 40_000);
 });

@@ -81,8 +81,9 @@ describe('defaults', () => {
         maxDeleteShare: 0.5,
         maxLagMs: 300_000,
       },
-      http: { host: '0.0.0.0', port: 9464 },
+      http: { host: '127.0.0.1', port: 9464 },
       log: { level: 'info', progressIntervalMs: 10_000 },
+      warnings: [],
     });
   });
 
@@ -173,7 +174,7 @@ log:
       'sync.fullScanEvery': ['1h', (c) => c.sync.fullScanEveryMs, 3_600_000],
       'sync.maxDeleteShare': ['25%', (c) => c.sync.maxDeleteShare, 0.25],
       'sync.maxLag': ['90', (c) => c.sync.maxLagMs, 90_000],
-      'http.host': ['127.0.0.1', (c) => c.http.host, '127.0.0.1'],
+      'http.host': ['0.0.0.0', (c) => c.http.host, '0.0.0.0'],
       'log.progressInterval': ['500ms', (c) => c.log.progressIntervalMs, 500],
     };
     const contract = new Set([
@@ -450,6 +451,29 @@ describe('the API key', () => {
       const locked = configError(() => loadConfig({ env: { ...base, WSMIRROR_API_KEY_FILE: 'locked' }, cwd: dir })).message;
       expect(locked).toContain('permission denied');
     }
+  });
+
+  it('reads at most 4KB of a key file and 1MB of a configuration file', () => {
+    const dir = tempDir();
+    write(dir, 'huge', 'k'.repeat(4097));
+    expect(configError(() => loadConfig({ env: { ...base, WSMIRROR_API_KEY_FILE: 'huge' }, cwd: dir })).message).toBe(
+      `WSMIRROR_API_KEY_FILE: the API key file ${join(dir, 'huge')} is larger than 4KB: it must hold only the key`,
+    );
+    write(dir, 'zero.yaml', '#'.repeat(1024 ** 2 + 1));
+    expect(configError(() => loadConfig({ file: 'zero.yaml', env: REQUIRED_ENV, cwd: dir })).message).toBe(
+      'zero.yaml: the configuration file is larger than 1MB',
+    );
+  });
+
+  it('warns when other users can read the key file', () => {
+    const dir = tempDir();
+    write(dir, 'open', 'file-key-0123456789');
+    chmodSync(join(dir, 'open'), 0o640);
+    expect(loadConfig({ env: { ...base, WSMIRROR_API_KEY_FILE: 'open' }, cwd: dir }).warnings).toEqual([
+      `WSMIRROR_API_KEY_FILE: the API key file ${join(dir, 'open')} is readable by other users (mode 0640): chmod 600 it`,
+    ]);
+    chmodSync(join(dir, 'open'), 0o600);
+    expect(loadConfig({ env: { ...base, WSMIRROR_API_KEY_FILE: 'open' }, cwd: dir }).warnings).toEqual([]);
   });
 
   it('never puts the key in an error message', () => {

@@ -92,6 +92,8 @@ describe('Dockerfile', () => {
     expect(all('VOLUME')).toEqual(['["/data"]']);
     expect(all('ENTRYPOINT')).toEqual(['["/app/bin/wsmirror"]']);
     expect(all('CMD')).toEqual(['["run"]']);
+    // A published port reaches the container's interface, not the loopback wsmirror defaults to.
+    expect(all('ENV')).toContain('WSMIRROR_HTTP_HOST=0.0.0.0');
   });
 
   it('copies only what exists and what .dockerignore lets through', () => {

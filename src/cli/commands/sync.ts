@@ -9,13 +9,15 @@ export function defineSyncCommand(program: Command): Command {
       .description('run one full cycle (schema, records) and exit: 0 when the mirror is current')
       .option('--json', 'print the cycle report as JSON on stdout (logs go to stderr)'),
   ).action(async (flags: ConfigFlags & { json?: boolean }) => {
-    const [{ commandLogger, loadCommandConfig }, { createProgress }, { openSyncStack }] = await Promise.all([
+    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { createProgress }, { openSyncStack }] = await Promise.all([
       import('../command-config.ts'),
+      import('../../daemon/daemon.ts'),
       import('../../daemon/progress.ts'),
       import('../sync-stack.ts'),
     ]);
     const config = loadCommandConfig(flags);
     const logger = commandLogger(config, { toStderr: flags.json === true });
+    logConfiguration(logger, config);
     const progress = createProgress({ label: 'sync', logger, logIntervalMs: config.log.progressIntervalMs });
     const stack = await openSyncStack(config, { logger, progress });
     try {
