@@ -78,6 +78,8 @@ export async function openSyncStack(config: Config, deps: SyncStackDeps): Promis
       fullScanEveryMs: sync.fullScanEveryMs,
       maxDeleteShare: sync.maxDeleteShare,
       tables: { include: config.tables.include, exclude: config.tables.exclude },
+      conflictPolicy: config.tables.conflictPolicy,
+      conflictPolicies: config.tables.conflictPolicies,
     },
   });
   return {

@@ -5,3 +5,5 @@ export { SYNC_DEFAULTS } from './sync-options.ts';
 export type { SyncOptions } from './sync-options.ts';
 export type { SyncLogger, SyncObserver } from './observer.ts';
 export type { ChangeFeed, Upstream } from './upstream.ts';
+export { CONFLICT_POLICIES } from './push/conflict-policy.ts';
+export type { ConflictPolicy, ConflictPolicyRule } from './push/conflict-policy.ts';
