@@ -3,6 +3,7 @@ import { ConfigError, EXIT, UsageError } from '../errors.ts';
 import { defineDemoCommand } from './commands/demo.ts';
 import { defineEmulatorCommand } from './commands/emulator.ts';
 import { defineOpenApiCommand } from './commands/openapi.ts';
+import { defineOutboxCommand } from './commands/outbox.ts';
 import { defineRunCommand } from './commands/run.ts';
 import { defineStatusCommand } from './commands/status.ts';
 import { defineSyncCommand } from './commands/sync.ts';
@@ -15,8 +16,8 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   for (const define of [
-    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineDemoCommand,
-    defineOpenApiCommand,
+    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineOutboxCommand,
+    defineDemoCommand, defineOpenApiCommand,
   ]) {
     define(program).exitOverride();
   }

@@ -44,6 +44,10 @@ function observerFor(deps: SyncStackDeps): SyncObserver {
     },
     tablePulled: (table, at) => deps.metrics?.setTableCurrentAsOf(table, at),
     tablesMirrored: (tables) => deps.metrics?.retainTables(tables),
+    outboxChecked: (counts, oldestPendingAt) => {
+      deps.metrics?.setOutboxDepth(counts);
+      deps.metrics?.setOldestPendingEdit(oldestPendingAt);
+    },
   };
 }
 

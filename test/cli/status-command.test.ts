@@ -24,6 +24,8 @@ interface StatusJson {
     outbox: { pending: number; failed: number; conflict: number };
   }[];
   outbox: { pending: number; failed: number; conflict: number };
+  oldestPendingAt: string | null;
+  oldestPendingAgeMs: number | null;
 }
 
 /** Cells of the text table's line for one table (columns are separated by two spaces or more). */
@@ -134,7 +136,7 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
     const res = await runWsmirror(['status', '--json'], mirrorEnv(t), { cwd });
     expect(res.code, res.stderr).toBe(0);
     const report = JSON.parse(res.stdout) as StatusJson;
-    expect(Object.keys(report)).toEqual(['mirror', 'schema', 'checkedAt', 'tables', 'outbox']);
+    expect(Object.keys(report)).toEqual(['mirror', 'schema', 'checkedAt', 'tables', 'outbox', 'oldestPendingAt', 'oldestPendingAgeMs']);
     expect(report.mirror).toBe(t.url);
     expect(report.schema).toBe(t.pgSchema ?? null);
     expect(report.outbox).toEqual({ pending: 3, failed: 1, conflict: 1 });

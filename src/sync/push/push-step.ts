@@ -1,4 +1,3 @@
-import type { ApiRecord } from '../../api/records.ts';
 import { fieldsOf, type Catalog } from '../../mirror/catalog.ts';
 import type { Mirror } from '../../mirror/mirror.ts';
 import type { EditOutcome, MirrorOutbox, PendingEdit } from '../../mirror/outbox.ts';
@@ -11,6 +10,23 @@ import { pushTableEdits, type PushTarget } from './table-push.ts';
 
 /** What the push needs of the mirror. */
 export type PushMirror = Pick<Mirror, 'readCatalog' | 'applyRows'> & MirrorOutbox;
+
+/**
+ * The mirror with its outbox operations, or undefined for a mirror without them (a mirror
+ * implementation from before the outbox was wired): the cycle then pushes nothing.
+ */
+export function outboxOf<M extends Pick<Mirror, 'readCatalog' | 'applyRows'>>(mirror: M): (M & MirrorOutbox) | undefined {
+  const candidate = mirror as M & Partial<MirrorOutbox>;
+  return typeof candidate.readPendingEdits === 'function' && typeof candidate.settleEdits === 'function'
+    ? (candidate as M & MirrorOutbox)
+    : undefined;
+}
+
+/** When the oldest pending local edit was made, or null (none, or a mirror that cannot say). */
+export async function oldestPendingEdit(mirror: object): Promise<string | null> {
+  const candidate = mirror as { oldestPendingAt?: () => Promise<string | null> };
+  return typeof candidate.oldestPendingAt === 'function' ? candidate.oldestPendingAt() : null;
+}
 
 export interface PushContext {
   readonly client: Upstream;
@@ -62,7 +78,7 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
       const target = targets.get(tableId);
       if (target === undefined) {
         const outcomes = edits.map((e): EditOutcome => ({ kind: 'failed', entryIds: e.entryIds, message: `table ${tableId} is no longer mirrored` }));
-        await settle(ctx, outcomes, [], tableId, report);
+        await settle(ctx, outcomes, report);
         settledThisRound += outcomes.length;
         continue;
       }
@@ -87,7 +103,8 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
       );
       for (const edit of result.unsettled) held.add(editKey(edit));
       report.unsettled += result.unsettled.length;
-      await settle(ctx, result.outcomes, result.restore, tableId, report);
+      await settle(ctx, result.outcomes, report);
+      if (result.restore.length > 0) await restoreFromUpstream(ctx, target, result.restore);
       settledThisRound += result.outcomes.length;
       if (result.fatal !== undefined) throw result.fatal;
     }
@@ -110,22 +127,31 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
   return report;
 }
 
-async function settle(
-  ctx: PushContext,
-  outcomes: readonly EditOutcome[],
-  restore: readonly ApiRecord[],
-  tableId: string,
-  report: PushReport,
-): Promise<void> {
+async function settle(ctx: PushContext, outcomes: readonly EditOutcome[], report: PushReport): Promise<void> {
   if (outcomes.length === 0) return;
   await ctx.mirror.settleEdits(outcomes);
-  // upstream-wins: upstream's values come back now (a pull would not re-read these records).
-  if (restore.length > 0) await ctx.mirror.applyRows(tableId, { upserts: restore });
   for (const outcome of outcomes) {
     report[outcome.kind] += 1;
     if (outcome.kind === 'failed' || outcome.kind === 'conflict') {
-      ctx.logger.warn({ tableId, entryIds: outcome.entryIds, status: outcome.kind, error: outcome.message }, 'local edit not pushed');
+      ctx.logger.warn({ entryIds: outcome.entryIds, status: outcome.kind, error: outcome.message }, 'local edit not pushed');
     }
+  }
+}
+
+/**
+ * upstream-wins: the records whose local edits were dropped get upstream's values back now (a
+ * pull would not re-read them: their upstream change is older than its cursor). Read after the
+ * push, so fields pushed in the same batch come back as pushed.
+ */
+async function restoreFromUpstream(ctx: PushContext, target: PushTarget, ids: readonly number[]): Promise<void> {
+  const { moduleName, tableName, tableId } = target.table;
+  try {
+    const records = await ctx.client.getRecordsByIds(moduleName, tableName, ids);
+    const found = new Set(records.map((r) => Number(r.id)));
+    await ctx.mirror.applyRows(tableId, { upserts: records, deletes: ids.filter((id) => !found.has(id)) });
+  } catch (error) {
+    ctx.logger.warn({ table: `${moduleName}.${tableName}`, records: ids.length, err: error instanceof Error ? error.message : String(error) },
+      'upstream values of discarded edits could not be read back; the next full read of the table restores them');
   }
 }
 

@@ -31,8 +31,8 @@ export interface TablePushSettings {
 
 export interface TablePushResult {
   outcomes: EditOutcome[];
-  /** Upstream records to write back into the mirror once the outcomes are settled (upstream-wins). */
-  restore: ApiRecord[];
+  /** Records whose upstream values must come back into the mirror once the outcomes are settled (upstream-wins). */
+  restore: number[];
   /** Edits left as they are (their outcome is unknown until the upstream can be read): not settled. */
   unsettled: PendingEdit[];
   /** A failure that stops the push (401, 403…), raised once the outcomes so far are settled. */
@@ -207,7 +207,7 @@ class TableRun {
   #conflicted(entryIds: readonly number[], edit: PendingEdit, fields: readonly string[], record: ApiRecord): void {
     if (this.#t.policy === 'upstream-wins') {
       this.#r.outcomes.push({ kind: 'discarded', entryIds });
-      this.#r.restore.push(record);
+      this.#r.restore.push(edit.recordId);
       return;
     }
     const detail = fields

@@ -308,7 +308,8 @@ describe('push: conflict policies', () => {
     await f.upstream.updateRecords('crm', 'people', [{ id: a, name: 'upstream' }]);
     const report = await f.push({ conflictPolicy: 'local-wins', conflictPolicies: [{ pattern: 'crm.people', policy }] });
     const [record] = await f.upstream.allRecords('crm', 'people');
-    return { report, record: record!, nameEntry: f.outbox.entry(entries[0]!), ageEntry: f.outbox.entry(entries[1]!) };
+    const [row] = await f.mirror.readRows(table, [Number(a)]);
+    return { report, record: record!, row: row!, nameEntry: f.outbox.entry(entries[0]!), ageEntry: f.outbox.entry(entries[1]!) };
   }
 
   it('local-wins: the local value replaces upstream\'s', async () => {
@@ -318,8 +319,10 @@ describe('push: conflict policies', () => {
   });
 
   it('upstream-wins: the conflicting field\'s edit is dropped, the other field is pushed', async () => {
-    const { record, nameEntry, ageEntry } = await conflicted('upstream-wins');
+    const { record, row, nameEntry, ageEntry } = await conflicted('upstream-wins');
     expect(record.values).toMatchObject({ name: 'upstream', age: 2 });
+    // The mirror gets upstream's record back as it is after the push (the pushed age included).
+    expect(row.values).toMatchObject({ name: 'upstream', age: 2 });
     expect(nameEntry.status).toBe('done');
     expect(f.outbox.settled.find((o) => o.kind === 'discarded')!.entryIds).toEqual([nameEntry.entryId]);
     expect(ageEntry.status).toBe('done');
