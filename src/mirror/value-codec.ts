@@ -1,18 +1,20 @@
 import type { FieldType } from '../api/field-types.ts';
 import { formatTimestamp, parseDate, parseTimestamp } from '../api/timestamp.ts';
 import { MirrorValueError } from './errors.ts';
-import type { DialectName, ValueKind } from './type-map.ts';
-import { valueKindOf } from './type-map.ts';
+import { isUnstorable, storableJson, storableText } from './storable-text.ts';
+import type { DialectName, SqlValue } from './dialect.ts';
+import { DIALECTS } from './dialects.ts';
+import type { ValueKind } from './value-kind.ts';
+import { valueKindOf } from './value-kind.ts';
 
 /**
  * Conversion between API values (spec, "Value shapes by field type") and SQL values, one function
  * per direction. `apiToSql` is used by the pull, `sqlToApi` by readers and the push.
  *
- * SQL values are what the drivers bind and return: numbers, booleans (Postgres), strings, null.
- * The Postgres connection of the mirror returns `date` as `YYYY-MM-DD` text, `bigint` as a number,
+ * SQL values (`SqlValue`) are what the drivers bind and return. The Postgres connection of the
+ * mirror returns `date` as `YYYY-MM-DD` text, `bigint` as a number,
  * `jsonb` parsed and `timestamptz` as a Date; other clients may differ, so decoding is tolerant.
  */
-export type SqlValue = string | number | boolean | null;
 
 const MAX_RECORD_ID = Number.MAX_SAFE_INTEGER;
 
@@ -30,13 +32,24 @@ function describe(value: unknown): string {
 
 // ---- API → SQL ---------------------------------------------------------------------------------
 
-/** Converts an API value of a field of `type` to the SQL value stored in its column. */
-export function apiToSql(type: FieldType | string, value: unknown, dialect: DialectName): SqlValue {
-  if (value === null || value === undefined) return null;
-  return encodeKind(valueKindOf(type), type, value, dialect);
+/** Set by `apiToSql` when text had to change to be stored (see storable-text.ts). */
+export interface EncodeNotes {
+  replacedText: boolean;
 }
 
-function encodeKind(kind: ValueKind, type: FieldType | string, value: unknown, dialect: DialectName): SqlValue {
+/**
+ * Converts an API value of a field of `type` to the SQL value stored in its column. Text holding
+ * NUL or unpaired surrogates is stored with U+FFFD in their place; `notes.replacedText` says so.
+ */
+export function apiToSql(type: FieldType | string, value: unknown, dialect: DialectName, notes?: EncodeNotes): SqlValue {
+  if (value === null || value === undefined) return null;
+  return encodeKind(valueKindOf(type), type, value, dialect, notes);
+}
+
+// JSON.stringify escapes NUL as \u0000 and a lone surrogate as \udXXX: a cheap test for both.
+const ESCAPED_UNSTORABLE = /\\u(?:0000|d[89a-f])/i;
+
+function encodeKind(kind: ValueKind, type: FieldType | string, value: unknown, dialect: DialectName, notes?: EncodeNotes): SqlValue {
   switch (kind) {
     case 'number': {
       if (typeof value === 'number' && Number.isFinite(value)) return value;
@@ -49,7 +62,7 @@ function encodeKind(kind: ValueKind, type: FieldType | string, value: unknown, d
     }
     case 'boolean':
       if (typeof value !== 'boolean') return fail(type, value, 'true or false');
-      return dialect === 'sqlite' ? (value ? 1 : 0) : value;
+      return DIALECTS[dialect].booleanToSql(value);
     case 'date': {
       if (typeof value === 'string') {
         if (parseDate(value) !== undefined) return value;
@@ -71,10 +84,20 @@ function encodeKind(kind: ValueKind, type: FieldType | string, value: unknown, d
       if (id === undefined) return fail(type, value, 'a positive integer record id');
       return id;
     }
-    case 'json':
-      return JSON.stringify(value);
+    case 'json': {
+      const text = JSON.stringify(value);
+      if (!ESCAPED_UNSTORABLE.test(text)) return text;
+      const fixed = storableJson(value);
+      if (fixed === value) return text;
+      if (notes) notes.replacedText = true;
+      return JSON.stringify(fixed);
+    }
     case 'text':
-      if (typeof value === 'string') return value;
+      if (typeof value === 'string') {
+        if (!isUnstorable(value)) return value;
+        if (notes) notes.replacedText = true;
+        return storableText(value);
+      }
       // A surprising shape is kept readable rather than failing the whole page.
       if (typeof value === 'number' || typeof value === 'boolean') return String(value);
       return JSON.stringify(value);
@@ -147,7 +170,7 @@ export function sqlToApi(type: FieldType | string, value: unknown, dialect: Dial
       return id;
     }
     case 'json':
-      if (dialect === 'postgres') return value; // jsonb arrives parsed
+      if (DIALECTS[dialect].jsonArrivesParsed) return value;
       if (typeof value !== 'string') return fail(type, value, 'JSON text');
       try {
         return JSON.parse(value) as unknown;

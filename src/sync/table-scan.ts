@@ -1,8 +1,8 @@
-import type { MirrorTable, TableState } from '../mirror/catalog.ts';
+import type { TableState } from '../mirror/catalog.ts';
 import type { CursorWrites } from '../mirror/mirror.ts';
 import { SafetyValveError } from '../errors.ts';
 import { RowWriter, type RowWriterTotals } from './row-writer.ts';
-import { tableLabel, type SyncContext } from './sync-context.ts';
+import { tableLabel, type PulledTable, type SyncContext } from './sync-context.ts';
 
 /** Candidates are confirmed by look-up in chunks of this many ids (the list `limit` bound). */
 const CONFIRM_CHUNK = 100;
@@ -10,10 +10,10 @@ const CONFIRM_CHUNK = 100;
 /**
  * Reads a whole table and makes the mirror equal to it (DESIGN §4.4 backfill, §4.5 full scan).
  *
- * Upstream pages arrive sorted by id; the mirror's ids are streamed in the same order and merged
- * against them, so ids the mirror has and upstream did not list are found in bounded memory.
- * Offset paging can skip rows while upstream changes, so such an id is only a candidate: a direct
- * look-up decides. Found rows are upserted (they were skipped), missing ones deleted — unless
+ * Upstream pages arrive sorted by id, each record once; the mirror's ids are streamed in the
+ * same order and merged against them, so ids the mirror has and upstream did not list are found
+ * in bounded memory. Such an id is only a candidate, never deleted on the word of a paged read
+ * alone: a direct look-up decides. Found rows are upserted, missing ones deleted — unless
  * that would delete more than the configured share of the table, in which case nothing is
  * deleted and the scan fails with SafetyValveError.
  *
@@ -22,7 +22,7 @@ const CONFIRM_CHUNK = 100;
  */
 export async function scanTable(
   ctx: SyncContext,
-  table: MirrorTable,
+  table: PulledTable,
   final: { cursors?: CursorWrites; state?: TableState },
 ): Promise<RowWriterTotals & { rowsRead: number }> {
   const { client, mirror, options, observer } = ctx;
@@ -43,7 +43,7 @@ export async function scanTable(
     if (candidates.length === 0) return;
     const chunk = candidates;
     candidates = [];
-    const found = await client.getRecordsByIds(table.moduleName, table.tableName, chunk);
+    const found = await client.getRecordsByIds(table.moduleName, table.tableName, chunk, { expectFields: table.fieldNames });
     const present = new Set(found.map((r) => Number(r.id)));
     for (const id of chunk) if (!present.has(id)) confirmedDeletes.push(id);
     if (confirmedDeletes.length > deleteCap) {
@@ -58,9 +58,9 @@ export async function scanTable(
   let rowsRead = 0;
   try {
     const pages = client.iterateRecords(table.moduleName, table.tableName, {
-      sort: 'id',
       pageSize: options.pageSize,
       concurrency: options.backfillConcurrency,
+      expectFields: table.fieldNames,
     });
     for await (const page of pages) {
       for (const record of page) {
