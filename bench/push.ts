@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { FieldCreate } from '../src/api/index.ts';
 import { WorkspaceClient, type RequestInfo } from '../src/client/index.ts';
-import { openMirror, type Mirror } from '../src/mirror/mirror.ts';
+import { openMirror, type Mirror } from '../src/mirror/index.ts';
 import { SYNC_DEFAULTS, SyncEngine } from '../src/sync/index.ts';
 import { outboxOf, pushOutbox } from '../src/sync/push/push-step.ts';
 import { spawnEmulator } from '../test/helpers/processes.ts';

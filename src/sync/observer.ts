@@ -1,4 +1,4 @@
-import type { OutboxStatus } from '../mirror/catalog.ts';
+import type { OutboxStatus } from '../mirror/index.ts';
 
 /**
  * What the engine reports while it works; the daemon turns it into metrics, progress lines and
