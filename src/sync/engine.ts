@@ -2,7 +2,7 @@ import { fieldsOf } from '../mirror/catalog.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
 import { pullTable, type TableAction } from './record-pull.ts';
-import { oldestPendingEdit, outboxOf, pushOutbox, type PushReport } from './push/push-step.ts';
+import { pushOutbox, type PushReport } from './push/push-step.ts';
 import { pullSchema } from './schema-pull.ts';
 import { tableLabel, type SyncContext } from './sync-context.ts';
 import { SYNC_DEFAULTS, type SyncOptions } from './sync-options.ts';
@@ -114,12 +114,9 @@ export class SyncEngine {
 
   async #push(ctx: SyncContext): Promise<CycleReport['push']> {
     const { mirror, logger, observer } = ctx;
-    const outbox = outboxOf(mirror);
     let result: CycleReport['push'];
     try {
-      result = outbox === undefined
-        ? { pushed: 0, failed: 0, conflict: 0, retry: 0, discarded: 0, unsettled: 0 }
-        : await pushOutbox({ ...ctx, mirror: outbox });
+      result = await pushOutbox(ctx);
     } catch (error) {
       if (ctx.signal?.aborted) throw error;
       const info = errorInfo(error);
@@ -129,7 +126,7 @@ export class SyncEngine {
     if (observer.outboxChecked) {
       const counts = { pending: 0, failed: 0, conflict: 0 };
       for (const entry of await mirror.outboxSummary()) counts[entry.status] += entry.count;
-      observer.outboxChecked(counts, await oldestPendingEdit(mirror));
+      observer.outboxChecked(counts, await mirror.oldestPendingAt());
     }
     return result;
   }

@@ -89,15 +89,14 @@ export function defineOutboxCommand(program: Command): Command {
       .option('--json', 'print the entries as one JSON document'),
   ).action(async (flags: SelectionFlags & { status?: string[]; json?: boolean }) => {
     const statuses = parseStatuses(flags.status);
-    const { listOutbox, outboxFilter, requireOutbox } = await import('../../sync/push/outbox-admin.ts');
-    const opened = await openLocal(flags);
-    const mirror = requireOutbox(opened);
+    const { listOutbox, outboxFilter } = await import('../../sync/push/outbox-admin.ts');
+    const mirror = await openLocal(flags);
     try {
       const filter = { ...outboxFilter(await mirror.readCatalog(), { tables: flags.table ?? [] }), ...(statuses ? { statuses } : {}) };
       const entries = await listOutbox(mirror, filter);
       process.stdout.write(flags.json ? `${JSON.stringify(entries, null, 2)}\n` : formatOutboxText(entries));
     } finally {
-      await opened.close();
+      await mirror.close();
     }
   });
 
@@ -109,10 +108,10 @@ export function defineOutboxCommand(program: Command): Command {
       .option('--table <module.table>', 'every failed or conflicting entry of this table (repeatable)', collect),
   ).action(async (ids: string[], flags: SelectionFlags) => {
     const entryIds = parseEntryIds(ids);
-    const { requireOutbox, retryOutbox } = await import('../../sync/push/outbox-admin.ts');
+    const { retryOutbox } = await import('../../sync/push/outbox-admin.ts');
     const mirror = await openLocal(flags);
     try {
-      const count = await retryOutbox(requireOutbox(mirror), { entryIds, tables: flags.table ?? [] });
+      const count = await retryOutbox(mirror, { entryIds, tables: flags.table ?? [] });
       process.stdout.write(`outbox: ${count} ${count === 1 ? 'entry' : 'entries'} pending again\n`);
     } finally {
       await mirror.close();
@@ -127,7 +126,7 @@ export function defineOutboxCommand(program: Command): Command {
       .option('--table <module.table>', 'every entry of this table (repeatable)', collect),
   ).action(async (ids: string[], flags: SelectionFlags) => {
     const entryIds = parseEntryIds(ids);
-    const [{ commandLogger, loadCommandConfig }, { openSyncStack }, { discardOutbox, requireOutbox }] = await Promise.all([
+    const [{ commandLogger, loadCommandConfig }, { openSyncStack }, { discardOutbox }] = await Promise.all([
       import('../command-config.ts'),
       import('../sync-stack.ts'),
       import('../../sync/push/outbox-admin.ts'),
@@ -136,7 +135,7 @@ export function defineOutboxCommand(program: Command): Command {
     const logger = commandLogger(config, { toStderr: true });
     const stack = await openSyncStack(config, { logger });
     try {
-      const done = await discardOutbox(requireOutbox(stack.mirror), stack.client, { entryIds, tables: flags.table ?? [] });
+      const done = await discardOutbox(stack.mirror, stack.client, { entryIds, tables: flags.table ?? [] });
       process.stdout.write(`outbox: ${done.entries} ${done.entries === 1 ? 'entry' : 'entries'} discarded, ${done.records} ${done.records === 1 ? 'record' : 'records'} restored from upstream\n`);
     } finally {
       await stack.close();

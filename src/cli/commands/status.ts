@@ -86,8 +86,7 @@ export async function collectStatus(
   }
   tables.sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));
   const schema = mirror.dialect === 'postgres' ? (options.pgSchema ?? 'public') : null;
-  const { oldestPendingEdit } = await import('../../sync/push/push-step.ts');
-  const oldestPendingAt = await oldestPendingEdit(mirror);
+  const oldestPendingAt = await mirror.oldestPendingAt();
   const oldestMs = oldestPendingAt === null ? NaN : Date.parse(oldestPendingAt);
   return {
     mirror: mirror.displayUrl, schema, checkedAt: now.toISOString(), tables, outbox,

@@ -2,10 +2,9 @@ import type { ApiRecord } from '../../api/records.ts';
 import type { Catalog } from '../../mirror/catalog.ts';
 import type { Mirror } from '../../mirror/mirror.ts';
 import type { MirrorOutbox, OutboxEntry, OutboxFilter } from '../../mirror/outbox.ts';
-import { UsageError, WsmirrorError } from '../../errors.ts';
+import { UsageError } from '../../errors.ts';
 import { tableLabel } from '../sync-context.ts';
 import type { Upstream } from '../upstream.ts';
-import { outboxOf } from './push-step.ts';
 
 /** What `wsmirror outbox retry|discard` act on: entry ids and/or tables (`module.table`). */
 export interface OutboxSelection {
@@ -15,12 +14,6 @@ export interface OutboxSelection {
 
 type AdminMirror = Pick<Mirror, 'readCatalog' | 'applyRows'> & MirrorOutbox;
 
-/** The mirror's outbox operations; a mirror without them cannot be administered. */
-export function requireOutbox<M extends Pick<Mirror, 'readCatalog' | 'applyRows'>>(mirror: M): M & MirrorOutbox {
-  const outbox = outboxOf(mirror);
-  if (outbox === undefined) throw new WsmirrorError('NO_OUTBOX', 'this mirror has no outbox operations');
-  return outbox;
-}
 
 /** The mirror's filter for a selection; an unknown table name is a usage error naming it. */
 export function outboxFilter(catalog: Pick<Catalog, 'tables'>, selection: OutboxSelection): Omit<OutboxFilter, 'statuses'> {

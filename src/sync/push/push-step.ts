@@ -11,23 +11,6 @@ import { pushTableEdits, type PushTarget } from './table-push.ts';
 /** What the push needs of the mirror. */
 export type PushMirror = Pick<Mirror, 'readCatalog' | 'applyRows'> & MirrorOutbox;
 
-/**
- * The mirror with its outbox operations, or undefined for a mirror without them (a mirror
- * implementation from before the outbox was wired): the cycle then pushes nothing.
- */
-export function outboxOf<M extends Pick<Mirror, 'readCatalog' | 'applyRows'>>(mirror: M): (M & MirrorOutbox) | undefined {
-  const candidate = mirror as M & Partial<MirrorOutbox>;
-  return typeof candidate.readPendingEdits === 'function' && typeof candidate.settleEdits === 'function'
-    ? (candidate as M & MirrorOutbox)
-    : undefined;
-}
-
-/** When the oldest pending local edit was made, or null (none, or a mirror that cannot say). */
-export async function oldestPendingEdit(mirror: object): Promise<string | null> {
-  const candidate = mirror as { oldestPendingAt?: () => Promise<string | null> };
-  return typeof candidate.oldestPendingAt === 'function' ? candidate.oldestPendingAt() : null;
-}
-
 export interface PushContext {
   readonly client: Upstream;
   readonly mirror: PushMirror;

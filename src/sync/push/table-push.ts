@@ -334,8 +334,8 @@ function show(value: unknown): string {
  * (`fieldEntryIds`); undefined when it does not.
  */
 function splitByField(edit: PendingEdit, fields: ReadonlySet<string>): { conflicting: number[]; rest: number[] } | undefined {
-  const byField = (edit as PendingEdit & { fieldEntryIds?: ReadonlyMap<string, readonly number[]> }).fieldEntryIds;
-  if (byField === undefined) return undefined;
+  const byField = edit.fieldEntryIds;
+  if (byField.size === 0) return undefined;
   const conflicting = [...fields].flatMap((name) => byField.get(name) ?? []);
   const taken = new Set(conflicting);
   return { conflicting, rest: edit.entryIds.filter((id) => !taken.has(id)) };

@@ -113,6 +113,10 @@ export class MemoryOutbox implements PushMirror {
     }
   }
 
+  async oldestPendingAt(): Promise<string | null> {
+    return null;
+  }
+
   listOutbox(): never {
     throw new Error('not part of the double');
   }
