@@ -45,6 +45,13 @@ export interface CycleOptions {
   signal?: AbortSignal;
 }
 
+/** What went wrong in a cycle, one line each (`push: …`, `crm.deals: …`); empty when it succeeded. */
+export function cycleProblems(report: CycleReport): string[] {
+  const problems = 'error' in report.push ? [`push: ${report.push.error.message}`] : [];
+  for (const t of report.tables) if (t.action === 'failed') problems.push(`${t.table}: ${t.error?.message ?? 'failed'}`);
+  return problems;
+}
+
 function errorInfo(error: unknown): { code: string; message: string } {
   const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'ERROR';
   return { code, message: error instanceof Error ? error.message : String(error) };

@@ -1,5 +1,5 @@
 // The sync engine: pure orchestration of the client and the mirror.
-export { SyncEngine } from './engine.ts';
+export { SyncEngine, cycleProblems } from './engine.ts';
 export type { CycleOptions, CycleReport, SyncEngineDeps, TableReport } from './engine.ts';
 export { SYNC_DEFAULTS } from './sync-options.ts';
 export type { SyncOptions } from './sync-options.ts';

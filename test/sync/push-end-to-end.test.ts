@@ -1,5 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
-import type { SyncOptions } from '../../src/sync/index.ts';
+import { UpstreamError } from '../../src/errors.ts';
+import { SyncEngine, cycleProblems, type SyncOptions, type Upstream } from '../../src/sync/index.ts';
 import { forEachDialect, type TestMirror } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import { field } from '../helpers/schema.ts';
@@ -178,6 +179,31 @@ forEachDialect('push end to end', (dialect) => {
       }
     });
   }
+
+  it('a push the upstream refuses outright (401) fails the cycle, keeps the edits, and the pull still runs', async () => {
+    await people();
+    const [id] = await h.upstream.createRecords('crm', 'people', [{ name: 'a' }]);
+    await h.sync();
+    const sql = sqlOf(h.tm);
+    const table = await sqlTable(h, 'crm', 'people');
+    await sql(`UPDATE ${table} SET age = ? WHERE id = ?`, [5, Number(id)]);
+    await h.upstream.createRecords('crm', 'people', [{ name: 'b' }]);
+    const refused: Upstream = new Proxy(h.client, {
+      get(target, prop) {
+        if (prop === 'updateRecords') {
+          return () => Promise.reject(new UpstreamError({ endpoint: 'updateRecords', method: 'PATCH', path: '/records' }, 401, 'unauthorized', { attempts: 1 }));
+        }
+        const value = Reflect.get(target, prop);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const report = await new SyncEngine({ client: refused, mirror: h.tm.mirror, options: { lookbackMs: 0 } }).runCycle();
+    expect(report.ok).toBe(false);
+    expect(cycleProblems(report)).toEqual([expect.stringMatching(/^push: .*401/)]);
+    expect((await outbox(h)).map((e) => [e.status, Number(e.attempts)])).toEqual([['pending', 0]]);
+    // The pull ran: the record created upstream is in the mirror, and the local edit is still there.
+    expect((await sql<{ name: string; age: number | null }>(`SELECT name, age FROM ${table} ORDER BY id`)).map((r) => [r.name, r.age])).toEqual([['a', 5], ['b', null]]);
+  });
 
   it('with 30 % injected faults, every valid edit eventually arrives, none twice', async () => {
     await people({}, false);

@@ -9,11 +9,12 @@ export function defineSyncCommand(program: Command): Command {
       .description('run one full cycle (schema, records) and exit: 0 when the mirror is current')
       .option('--json', 'print the cycle report as JSON on stdout (logs go to stderr)'),
   ).action(async (flags: ConfigFlags & { json?: boolean }) => {
-    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { createProgress }, { openSyncStack }] = await Promise.all([
+    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { createProgress }, { openSyncStack }, { cycleProblems }] = await Promise.all([
       import('../command-config.ts'),
       import('../../daemon/daemon.ts'),
       import('../../daemon/progress.ts'),
       import('../sync-stack.ts'),
+      import('../../sync/index.ts'),
     ]);
     const config = loadCommandConfig(flags);
     const logger = commandLogger(config, { toStderr: flags.json === true });
@@ -23,9 +24,9 @@ export function defineSyncCommand(program: Command): Command {
     try {
       const report = await stack.engine.runCycle({ forceFullScan: true });
       if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
-      const failed = report.tables.filter((t) => t.action === 'failed');
-      for (const t of failed) process.stderr.write(`wsmirror sync: ${t.table}: ${t.error?.message ?? 'failed'}\n`);
-      process.exitCode = failed.length === 0 ? EXIT.ok : EXIT.syncFailed;
+      const problems = cycleProblems(report);
+      for (const problem of problems) process.stderr.write(`wsmirror sync: ${problem}\n`);
+      process.exitCode = problems.length === 0 ? EXIT.ok : EXIT.syncFailed;
     } finally {
       await stack.close();
     }
