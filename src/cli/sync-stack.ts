@@ -48,11 +48,10 @@ function observerFor(deps: SyncStackDeps): SyncObserver {
   };
 }
 
-/** Builds client, mirror and engine from a validated configuration (the composition root). */
-export async function openSyncStack(config: Config, deps: SyncStackDeps): Promise<SyncStack> {
-  const { upstream, sync } = config;
-  const mirror = await openMirror(mirrorUrlOf(config), { pgSchema: config.mirror.pgSchema, logger: deps.logger });
-  const client = new WorkspaceClient({
+/** The upstream client of a validated configuration, reporting its requests to the metrics. */
+export function createWorkspaceClient(config: Pick<Config, 'upstream'>, deps: Pick<SyncStackDeps, 'logger' | 'metrics'>): WorkspaceClient {
+  const { upstream } = config;
+  return new WorkspaceClient({
     baseUrl: upstream.baseUrl,
     apiKey: upstream.apiKey,
     workspaceId: upstream.workspaceId,
@@ -67,6 +66,13 @@ export async function openSyncStack(config: Config, deps: SyncStackDeps): Promis
       if (info.willRetry) deps.metrics?.observeRetry({ endpoint: info.endpoint, reason: String(info.status) });
     },
   });
+}
+
+/** Builds client, mirror and engine from a validated configuration (the composition root). */
+export async function openSyncStack(config: Config, deps: SyncStackDeps): Promise<SyncStack> {
+  const { sync } = config;
+  const mirror = await openMirror(mirrorUrlOf(config), { pgSchema: config.mirror.pgSchema, logger: deps.logger });
+  const client = createWorkspaceClient(config, deps);
   const engine = new SyncEngine({
     client,
     mirror,
