@@ -5,6 +5,7 @@ import type { Metrics } from '../daemon/metrics.ts';
 import type { ProgressReporter, ProgressTask } from '../daemon/progress.ts';
 import { openMirror, type Mirror } from '../mirror/mirror.ts';
 import { SyncEngine, type SyncObserver } from '../sync/index.ts';
+import { claimMirror } from './mirror-claim.ts';
 
 /** The pieces one daemon process runs: client, mirror and the engine over them. */
 export interface SyncStack {
@@ -18,6 +19,8 @@ export interface SyncStackDeps {
   logger: Logger;
   metrics?: Metrics;
   progress?: ProgressReporter;
+  /** The mirror is a file `wsmirror demo` creates for itself: mark it so (see mirror-claim.ts). */
+  demo?: boolean;
 }
 
 /**
@@ -47,10 +50,13 @@ function observerFor(deps: SyncStackDeps): SyncObserver {
   };
 }
 
-/** Builds client, mirror and engine from a validated configuration (the composition root). */
+/**
+ * Builds client, mirror and engine from a validated configuration (the composition root).
+ * Upstream is asked first: a rejected key or an unknown workspace fails here, before the mirror
+ * (a SQLite file, a Postgres schema) is created. Then the mirror is claimed for the workspace.
+ */
 export async function openSyncStack(config: Config, deps: SyncStackDeps): Promise<SyncStack> {
   const { upstream, sync } = config;
-  const mirror = await openMirror(mirrorUrlOf(config), { pgSchema: config.mirror.pgSchema, logger: deps.logger });
   const client = new WorkspaceClient({
     baseUrl: upstream.baseUrl,
     apiKey: upstream.apiKey,
@@ -66,6 +72,21 @@ export async function openSyncStack(config: Config, deps: SyncStackDeps): Promis
       if (info.willRetry) deps.metrics?.observeRetry({ endpoint: info.endpoint, reason: String(info.status) });
     },
   });
+  let mirror: Mirror;
+  try {
+    await client.getWorkspace();
+    mirror = await openMirror(mirrorUrlOf(config), { pgSchema: config.mirror.pgSchema, logger: deps.logger });
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  try {
+    await claimMirror(mirror, upstream.workspaceId, { demo: deps.demo === true });
+  } catch (error) {
+    await client.close();
+    await mirror.close();
+    throw error;
+  }
   const engine = new SyncEngine({
     client,
     mirror,
