@@ -3,9 +3,10 @@ import type { FieldType } from '../api/field-types.ts';
 import { isReadOnlyType } from '../api/field-types.ts';
 import type { Table } from '../api/table.ts';
 import type { Module, Workspace } from '../api/workspace.ts';
-import type { Catalog, MirrorField, MirrorTable, TableState } from './catalog.ts';
+import type { Catalog, Labels, MirrorField, MirrorTable, TableState } from './catalog.ts';
 import { pickLabel } from './catalog.ts';
 import { MirrorError } from './errors.ts';
+import { storableJson, storableText } from './storable-text.ts';
 import {
   NameAllocator, SYSTEM_COLUMNS, baseColumnName, baseTableName, namingRules, temporaryName,
 } from './naming.ts';
@@ -267,10 +268,10 @@ function desiredTable(
     tableId: table.id,
     moduleId: module.id,
     moduleName: module.name,
-    moduleLabel: pickLabel(module.labels),
+    moduleLabel: storableLabel(module.labels),
     tableName: table.name,
-    label: pickLabel(table.labels),
-    labels: table.labels ?? {},
+    label: storableLabel(table.labels),
+    labels: storableLabels(table.labels),
     sqlName,
     hasHistory,
     mode: hasHistory ? 'history' : 'fullscan',
@@ -285,25 +286,34 @@ function desiredField(dialect: DialectName, tableId: string, f: Field, position:
     fieldId: f.id,
     fieldName: f.name,
     fieldType: f.type,
-    label: pickLabel(f.labels),
-    labels: f.labels ?? {},
+    label: storableLabel(f.labels),
+    labels: storableLabels(f.labels),
     columnName,
     sqlType: sqlTypeOf(dialect, f.type),
     position,
     readOnly: isReadOnlyType(f.type),
     refTableId: f.refTableId ?? null,
     syncedFrom: f.syncedFrom ?? null,
-    options: Array.isArray(f.options) ? f.options.map(normalizeOption) : typeof f.options === 'string' ? f.options : null,
+    options: Array.isArray(f.options) ? f.options.map(normalizeOption) : typeof f.options === 'string' ? storableText(f.options) : null,
   };
 }
 
 function normalizeOption(o: Option): Option {
-  const out: Option = { id: o.id, name: o.name, order: o.order };
-  if (o.labels !== undefined) out.labels = o.labels;
-  if (o.color !== undefined) out.color = o.color;
-  if (o.textColor !== undefined) out.textColor = o.textColor;
-  if (o.icon !== undefined) out.icon = o.icon;
+  const out: Option = { id: o.id, name: storableText(o.name), order: o.order };
+  if (o.labels !== undefined) out.labels = storableLabels(o.labels);
+  if (o.color !== undefined) out.color = storableText(o.color);
+  if (o.textColor !== undefined) out.textColor = storableText(o.textColor);
+  if (o.icon !== undefined) out.icon = storableText(o.icon);
   return out;
+}
+
+/** Labels as the mirror stores them (storable-text.ts): upstream text may hold NUL. */
+function storableLabels(labels: Labels | undefined): Labels {
+  return (storableJson(labels ?? {}) as Labels);
+}
+
+function storableLabel(labels: Labels | undefined): string | null {
+  return pickLabel(storableLabels(labels));
 }
 
 const TABLE_KEYS = [

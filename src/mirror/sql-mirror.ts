@@ -11,7 +11,7 @@ import type { CursorWrites, Mirror, MirrorLogger, OutboxCount, RecordId, RowBatc
 import type { SchemaOp, SchemaPlan } from './schema-planner.ts';
 import { describeOp } from './schema-planner.ts';
 import { SYSTEM_SQL_TYPES } from './type-map.ts';
-import type { SqlValue } from './value-codec.ts';
+import type { EncodeNotes, SqlValue } from './value-codec.ts';
 import { apiToSql, sqlToApi, toRecordId } from './value-codec.ts';
 
 interface TableInfo {
@@ -289,15 +289,21 @@ export class SqlMirror implements Mirror {
 
     // Encode before opening the transaction: a bad value fails the batch without holding locks.
     const rows = new Map<number, SqlValue[]>();
+    const notes: EncodeNotes = { replacedText: false };
     for (const record of batch.upserts ?? []) {
       const id = recordId(record.id, table.sqlName);
       const row: SqlValue[] = [id, syncedAt];
       for (const f of fields) {
         const value = Object.hasOwn(record.values, f.fieldName) ? record.values[f.fieldName] : null;
         try {
-          row.push(apiToSql(f.fieldType, value, dialect));
+          row.push(apiToSql(f.fieldType, value, dialect, notes));
         } catch (error) {
           throw new MirrorValueError(`${table.sqlName} record ${id}, field ${f.fieldName}: ${(error as Error).message}`, { cause: error });
+        }
+        if (notes.replacedText) {
+          notes.replacedText = false;
+          this.#logger?.warn({ table: table.sqlName, record: id, field: f.fieldName },
+            'text with NUL or unpaired surrogates stored with U+FFFD in their place');
         }
       }
       rows.set(id, row);

@@ -1,6 +1,7 @@
 import type { FieldType } from '../api/field-types.ts';
 import { formatTimestamp, parseDate, parseTimestamp } from '../api/timestamp.ts';
 import { MirrorValueError } from './errors.ts';
+import { isUnstorable, storableJson, storableText } from './storable-text.ts';
 import type { DialectName, ValueKind } from './type-map.ts';
 import { valueKindOf } from './type-map.ts';
 
@@ -30,13 +31,24 @@ function describe(value: unknown): string {
 
 // ---- API → SQL ---------------------------------------------------------------------------------
 
-/** Converts an API value of a field of `type` to the SQL value stored in its column. */
-export function apiToSql(type: FieldType | string, value: unknown, dialect: DialectName): SqlValue {
-  if (value === null || value === undefined) return null;
-  return encodeKind(valueKindOf(type), type, value, dialect);
+/** Set by `apiToSql` when text had to change to be stored (see storable-text.ts). */
+export interface EncodeNotes {
+  replacedText: boolean;
 }
 
-function encodeKind(kind: ValueKind, type: FieldType | string, value: unknown, dialect: DialectName): SqlValue {
+/**
+ * Converts an API value of a field of `type` to the SQL value stored in its column. Text holding
+ * NUL or unpaired surrogates is stored with U+FFFD in their place; `notes.replacedText` says so.
+ */
+export function apiToSql(type: FieldType | string, value: unknown, dialect: DialectName, notes?: EncodeNotes): SqlValue {
+  if (value === null || value === undefined) return null;
+  return encodeKind(valueKindOf(type), type, value, dialect, notes);
+}
+
+// JSON.stringify escapes NUL as \u0000 and a lone surrogate as \udXXX: a cheap test for both.
+const ESCAPED_UNSTORABLE = /\\u(?:0000|d[89a-f])/i;
+
+function encodeKind(kind: ValueKind, type: FieldType | string, value: unknown, dialect: DialectName, notes?: EncodeNotes): SqlValue {
   switch (kind) {
     case 'number': {
       if (typeof value === 'number' && Number.isFinite(value)) return value;
@@ -71,10 +83,20 @@ function encodeKind(kind: ValueKind, type: FieldType | string, value: unknown, d
       if (id === undefined) return fail(type, value, 'a positive integer record id');
       return id;
     }
-    case 'json':
-      return JSON.stringify(value);
+    case 'json': {
+      const text = JSON.stringify(value);
+      if (!ESCAPED_UNSTORABLE.test(text)) return text;
+      const fixed = storableJson(value);
+      if (fixed === value) return text;
+      if (notes) notes.replacedText = true;
+      return JSON.stringify(fixed);
+    }
     case 'text':
-      if (typeof value === 'string') return value;
+      if (typeof value === 'string') {
+        if (!isUnstorable(value)) return value;
+        if (notes) notes.replacedText = true;
+        return storableText(value);
+      }
       // A surprising shape is kept readable rather than failing the whole page.
       if (typeof value === 'number' || typeof value === 'boolean') return String(value);
       return JSON.stringify(value);

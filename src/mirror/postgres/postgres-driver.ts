@@ -110,7 +110,11 @@ class PostgresDriver implements DialectDriver {
     await this.write(async (tx) => {
       // Serialises concurrent first opens of the same schema.
       await sql`SELECT pg_advisory_xact_lock(hashtext(${`wsmirror:${this.#schema}`}))`.execute(tx.db);
-      await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(this.#schema)}`.execute(tx.db);
+      // CREATE SCHEMA needs CREATE on the database even when the schema exists: only ask for it
+      // when the schema is missing, so a role that merely owns its schema can run every command.
+      const { rows: schemas } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = ${this.#schema}`
+        .execute(tx.db);
+      if (Number(schemas[0]?.n ?? 0) === 0) await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(this.#schema)}`.execute(tx.db);
       const { rows } = await sql<{ exists: boolean }>`SELECT to_regclass(${`${pg.escapeIdentifier(this.#schema)}."_wsmirror_meta"`}) IS NOT NULL AS exists`.execute(tx.db);
       const fresh = !rows[0]?.exists;
       for (const def of CATALOG_TABLES) {

@@ -1,0 +1,108 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { quoteId, testPgUrl } from '../helpers/dialects.ts';
+import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
+import { daemonEnv, mirrorEnv, runWsmirror, stopProcess } from '../helpers/processes.ts';
+import { UpstreamWorkspace } from '../helpers/workspace.ts';
+
+/**
+ * The minimal Postgres grants of config/README.md: a role that owns its schema and has no CREATE
+ * on the database (only the CONNECT and TEMPORARY every role has) runs every mirror command.
+ */
+const describePg = testPgUrl || process.env['CI'] === 'true' ? describe : describe.skip;
+
+describePg('Postgres: a role that only owns its schema (real processes)', () => {
+  const suffix = randomBytes(5).toString('hex');
+  const role = `wsm_owner_${suffix}`;
+  const schema = `wsm_priv_${suffix}`;
+  const cwd = mkdtempSync(join(tmpdir(), 'wsmirror-priv-'));
+  let admin: pg.Client;
+  let emu: RunningEmulator;
+  let roleUrl: string;
+
+  beforeAll(async () => {
+    if (!testPgUrl) throw new Error('WSMIRROR_TEST_PG_URL is not set; under CI=true the Postgres dialect must be tested');
+    admin = new pg.Client({ connectionString: testPgUrl });
+    await admin.connect();
+    const database = (await admin.query<{ db: string }>('SELECT current_database() AS db')).rows[0]!.db;
+    await admin.query(`CREATE ROLE ${quoteId(role)} LOGIN`);
+    await admin.query(`CREATE SCHEMA ${quoteId(schema)} AUTHORIZATION ${quoteId(role)}`);
+    await admin.query(`REVOKE CREATE ON DATABASE ${quoteId(database)} FROM ${quoteId(role)}`);
+    const { rows } = await admin.query<{ can: boolean }>(`SELECT has_database_privilege($1, $2, 'CREATE') AS can`, [role, database]);
+    expect(rows[0]!.can).toBe(false);
+    const url = new URL(testPgUrl);
+    url.username = role;
+    url.password = '';
+    roleUrl = url.toString();
+
+    emu = await startEmulator();
+    const ws = new UpstreamWorkspace(emu);
+    await ws.createModule('crm');
+    await ws.createTable('crm', 'deals', { hasHistory: true }, [{ name: 'title', type: 'string', labels: { '': 'Title' } }]);
+    await ws.createTable('crm', 'notes', { hasHistory: false }, [{ name: 'body', type: 'string', labels: { '': 'Body' } }]);
+    await ws.createRecords('crm', 'deals', [{ title: 'a' }, { title: 'b' }]);
+    await ws.createRecords('crm', 'notes', [{ body: 'x' }]);
+  });
+
+  afterAll(async () => {
+    await emu?.close();
+    if (admin) {
+      await admin.query(`DROP SCHEMA IF EXISTS ${quoteId(schema)} CASCADE`);
+      await admin.query(`DROP OWNED BY ${quoteId(role)}`).catch(() => {});
+      await admin.query(`DROP ROLE IF EXISTS ${quoteId(role)}`);
+      await admin.end();
+    }
+    rmSync(cwd, { recursive: true, force: true });
+  });
+
+  it('runs sync (first and later runs), status and run', async () => {
+    const env = daemonEnv(emu, { url: roleUrl, pgSchema: schema });
+    const first = await runWsmirror(['sync'], env, { cwd });
+    expect(first.code, first.stderr).toBe(0);
+    const deals = await admin.query(`SELECT "title" FROM ${quoteId(schema)}."crm__deals" ORDER BY "id"`);
+    expect(deals.rows.map((r: { title: string }) => r.title)).toEqual(['a', 'b']);
+    const owner = await admin.query<{ owner: string }>(
+      `SELECT tableowner AS owner FROM pg_tables WHERE schemaname = $1 AND tablename = 'crm__deals'`, [schema],
+    );
+    expect(owner.rows[0]!.owner).toBe(role);
+
+    const again = await runWsmirror(['sync'], env, { cwd });
+    expect(again.code, again.stderr).toBe(0);
+
+    const status = await runWsmirror(['status'], mirrorEnv({ url: roleUrl, pgSchema: schema }), { cwd });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain('crm__deals');
+
+    let child: ChildProcess | undefined;
+    const startedAt = new Date().toISOString();
+    const running = runWsmirror(['run'], { ...env, WSMIRROR_LOG_LEVEL: 'info', WSMIRROR_SCHEDULE: '1s' }, {
+      cwd,
+      onSpawn: (_kill, c) => {
+        child = c;
+      },
+      killAfterMs: 30_000,
+    });
+    // Wait for a finished cycle in the log, then ask it to stop.
+    const deadline = Date.now() + 25_000;
+    let stopped = false;
+    while (!stopped && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      const { rows } = await admin.query<{ n: string }>(
+        `SELECT count(*) AS n FROM ${quoteId(schema)}."_wsmirror_tables" WHERE "last_pull_at" > $1`, [startedAt],
+      );
+      if (Number(rows[0]!.n) > 0 && child) {
+        await stopProcess(child, 'SIGTERM');
+        stopped = true;
+      }
+    }
+    const run = await running;
+    expect(stopped).toBe(true);
+    expect(run.code, run.stderr).toBe(0);
+    expect(`${run.stdout}${run.stderr}`).not.toMatch(/permission denied/i);
+  });
+});
