@@ -141,7 +141,7 @@ describe('wsmirror demo (real process)', () => {
     expect(res.stderr).toContain('not created by wsmirror demo');
     expect(checksum(file)).toBe(before);
     expect([...tableCounts(file)]).toEqual([['crm__deals', 1]]);
-  });
+  }, 60_000);
 
   it('refuses a demo file that mirrors another workspace, and one a real sync has written since', async () => {
     const marked = join(dir, 'marked.db');
@@ -170,7 +170,7 @@ describe('wsmirror demo (real process)', () => {
     expect(refused.code).toBe(78);
     expect(refused.stderr).toContain('not created by wsmirror demo');
     expect(checksum(synced)).toBe(afterSync);
-  });
+  }, 90_000);
 
   it('rejects a bad --port as a usage error', async () => {
     const res = await runWsmirror(['demo', '--port', 'abc'], {}, { cwd: dir });
