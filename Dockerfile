@@ -8,10 +8,12 @@
 # a wsmirror.yaml is looked for. Other commands: docker run --rm -v wsmirror-data:/data wsmirror status
 
 # Dependencies only, without dev tools. better-sqlite3 ships prebuilt binaries: no compiler needed.
+# The image's Node runs wsmirror: --omit=optional leaves out the Node.js that package.json brings
+# for machines without a recent one (bin/wsmirror then takes the `node` on PATH).
 FROM node:24-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund
 
 FROM node:24-slim
 ENV NODE_ENV=production

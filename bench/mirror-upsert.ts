@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Field } from '../src/api/field.ts';
 import type { Workspace } from '../src/api/workspace.ts';
-import { openMirror } from '../src/mirror/mirror.ts';
+import { openMirror } from '../src/mirror/open-mirror.ts';
 import type { Mirror } from '../src/mirror/mirror.ts';
 import { planSchema } from '../src/mirror/schema-planner.ts';
 import { apiToSql } from '../src/mirror/value-codec.ts';

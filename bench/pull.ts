@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { FieldCreate } from '../src/api/index.ts';
 import { WorkspaceClient, type RequestInfo } from '../src/client/index.ts';
-import { openMirror } from '../src/mirror/mirror.ts';
+import { openMirror } from '../src/mirror/open-mirror.ts';
 import { SyncEngine } from '../src/sync/index.ts';
 import { daemonEnv, machineCpuTicks, processCpuMs, runWsmirror, spawnEmulator, type EmulatorProcess } from '../test/helpers/processes.ts';
 import { UpstreamWorkspace } from '../test/helpers/workspace.ts';

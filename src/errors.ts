@@ -96,8 +96,11 @@ export class NetworkError extends WsmirrorError {
   }
 }
 
-/** Why a response was refused: not JSON, not the endpoint's schema, too large, or incoherent paging. */
-export type InvalidResponseReason = 'not-json' | 'schema' | 'too-large' | 'paging';
+/**
+ * Why a response was refused: not JSON, not the endpoint's schema, too large, incoherent paging,
+ * or a `meta.asOf` outside the window it can be in.
+ */
+export type InvalidResponseReason = 'not-json' | 'schema' | 'too-large' | 'paging' | 'clock';
 
 /** A 2xx response that cannot be trusted; it never passes silently (DESIGN §4.10). */
 export class InvalidResponseError extends WsmirrorError {

@@ -111,6 +111,25 @@ describe('architecture boundaries', () => {
     expect(violations).toEqual([]);
   });
 
+  it('src/mirror/: each dialect folder is reached only through dialects.ts, and folders never import each other', () => {
+    const mirror = join(SRC, 'mirror');
+    const dialectFolders = readdirSync(mirror).filter((name) => statSync(join(mirror, name)).isDirectory() && name !== 'operations');
+    expect(dialectFolders.sort()).toEqual(['postgres', 'sqlite']);
+    const violations: string[] = [];
+    for (const file of sourceFiles(mirror)) {
+      const from = relative(mirror, file).split(/[\\/]/);
+      const fromFolder = from.length > 1 ? from[0] : undefined;
+      for (const spec of importsOf(file)) {
+        const to = relative(mirror, resolve(dirname(file), spec)).split(/[\\/]/);
+        const toFolder = to.length > 1 ? to[0] : undefined;
+        if (toFolder === undefined || !dialectFolders.includes(toFolder) || toFolder === fromFolder) continue;
+        const viaRegistry = relative(mirror, file) === 'dialects.ts' && to[1] === 'dialect.ts';
+        if (!viaRegistry) violations.push(`${relative(SRC, file)} imports ${spec}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
   it('the import scanner sees static, re-exported and dynamic imports', () => {
     // Guards the guard: a scanner that found nothing would make every check above pass.
     const found = importsOf(join(SRC, 'cli', 'commands', 'emulator.ts'));

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageInfoSchema } from './common.ts';
-import { NAME_PATTERN, recordIdInputSchema, recordIdSchema } from './identifiers.ts';
+import { NAME_PATTERN, recordIdInputSchema, recordIdSchema, type RecordIdInput } from './identifiers.ts';
 import { MAX_PAGE_LIMIT, intQueryParam } from './paging.ts';
 
 /** Records create and update payloads: at most 6 MB (taken as 6 MiB, 6,291,456 bytes). */
@@ -10,11 +10,29 @@ export const CSV_FILE_LIMIT_BYTES = 50 * 1024 * 1024;
 
 /** A filter value: one scalar, or an array meaning "any of". */
 export const filterScalarSchema = z.union([z.string(), z.number(), z.boolean(), z.null()]);
-export const filterSchema = z.record(
-  z.string().regex(NAME_PATTERN, 'filter keys must be field names (or id)'),
-  z.union([filterScalarSchema, z.array(filterScalarSchema)]),
-);
-export type RecordFilter = z.infer<typeof filterSchema>;
+const filterValueSchema = z.union([filterScalarSchema, z.array(filterScalarSchema)]);
+export type RecordFilter = Record<string, z.infer<typeof filterValueSchema>>;
+
+/**
+ * Checked key by key rather than with z.record, which drops a `__proto__` key: that is a valid
+ * field name, and a filter that lost it would match every record. The output has a null
+ * prototype, so a field name never reaches Object.prototype.
+ */
+export const filterSchema = z
+  .custom<RecordFilter>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'expected a JSON object')
+  .transform((input, ctx) => {
+    const out: RecordFilter = Object.create(null);
+    for (const [key, value] of Object.entries(input)) {
+      if (!NAME_PATTERN.test(key)) {
+        ctx.addIssue({ code: 'custom', path: [key], message: 'filter keys must be field names (or id)' });
+        continue;
+      }
+      const parsed = filterValueSchema.safeParse(value);
+      if (parsed.success) out[key] = parsed.data;
+      else ctx.addIssue({ code: 'custom', path: [key], message: 'expected a value or an array of values' });
+    }
+    return out;
+  });
 
 const jsonFilterParam = z.string().transform((text, ctx) => {
   let parsed: unknown;
@@ -71,10 +89,24 @@ export const recordListResponseSchema = z.object({ data: z.array(recordSchema), 
 export const recordCreateBodySchema = z.strictObject({
   records: z.array(recordValuesSchema).min(1, 'records must hold at least 1 record'),
 });
+/**
+ * A record of an update body: `id` plus the values to change. Refined in place rather than
+ * intersected with an `{ id }` object: an intersection builds a merged copy, which drops a
+ * `__proto__` key (a valid field name).
+ */
+const recordUpdateSchema = z
+  .custom<Record<string, unknown> & { id: RecordIdInput }>(
+    (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+    'expected an object of field name to value',
+  )
+  .superRefine((record, ctx) => {
+    const id = recordIdInputSchema.safeParse(record.id);
+    if (!id.success) ctx.addIssue({ code: 'custom', path: ['id'], message: id.error.issues[0]?.message ?? 'invalid record id' });
+  })
+  .meta({ type: 'object', properties: { id: {} }, required: ['id'], additionalProperties: {}, description: 'Record id and the field values to change.' });
+
 export const recordUpdateBodySchema = z.strictObject({
-  records: z
-    .array(recordValuesSchema.and(z.object({ id: recordIdInputSchema })))
-    .min(1, 'records must hold at least 1 record'),
+  records: z.array(recordUpdateSchema).min(1, 'records must hold at least 1 record'),
 });
 export const recordDeleteBodySchema = z.strictObject({
   records: z.array(recordIdInputSchema).min(1, 'records must hold at least 1 id'),

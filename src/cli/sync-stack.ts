@@ -3,7 +3,8 @@ import type { Config } from '../daemon/config-schema.ts';
 import type { Logger } from '../daemon/logger.ts';
 import type { Metrics } from '../daemon/metrics.ts';
 import type { ProgressReporter, ProgressTask } from '../daemon/progress.ts';
-import { openMirror, type Mirror } from '../mirror/mirror.ts';
+import type { Mirror } from '../mirror/mirror.ts';
+import { openMirror } from '../mirror/open-mirror.ts';
 import { SyncEngine, type SyncObserver } from '../sync/index.ts';
 import { claimMirror } from './mirror-claim.ts';
 

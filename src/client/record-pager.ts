@@ -22,7 +22,16 @@ export interface RecordPage {
 
 export type RecordPageFetcher = (query: RecordListParams, signal: AbortSignal | undefined) => Promise<RecordPage>;
 
-export interface IterateRecordsOptions {
+/** Field names every record of an answer must carry (see `checkRecordFields`). */
+interface ExpectFieldsOption {
+  /**
+   * Field names every record must hold a value for, `null` included: a record without one of
+   * them fails the read (missing is not null). Default: `fields`, when given.
+   */
+  expectFields?: readonly string[];
+}
+
+export interface IterateRecordsOptions extends ExpectFieldsOption {
   fields?: string[];
   filter?: RecordFilter;
   /** Default `id`: offset paging is only stable over a total order. */
@@ -34,9 +43,24 @@ export interface IterateRecordsOptions {
   signal?: AbortSignal;
 }
 
-export interface RecordsByIdsOptions {
+export interface RecordsByIdsOptions extends ExpectFieldsOption {
   fields?: string[];
   signal?: AbortSignal;
+}
+
+/**
+ * Refuses a page where a record lacks one of the expected field keys. A missing key is no null:
+ * writing it as one would erase a value the upstream did not send.
+ */
+function checkRecordFields(records: readonly ApiRecord[], expected: readonly string[], call: UpstreamCall): void {
+  for (const record of records) {
+    for (const name of expected) {
+      // Own keys only: `constructor` is a field name too, and every object inherits one.
+      if (!Object.hasOwn(record.values, name)) {
+        throw new InvalidResponseError(call, 'schema', `record ${record.id} has no value for field ${JSON.stringify(name)}`);
+      }
+    }
+  }
 }
 
 function checkPageSize(pageSize: number): void {
@@ -63,6 +87,7 @@ export async function* iterateRecordPages(
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
   const base: RecordListParams = { sort: options.sort ?? 'id', limit: pageSize };
   if (options.fields) base.fields = options.fields;
+  const expected = options.expectFields ?? options.fields ?? [];
   if (options.filter) base.filter = options.filter;
 
   const window: Array<Promise<RecordPage>> = [];
@@ -79,6 +104,7 @@ export async function* iterateRecordPages(
     launch();
     for (let offset = 0; ; offset += pageSize) {
       const page = await window.shift()!;
+      checkRecordFields(page.data, expected, call);
       const more = page.page_info.has_more;
       if (more && page.data.length < pageSize) {
         // Fixed-stride offsets would skip records.
@@ -122,6 +148,7 @@ export async function readRecordsByIds(
     if (page.page_info.has_more || page.data.length > chunk.length) {
       throw new InvalidResponseError(call, 'paging', `a filter on ${chunk.length} ids returned more records`);
     }
+    checkRecordFields(page.data, options.expectFields ?? options.fields ?? [], call);
     return page.data;
   }, options.signal)));
   return results.flat();

@@ -8,6 +8,7 @@ import type { RecordIdInput } from '../api/identifiers.ts';
 import type { ApiRecord, recordCreateBodySchema, recordUpdateBodySchema } from '../api/records.ts';
 import type { Table, tableCreateSchema, tablePatchSchema } from '../api/table.ts';
 import type { Workspace } from '../api/workspace.ts';
+import { checkAsOf } from './as-of-bounds.ts';
 import { ChangePoll, type PollOptions } from './change-poller.ts';
 import { resolveClientOptions, type WorkspaceClientOptions } from './client-options.ts';
 import { HttpTransport, type CallOptions, type QueryValue } from './http-transport.ts';
@@ -69,8 +70,11 @@ export class WorkspaceClient {
     return (await this.#transport.call('getWorkspace', { params: this.#ws() }, opts)).data;
   }
 
-  listSchemaChanges(query: ChangesQueryParams, opts?: CallOptions): Promise<ChangesPage<SchemaChange>> {
-    return this.#transport.call('listSchemaChanges', { params: this.#ws(), query: changesQuery(query) }, opts);
+  async listSchemaChanges(query: ChangesQueryParams, opts?: CallOptions): Promise<ChangesPage<SchemaChange>> {
+    const params = this.#ws();
+    const page = await this.#transport.call('listSchemaChanges', { params, query: changesQuery(query) }, opts);
+    checkAsOf(this.#transport.describe('listSchemaChanges', params), query.since, page.meta.asOf);
+    return page;
   }
 
   /** One poll of schema changes; see `ChangePoll`. */
@@ -177,11 +181,13 @@ export class WorkspaceClient {
     return (await this.#transport.call('deleteRecords', spec, opts)).data;
   }
 
-  listRecordChanges(
+  async listRecordChanges(
     moduleName: string, tableName: string, query: ChangesQueryParams, opts?: CallOptions,
   ): Promise<ChangesPage<RecordChange>> {
-    const spec = { params: this.#tbl(moduleName, tableName), query: changesQuery(query) };
-    return this.#transport.call('listRecordChanges', spec, opts);
+    const params = this.#tbl(moduleName, tableName);
+    const page = await this.#transport.call('listRecordChanges', { params, query: changesQuery(query) }, opts);
+    checkAsOf(this.#transport.describe('listRecordChanges', params), query.since, page.meta.asOf);
+    return page;
   }
 
   /**

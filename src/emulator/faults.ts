@@ -53,10 +53,11 @@ export class FaultInjector {
     this.set(NO_FAULTS);
   }
 
-  /** Registers the hook that applies the faults to `/api/v1` requests, after auth. */
+  /** Registers the hook that applies the faults to the `/api/v1` routes, after auth. */
   register(app: FastifyInstance): void {
     app.addHook('onRequest', async (request, reply) => {
-      if (!request.url.startsWith('/api/')) return;
+      // The route the router matched, however its path was spelled.
+      if (request.is404 || !request.routeOptions.url?.startsWith('/api/')) return;
       const s = this.#settings;
       const delay = s.latencyMs + (s.latencyJitterMs > 0 ? Math.floor(this.#random() * s.latencyJitterMs) : 0);
       if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));

@@ -3,8 +3,8 @@ import { RECORDS_PAYLOAD_LIMIT_BYTES, workspaceIdSchema } from '../api/index.ts'
 import { Clock } from './clock.ts';
 import type { EmulatorContext } from './context.ts';
 import { FaultInjector } from './faults.ts';
-import { registerAuth } from './http/auth.ts';
-import { registerErrorHandling } from './http/error-handler.ts';
+import { Authenticator, registerAuth } from './http/auth.ts';
+import { answerClientError, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
 import { DEFAULT_WORKSPACE_ID, type EmulatorOptions } from './options.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
 import { registerFieldRoutes } from './routes/fields.ts';
@@ -48,9 +48,17 @@ export async function buildServer(options: EmulatorOptions = {}): Promise<Fastif
     throw error;
   }
 
+  const auth = new Authenticator(options);
   const app = Fastify({
     logger: options.logRequests ? { level: 'info', redact: ['req.headers.authorization'] } : false,
     bodyLimit: RECORDS_PAYLOAD_LIMIT_BYTES,
+    // `__proto__` and `constructor` are valid module, table and field names: JSON bodies keep
+    // them as ordinary keys (JSON.parse makes own properties), and the store never uses a name
+    // as a key of a plain object.
+    onProtoPoisoning: 'ignore',
+    onConstructorPoisoning: 'ignore',
+    frameworkErrors: frameworkErrorHandler(auth),
+    clientErrorHandler: answerClientError,
     // Never reject a request for its query string shape before our own validation sees it; path
     // parameters up to 1000 characters reach it too (an over-long name is a 400, not a 414).
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
@@ -58,7 +66,7 @@ export async function buildServer(options: EmulatorOptions = {}): Promise<Fastif
   app.decorate('emulator', ctx);
   app.addHook('onClose', async () => db.close());
   registerErrorHandling(app);
-  registerAuth(app, options);
+  registerAuth(app, auth);
   ctx.faults.register(app);
 
   registerOpenApiRoute(app);

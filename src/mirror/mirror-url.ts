@@ -1,9 +1,8 @@
 import { ConfigError } from '../errors.ts';
-import type { DialectName } from './type-map.ts';
 
 export type MirrorLocation =
-  | { dialect: Extract<DialectName, 'sqlite'>; path: string; display: string }
-  | { dialect: Extract<DialectName, 'postgres'>; connectionString: string; display: string };
+  | { dialect: 'sqlite'; path: string; display: string }
+  | { dialect: 'postgres'; connectionString: string; display: string };
 
 /** The URL with any password replaced by `***`, safe for messages and logs. */
 export function redactUrl(url: string): string {

@@ -1,8 +1,8 @@
 import type { ApiRecord } from '../api/records.ts';
-import type { Catalog, OutboxStatus, TableState } from './catalog.ts';
+import type { Catalog, TableState } from './catalog.ts';
+import type { OutboxStatus } from './catalog-tables.ts';
+import type { DialectName } from './dialect.ts';
 import type { SchemaPlan } from './schema-planner.ts';
-import type { DialectName } from './type-map.ts';
-import { parseMirrorUrl } from './mirror-url.ts';
 
 /**
  * The local store, as the sync engine sees it. One interface, two dialects (SQLite, Postgres).
@@ -15,7 +15,7 @@ import { parseMirrorUrl } from './mirror-url.ts';
  *
  * Tables are addressed by upstream table id, record values by upstream field name: the mirror
  * maps them to SQL names and types through its catalog. Every write is one transaction, marked as
- * the daemon's own (see `DAEMON_WRITE_CONDITION`), so readers never see half of it.
+ * the daemon's own (see `Dialect.daemonWriteCondition`), so readers never see half of it.
  */
 export interface Mirror {
   readonly dialect: DialectName;
@@ -116,30 +116,3 @@ export interface OpenMirrorOptions {
    */
   mustExist?: boolean;
 }
-
-/**
- * Opens `sqlite:PATH` (also `sqlite://PATH`) or `postgres://…` / `postgresql://…`, creating the
- * catalog tables when missing (unless `mustExist`). A malformed or unreachable URL throws
- * ConfigError naming the URL with its password masked.
- */
-export async function openMirror(url: string, options: OpenMirrorOptions = {}): Promise<Mirror> {
-  const location = parseMirrorUrl(url);
-  const mustExist = options.mustExist === true;
-  const { SqlMirror } = await import('./sql-mirror.ts');
-  if (location.dialect === 'sqlite') {
-    const { openSqliteDriver } = await import('./sqlite/sqlite-driver.ts');
-    return SqlMirror.open(await openSqliteDriver(location, { mustExist }), location.display, options.logger);
-  }
-  const { openPostgresDriver } = await import('./postgres/postgres-driver.ts');
-  return SqlMirror.open(await openPostgresDriver(location, options.pgSchema ?? 'public', { mustExist }), location.display, options.logger);
-}
-
-/**
- * SQL condition that is true inside the daemon's own write transactions and false for every
- * other client: the outbox triggers use `WHEN NOT (…)` so the daemon's writes are not captured.
- * Postgres: a transaction-local setting; SQLite: a marker row only the daemon's transaction sees.
- */
-export const DAEMON_WRITE_CONDITION: Record<DialectName, string> = {
-  postgres: `coalesce(current_setting('wsmirror.writer', true), '') = 'daemon'`,
-  sqlite: `EXISTS (SELECT 1 FROM "_wsmirror_writer")`,
-};

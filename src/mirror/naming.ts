@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { DialectName } from './type-map.ts';
 
 /**
  * SQL names of mirrored tables and columns (DESIGN §3). Names are decided once, when an object
@@ -20,19 +19,12 @@ export const FIELD_RENAME_PREFIX = 'f_';
 /** Prefix given to a table whose name would start with a reserved prefix. */
 export const TABLE_RENAME_PREFIX = 't_';
 
+/** A dialect's identifier rules (`Dialect.naming`). */
 export interface NamingRules {
-  dialect: DialectName;
   /** Longest identifier in bytes (names are ASCII, so characters). */
   maxLength: number;
   /** Table names that must not be used as they are. */
   reservedTablePrefixes: readonly string[];
-}
-
-export function namingRules(dialect: DialectName): NamingRules {
-  return dialect === 'postgres'
-    ? { dialect, maxLength: 63, reservedTablePrefixes: [CATALOG_PREFIX] }
-    : // SQLite has no length limit but refuses user objects named sqlite_*.
-      { dialect, maxLength: Number.POSITIVE_INFINITY, reservedTablePrefixes: [CATALOG_PREFIX, 'sqlite_'] };
 }
 
 /** 8 hex characters of SHA-256: the stable suffix of shortened or disambiguated names. */

@@ -1,4 +1,4 @@
-import type { OutboxStatus } from './catalog.ts';
+import type { OutboxStatus } from './catalog-tables.ts';
 
 /**
  * The outbox as the push sees it: local edits captured by the mirror's triggers, read coalesced

@@ -7,13 +7,14 @@ import type { Catalog, Labels, MirrorField, MirrorTable, TableState } from './ca
 import { pickLabel } from './catalog.ts';
 import { MirrorError } from './errors.ts';
 import { storableJson, storableText } from './storable-text.ts';
+import { DIALECTS, sqlTypeOf } from './dialects.ts';
 import {
-  NameAllocator, SYSTEM_COLUMNS, baseColumnName, baseTableName, namingRules, temporaryName,
+  NameAllocator, SYSTEM_COLUMNS, baseColumnName, baseTableName, temporaryName,
 } from './naming.ts';
 import type { TableFilter } from './table-filter.ts';
 import { compileTableFilter } from './table-filter.ts';
-import type { DialectName } from './type-map.ts';
-import { sqlTypeOf, valueKindOf } from './type-map.ts';
+import type { DialectName } from './dialect.ts';
+import { valueKindOf } from './value-kind.ts';
 
 /**
  * Schema planning: a pure diff of the catalog against the upstream workspace, giving the DDL and
@@ -50,9 +51,14 @@ export interface SchemaPlan {
   ops: SchemaOp[];
 }
 
-/** Diffs `catalog` against `workspace`, keeping the tables `filter` selects. Pure. */
-export function planSchema(catalog: Catalog, workspace: Workspace, filter: TableFilter = {}): SchemaPlan {
-  const rules = namingRules(catalog.dialect);
+/**
+ * Diffs `catalog` against `workspace`, keeping the tables `filter` selects. Tables whose ids are
+ * in `hold` are left exactly as the catalog has them: not created, changed or dropped. Pure.
+ */
+export function planSchema(
+  catalog: Catalog, workspace: Workspace, filter: TableFilter = {}, hold: ReadonlySet<string> = new Set(),
+): SchemaPlan {
+  const rules = DIALECTS[catalog.dialect].naming;
   const included = compileTableFilter(filter);
 
   const wanted: { module: Module; table: Table; fields: Field[] }[] = [];
@@ -61,7 +67,7 @@ export function planSchema(catalog: Catalog, workspace: Workspace, filter: Table
     for (const table of module.tables) {
       if (seen.has(table.id)) throw new MirrorError(`the workspace lists table id ${table.id} twice`);
       seen.add(table.id);
-      if (!included(module.name, table.name)) continue;
+      if (hold.has(table.id) || !included(module.name, table.name)) continue;
       // A missing list would read as "every field deleted": refuse instead of dropping columns.
       if (!table.fields) throw new MirrorError(`table ${module.name}.${table.name} arrived without its field list`);
       wanted.push({ module, table, fields: table.fields });
@@ -78,6 +84,7 @@ export function planSchema(catalog: Catalog, workspace: Workspace, filter: Table
 
   // ---- table names: unchanged tables keep theirs, the others get fresh ones
   const tableNames = new NameAllocator(rules.maxLength, catalog.foreignNames);
+  for (const t of catalog.tables) if (hold.has(t.tableId)) tableNames.claim(t.sqlName);
   const sqlNameOf = new Map<string, string>();
   for (const w of wanted) {
     const old = existing.get(w.table.id);
@@ -95,7 +102,7 @@ export function planSchema(catalog: Catalog, workspace: Workspace, filter: Table
 
   const drops: SchemaOp[] = [];
   const wantedIds = new Set(wanted.map((w) => w.table.id));
-  for (const t of catalog.tables) if (!wantedIds.has(t.tableId)) drops.push({ op: 'dropTable', table: t });
+  for (const t of catalog.tables) if (!wantedIds.has(t.tableId) && !hold.has(t.tableId)) drops.push({ op: 'dropTable', table: t });
 
   const tableRenames: { tableId: string; from: string; to: string }[] = [];
   const columnOps: SchemaOp[] = [];

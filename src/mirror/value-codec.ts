@@ -2,18 +2,19 @@ import type { FieldType } from '../api/field-types.ts';
 import { formatTimestamp, parseDate, parseTimestamp } from '../api/timestamp.ts';
 import { MirrorValueError } from './errors.ts';
 import { isUnstorable, storableJson, storableText } from './storable-text.ts';
-import type { DialectName, ValueKind } from './type-map.ts';
-import { valueKindOf } from './type-map.ts';
+import type { DialectName, SqlValue } from './dialect.ts';
+import { DIALECTS } from './dialects.ts';
+import type { ValueKind } from './value-kind.ts';
+import { valueKindOf } from './value-kind.ts';
 
 /**
  * Conversion between API values (spec, "Value shapes by field type") and SQL values, one function
  * per direction. `apiToSql` is used by the pull, `sqlToApi` by readers and the push.
  *
- * SQL values are what the drivers bind and return: numbers, booleans (Postgres), strings, null.
- * The Postgres connection of the mirror returns `date` as `YYYY-MM-DD` text, `bigint` as a number,
+ * SQL values (`SqlValue`) are what the drivers bind and return. The Postgres connection of the
+ * mirror returns `date` as `YYYY-MM-DD` text, `bigint` as a number,
  * `jsonb` parsed and `timestamptz` as a Date; other clients may differ, so decoding is tolerant.
  */
-export type SqlValue = string | number | boolean | null;
 
 const MAX_RECORD_ID = Number.MAX_SAFE_INTEGER;
 
@@ -61,7 +62,7 @@ function encodeKind(kind: ValueKind, type: FieldType | string, value: unknown, d
     }
     case 'boolean':
       if (typeof value !== 'boolean') return fail(type, value, 'true or false');
-      return dialect === 'sqlite' ? (value ? 1 : 0) : value;
+      return DIALECTS[dialect].booleanToSql(value);
     case 'date': {
       if (typeof value === 'string') {
         if (parseDate(value) !== undefined) return value;
@@ -169,7 +170,7 @@ export function sqlToApi(type: FieldType | string, value: unknown, dialect: Dial
       return id;
     }
     case 'json':
-      if (dialect === 'postgres') return value; // jsonb arrives parsed
+      if (DIALECTS[dialect].jsonArrivesParsed) return value;
       if (typeof value !== 'string') return fail(type, value, 'JSON text');
       try {
         return JSON.parse(value) as unknown;

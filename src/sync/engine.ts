@@ -1,3 +1,4 @@
+import { fieldsOf } from '../mirror/catalog.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
 import { pullTable, type TableAction } from './record-pull.ts';
@@ -71,13 +72,20 @@ export class SyncEngine {
     const schema = await pullSchema(ctx);
     const catalog = await mirror.readCatalog();
     observer.tablesMirrored?.(catalog.tables.map(tableLabel));
-    const tables: TableReport[] = [];
+    const tables: TableReport[] = schema.refused.map((r) => {
+      const error = { code: 'INVALID_RESPONSE', message: r.message };
+      logger.error({ table: r.table, err: error }, 'table refused');
+      return { tableId: r.tableId, table: r.table, mode: r.mode, action: 'failed', upserted: 0, deleted: 0, error };
+    });
+    const held = new Set(schema.refused.map((r) => r.tableId));
     for (const table of catalog.tables) {
+      if (held.has(table.tableId)) continue;
       const name = tableLabel(table);
       opts.signal?.throwIfAborted();
       logger.debug({ table: name, mode: table.mode, state: table.state }, 'pulling table');
       try {
-        const result = await pullTable(ctx, table, { forceFullScan: opts.forceFullScan ?? false, now: Date.now() });
+        const fieldNames = fieldsOf(catalog, table.tableId).map((f) => f.fieldName);
+        const result = await pullTable(ctx, { ...table, fieldNames }, { forceFullScan: opts.forceFullScan ?? false, now: Date.now() });
         if (result.action !== 'skipped') {
           const at = new Date();
           await mirror.setTableState(table.tableId, { lastPullAt: at.toISOString() });

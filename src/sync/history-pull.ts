@@ -1,7 +1,7 @@
-import { recordCursorKey, type MirrorTable } from '../mirror/catalog.ts';
+import { recordCursorKey } from '../mirror/catalog.ts';
 import { nextSince } from './poll-window.ts';
 import { RowWriter } from './row-writer.ts';
-import type { SyncContext } from './sync-context.ts';
+import type { PulledTable, SyncContext } from './sync-context.ts';
 
 export interface HistoryPullResult {
   upserted: number;
@@ -15,7 +15,7 @@ export interface HistoryPullResult {
  * `records/changes`, their values are read back through the list endpoint filtered by id, and
  * an id that is no longer there is deleted locally. The new cursor commits with the last rows.
  */
-export async function pullHistory(ctx: SyncContext, table: MirrorTable, since: string): Promise<HistoryPullResult> {
+export async function pullHistory(ctx: SyncContext, table: PulledTable, since: string): Promise<HistoryPullResult> {
   const { client, options } = ctx;
   const writer = new RowWriter(ctx, table);
   let deletionsSeen = 0;
@@ -26,7 +26,7 @@ export async function pullHistory(ctx: SyncContext, table: MirrorTable, since: s
       if (changes.length === 0) continue;
       const ids = [...new Set(changes.map((c) => Number(c.id)))];
       deletionsSeen += changes.filter((c) => c.changeType === 'delete').length;
-      const found = await client.getRecordsByIds(table.moduleName, table.tableName, ids);
+      const found = await client.getRecordsByIds(table.moduleName, table.tableName, ids, { expectFields: table.fieldNames });
       const present = new Set(found.map((r) => Number(r.id)));
       await writer.add(found, ids.filter((id) => !present.has(id)));
     }

@@ -1,7 +1,7 @@
-import { recordCursorKey, tableCursorPrefix, type MirrorTable } from '../mirror/catalog.ts';
+import { recordCursorKey, tableCursorPrefix } from '../mirror/catalog.ts';
 import { pullHistory } from './history-pull.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
-import { tableLabel, type SyncContext } from './sync-context.ts';
+import { tableLabel, type PulledTable, type SyncContext } from './sync-context.ts';
 import { scanTable } from './table-scan.ts';
 
 export type TableAction = 'backfill' | 'changes' | 'scan' | 'skipped';
@@ -27,7 +27,7 @@ function backfillCursorKey(tableId: string): string {
  */
 export async function pullTable(
   ctx: SyncContext,
-  table: MirrorTable,
+  table: PulledTable,
   opts: { forceFullScan: boolean; now: number },
 ): Promise<TablePullResult> {
   const { client, mirror, options } = ctx;

@@ -1,16 +1,21 @@
 import { SCHEMA_CURSOR_KEY } from '../mirror/catalog.ts';
 import { describeOp, planSchema } from '../mirror/schema-planner.ts';
+import { refusedTables, type RefusedTable } from './name-rule.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
 import type { SyncContext } from './sync-context.ts';
 
 /** Remembers which include/exclude patterns the catalog was planned with. */
 const FILTER_CURSOR_KEY = 'schema:table-filter';
+/** The tables the last workspace read refused, as JSON: readable in SQL, and a reason to read again. */
+const REFUSED_CURSOR_KEY = 'schema:refused-tables';
 
 export interface SchemaPullResult {
   /** The workspace was read and diffed (first run, upstream change, or new table patterns). */
   reread: boolean;
   /** DDL operations applied. */
   operations: string[];
+  /** Tables left out of the plan (names outside the API's rule); the engine reports them failed. */
+  refused: RefusedTable[];
 }
 
 /**
@@ -22,7 +27,11 @@ export async function pullSchema(ctx: SyncContext): Promise<SchemaPullResult> {
   const { client, mirror, options } = ctx;
   const since = await mirror.getCursor(SCHEMA_CURSOR_KEY);
   const filterKey = JSON.stringify({ include: options.tables.include ?? [], exclude: options.tables.exclude ?? [] });
-  let changed = since === undefined || (await mirror.getCursor(FILTER_CURSOR_KEY)) !== filterKey;
+  // While tables are refused the workspace is read every cycle: an upstream that fixes a name
+  // need not log a schema change for it.
+  let changed = since === undefined
+    || (await mirror.getCursor(FILTER_CURSOR_KEY)) !== filterKey
+    || (await mirror.getCursor(REFUSED_CURSOR_KEY)) !== undefined;
   let asOf: string;
 
   if (since === undefined) {
@@ -39,13 +48,16 @@ export async function pullSchema(ctx: SyncContext): Promise<SchemaPullResult> {
   const cursors = { [SCHEMA_CURSOR_KEY]: nextSince(asOf, options.lookbackMs), [FILTER_CURSOR_KEY]: filterKey };
   if (!changed) {
     await mirror.setCursor(SCHEMA_CURSOR_KEY, cursors[SCHEMA_CURSOR_KEY]);
-    return { reread: false, operations: [] };
+    return { reread: false, operations: [], refused: [] };
   }
   const workspace = await client.getWorkspace();
   const catalog = await mirror.readCatalog();
-  const plan = planSchema(catalog, workspace, options.tables);
-  await mirror.applySchemaPlan(plan, { cursors });
+  const refused = refusedTables(workspace, options.tables);
+  const plan = planSchema(catalog, workspace, options.tables, new Set(refused.map((r) => r.tableId)));
+  await mirror.applySchemaPlan(plan, {
+    cursors: { ...cursors, [REFUSED_CURSOR_KEY]: refused.length === 0 ? null : JSON.stringify(refused) },
+  });
   const operations = plan.ops.map(describeOp);
   if (operations.length > 0) ctx.logger.info({ operations }, 'schema applied');
-  return { reread: true, operations };
+  return { reread: true, operations, refused };
 }

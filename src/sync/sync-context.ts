@@ -15,6 +15,12 @@ export interface SyncContext {
   readonly signal?: AbortSignal;
 }
 
+/** A mirrored table as the record pull sees it: its catalog row and the names of its fields. */
+export interface PulledTable extends MirrorTable {
+  /** Every record read for the table must carry these (a missing value is not a null). */
+  readonly fieldNames: readonly string[];
+}
+
 /** `module.table`: how logs, metrics and reports name a table. */
 export function tableLabel(table: Pick<MirrorTable, 'moduleName' | 'tableName'>): string {
   return `${table.moduleName}.${table.tableName}`;

@@ -1,8 +1,8 @@
-import type { MirrorTable, TableState } from '../mirror/catalog.ts';
+import type { TableState } from '../mirror/catalog.ts';
 import type { CursorWrites } from '../mirror/mirror.ts';
 import { SafetyValveError } from '../errors.ts';
 import { RowWriter, type RowWriterTotals } from './row-writer.ts';
-import { tableLabel, type SyncContext } from './sync-context.ts';
+import { tableLabel, type PulledTable, type SyncContext } from './sync-context.ts';
 
 /** Candidates are confirmed by look-up in chunks of this many ids (the list `limit` bound). */
 const CONFIRM_CHUNK = 100;
@@ -22,7 +22,7 @@ const CONFIRM_CHUNK = 100;
  */
 export async function scanTable(
   ctx: SyncContext,
-  table: MirrorTable,
+  table: PulledTable,
   final: { cursors?: CursorWrites; state?: TableState },
 ): Promise<RowWriterTotals & { rowsRead: number }> {
   const { client, mirror, options, observer } = ctx;
@@ -43,7 +43,7 @@ export async function scanTable(
     if (candidates.length === 0) return;
     const chunk = candidates;
     candidates = [];
-    const found = await client.getRecordsByIds(table.moduleName, table.tableName, chunk);
+    const found = await client.getRecordsByIds(table.moduleName, table.tableName, chunk, { expectFields: table.fieldNames });
     const present = new Set(found.map((r) => Number(r.id)));
     for (const id of chunk) if (!present.has(id)) confirmedDeletes.push(id);
     if (confirmedDeletes.length > deleteCap) {
@@ -61,6 +61,7 @@ export async function scanTable(
       sort: 'id',
       pageSize: options.pageSize,
       concurrency: options.backfillConcurrency,
+      expectFields: table.fieldNames,
     });
     for await (const page of pages) {
       for (const record of page) {

@@ -4,7 +4,7 @@ import type { ApiRecord } from '../api/records.ts';
 import type { Workspace } from '../api/workspace.ts';
 import type {
   ChangesQueryParams, IterateRecordsOptions, KnownRecordChange, PollOptions, RecordCreateInput, RecordListParams,
-  RecordPage, RecordUpdateInput,
+  RecordPage, RecordsByIdsOptions, RecordUpdateInput,
 } from '../client/index.ts';
 
 /**
@@ -31,7 +31,9 @@ export interface Upstream {
   /** Pages of a table's records in `sort` order (default `id`). */
   iterateRecords(moduleName: string, tableName: string, options?: IterateRecordsOptions): AsyncIterable<ApiRecord[]>;
   /** The records with these ids that still exist. */
-  getRecordsByIds(moduleName: string, tableName: string, ids: readonly RecordIdInput[]): Promise<ApiRecord[]>;
+  getRecordsByIds(
+    moduleName: string, tableName: string, ids: readonly RecordIdInput[], options?: RecordsByIdsOptions,
+  ): Promise<ApiRecord[]>;
   listRecordChanges(moduleName: string, tableName: string, query: ChangesQueryParams): Promise<ChangesPage<RecordChange>>;
   pollRecordChanges(moduleName: string, tableName: string, options: PollOptions): ChangeFeed<KnownRecordChange>;
 

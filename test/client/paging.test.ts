@@ -116,6 +116,29 @@ describe('change polls', () => {
     expect(err.message).toContain('response.meta');
   });
 
+  it('refuses a meta.asOf before the since it answers, or more than 5 minutes ahead of this clock', async () => {
+    const answer = (asOf: string) => json(200, { data: [], meta: { asOf }, page_info: { has_more: false, limit: 100, offset: 0 } });
+    const at = (ms: number) => new Date(ms).toISOString();
+    const since = at(Date.now() - 60_000);
+    for (const good of [since, at(Date.now() + 4 * 60_000)]) {
+      const { client } = await setup(() => answer(good));
+      expect((await client.listRecordChanges('crm', 'deals', { since })).meta.asOf).toBe(good);
+    }
+    for (const bad of [at(Date.parse(since) - 1), at(Date.now() + 6 * 60_000), '2999-01-01T00:00:00.000Z']) {
+      const { client } = await setup(() => answer(bad));
+      for (const attempt of [
+        () => client.listRecordChanges('crm', 'deals', { since }),
+        () => collect(client.pollRecordChanges('crm', 'deals', { since })),
+        () => collect(client.pollSchemaChanges({ since })),
+      ]) {
+        const err = await rejectionOf(attempt());
+        expect(err).toBeInstanceOf(InvalidResponseError);
+        expect(err.reason).toBe('clock');
+        expect(err.message).toContain(`meta.asOf ${bad} is`);
+      }
+    }
+  });
+
   it('is iterated only once', async () => {
     const { client } = await setup(changesUpstream(0, () => ({})));
     const poll = client.pollSchemaChanges({ since: T0 });
@@ -217,6 +240,21 @@ describe('getRecordsByIds', () => {
     expect(new Set(filters.flat()).size).toBe(241);
     expect(fake.requests.every((r) => r.query.get('limit') === String(JSON.parse(r.query.get('filter')!).id.length))).toBe(true);
     expect(fake.requests.every((r) => r.query.get('fields') === 'n')).toBe(true);
+  });
+
+  it('refuses records without one of the expected fields, inherited names included (missing is not null)', async () => {
+    const { client } = await setup(recordsUpstream(3));
+    expect(await client.getRecordsByIds('crm', 'deals', [1, 2], { expectFields: ['n'] })).toHaveLength(2);
+    for (const expectFields of [['n', 'gone'], ['n', 'constructor'], ['__proto__']]) {
+      for (const read of [
+        () => client.getRecordsByIds('crm', 'deals', [1, 2], { expectFields }),
+        () => collect(client.iterateRecords('crm', 'deals', { expectFields })),
+      ]) {
+        const err = await rejectionOf(read());
+        expect(err).toBeInstanceOf(InvalidResponseError);
+        expect(err.message).toContain(`record 1 has no value for field ${JSON.stringify(expectFields.at(-1))}`);
+      }
+    }
   });
 
   it('makes no request for no ids', async () => {

@@ -87,7 +87,8 @@ describe('Dockerfile', () => {
 
   it('builds in two stages on node:24-slim and runs unprivileged', () => {
     expect(all('FROM')).toEqual(['node:24-slim AS deps', 'node:24-slim']);
-    expect(all('RUN')).toContain('npm ci --omit=dev --no-audit --no-fund');
+    // The image's Node runs wsmirror, not the one package.json brings as an optional dependency.
+    expect(all('RUN')).toContain('npm ci --omit=dev --omit=optional --no-audit --no-fund');
     expect(all('USER')).toEqual(['node']);
     expect(all('VOLUME')).toEqual(['["/data"]']);
     expect(all('ENTRYPOINT')).toEqual(['["/app/bin/wsmirror"]']);

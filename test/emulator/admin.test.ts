@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { parseTimestamp } from '../../src/api/index.ts';
 import { apiOf, call, startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
 import { adminOf, changesAfter, field, makeModule, makeTable, ok, openPoll, snapshot, tablePath } from '../helpers/schema.ts';
 
@@ -206,6 +207,39 @@ describe('admin surface', () => {
       const res = await admin('PUT', 'clock', body);
       expect(res.status).toBe(400);
       expect(res.body.error.message).toContain(text);
+    });
+
+    it.each([
+      [{ now: '9999-12-31T23:59Z' }],
+      [{ now: '9999-01-01T00:00:00.001Z' }],
+      [{ now: '1969-12-31T23:59:59.999Z' }],
+      [{ now: '0000-01-01T00:00Z', frozen: true }],
+    ])('answers 400 for a time outside 1970-01-01 to 9999-01-01: %j, and keeps the clock', async (body) => {
+      ok(await admin('PUT', 'clock', { now: '2027-01-01T00:00Z', frozen: true }));
+      const res = await admin('PUT', 'clock', body);
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toContain(body.now);
+      expect(res.body.error.message).toMatch(/1970-01-01T00:00:00\.000Z.*9999-01-01T00:00:00\.000Z/);
+      expect((await admin('GET', 'clock')).body.data).toEqual({ now: '2027-01-01T00:00:00.000Z', frozen: true });
+    });
+
+    it('answers 400 for an advance past the bound, and keeps the clock', async () => {
+      ok(await admin('PUT', 'clock', { now: '9998-06-01T00:00Z', frozen: true }));
+      const res = await admin('PUT', 'clock', { advanceMs: 365 * 24 * 3600 * 1000 });
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toContain('9999-01-01T00:00:00.000Z');
+      expect((await admin('GET', 'clock')).body.data.now).toBe('9998-06-01T00:00:00.000Z');
+    });
+
+    it('at the bound, every timestamp it hands out is still one the API can express', async () => {
+      ok(await admin('PUT', 'clock', { now: '9999-01-01T00:00Z', frozen: true }));
+      const stamps: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        await makeModule(emu, `late${i}`);
+        const page = ok(await api('GET', 'schema/changes?since=9998-12-31T00:00Z')).body;
+        stamps.push(page.meta.asOf, ...page.data.map((c: { changedAt: string }) => c.changedAt));
+      }
+      for (const stamp of stamps) expect(parseTimestamp(stamp), stamp).toBeDefined();
     });
   });
 

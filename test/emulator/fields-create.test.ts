@@ -57,7 +57,7 @@ describe('creating fields', () => {
   it('keeps every given property; showInTable is accepted and not returned', async () => {
     const body = field('full', 'string', {
       labels: { '': 'Full', de: 'Voll' }, variant: 'email', required: true, unique: true, index: true, search: true,
-      defaultValue: 'x@example.com', onUpdate: 'touched := now()', showInTable: false,
+      defaultValue: 'x@example.com', onUpdate: 'full := lower(full)', showInTable: false,
       readRoles: ['admin', 'user'], writeRoles: ['admin'], canRead: 'userRole() = "admin"', canWrite: 'true',
     });
     const res = await create(body);
@@ -159,10 +159,10 @@ describe('creating fields', () => {
 
   describe('guards (rules 5, 6, 8)', () => {
     it('stores canRead and canWrite as given', async () => {
-      const res = await create(field('guarded', 'number', { canRead: 'userRole() != "user"', canWrite: "owner = 'me'" }));
+      const res = await create(field('guarded', 'number', { canRead: 'userRole() != "user"', canWrite: "plain = 'me'" }));
       expect(res.status).toBe(201);
       expect((await api('GET', `${path}/guarded`)).body.data).toMatchObject({
-        canRead: 'userRole() != "user"', canWrite: "owner = 'me'",
+        canRead: 'userRole() != "user"', canWrite: "plain = 'me'",
       });
     });
 

@@ -120,7 +120,7 @@ describe('records list', () => {
   });
 
   it('rejects malformed filters with 400', async () => {
-    for (const filter of ['not json', '[1]', '{"age":{"gt":3}}', JSON.stringify({ age: 'abc' }), JSON.stringify({ id: 'x' }), JSON.stringify({ calc: 1 })]) {
+    for (const filter of ['not json', '[1]', '{"age":{"gt":3}}', JSON.stringify({ age: 'abc' }), JSON.stringify({ id: 'x' })]) {
       const res = await list({ filter });
       expect(res.status, filter).toBe(400);
       expect(res.body.error.message).toMatch(/^query\.filter/);

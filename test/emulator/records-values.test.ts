@@ -11,7 +11,8 @@ beforeAll(async () => {
   fx = await startRecordsFixture();
   await fx.ws.createTable(MODULE, 'targets');
   await fx.ws.createTable(MODULE, 'things', {}, allTypeFields());
-  target = (await fx.ws.createRecords(MODULE, 'targets', [{}]))[0]!;
+  // Targets 1 to 7: the dchoice/dmulti cases pick among them (their selection is `select targets`).
+  target = (await fx.ws.createRecords(MODULE, 'targets', Array.from({ length: 7 }, () => ({}))))[0]!;
   const table = await fx.ws.getTable(MODULE, 'things');
   options = {};
   for (const f of table.fields) {

@@ -5,16 +5,16 @@ import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, it } from 'vitest';
-import { openMirror } from '../../src/mirror/mirror.ts';
+import { openMirror } from '../../src/mirror/open-mirror.ts';
 import type { Mirror } from '../../src/mirror/mirror.ts';
-import type { DialectName } from '../../src/mirror/type-map.ts';
+import type { DialectName } from '../../src/mirror/dialect.ts';
 
 /**
  * Runs a suite once per dialect, like kysely's own tests: `sqlite` on a real file in a temporary
  * directory, `postgres` on the server named by WSMIRROR_TEST_PG_URL. Every `fresh()` mirror gets
  * its own file or its own uniquely named schema, all removed after the suite, so suites run in
- * parallel. Without WSMIRROR_TEST_PG_URL Postgres is skipped, except under CI=true, where the
- * suite fails instead.
+ * parallel. The test run's global setup (postgres-global-setup.ts) always provides the server;
+ * Postgres is never skipped.
  *
  * Results are checked through a separate plain connection (`sql`), never through the mirror.
  */
@@ -38,7 +38,6 @@ export interface DialectContext {
 }
 
 const PG_URL = process.env['WSMIRROR_TEST_PG_URL'];
-const IN_CI = process.env['CI'] === 'true';
 
 export function quoteId(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
@@ -82,18 +81,13 @@ export function forEachDialect(title: string, suite: (ctx: DialectContext) => vo
   });
 
   if (!PG_URL) {
-    if (IN_CI) {
-      describe(`${title} [postgres]`, () => {
-        it('has a Postgres server to test against', () => {
-          throw new Error('WSMIRROR_TEST_PG_URL is not set; under CI=true the Postgres dialect must be tested, not skipped');
-        });
+    describe(`${title} [postgres]`, () => {
+      it('has a PostgreSQL server to test against', () => {
+        throw new Error('WSMIRROR_TEST_PG_URL is not set: run the tests with vitest (its global setup, test/helpers/postgres-global-setup.ts, provides a server) or set it');
       });
-    } else {
-      describe.skip(`${title} [postgres] (WSMIRROR_TEST_PG_URL not set)`, () => suite({ dialect: 'postgres', fresh: () => Promise.reject(new Error('skipped')) }));
-    }
+    });
     return;
   }
-
   describe(`${title} [postgres]`, () => {
     const schemas: string[] = [];
     const mirrors: Mirror[] = [];
@@ -136,5 +130,5 @@ export function forEachDialect(title: string, suite: (ctx: DialectContext) => vo
   });
 }
 
-/** Postgres URL for tests that need one directly, or undefined (see forEachDialect). */
+/** Postgres URL for tests that need one directly (undefined only outside vitest; see forEachDialect). */
 export const testPgUrl: string | undefined = PG_URL;

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { buildServer, listen, type EmulatorOptions } from '../../src/emulator/index.ts';
 import type { Db } from '../../src/emulator/store/database.ts';
 
@@ -74,4 +75,44 @@ export function apiOf(emu: EmulatorEndpoint) {
       token,
       ...(body === undefined ? {} : { body }),
     });
+}
+
+/**
+ * One request with its path sent byte for byte (fetch would resolve `.`/`..` segments and
+ * re-encode), for tests of how the emulator reads unusual paths. Connection errors reject.
+ */
+export function rawCall<T = any>(
+  url: string,
+  method: string,
+  path: string,
+  options: { token?: string | null; rawBody?: string | Buffer; headers?: Record<string, string> } = {},
+): Promise<ApiResponse<T>> {
+  const { hostname, port } = new URL(url);
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.rawBody !== undefined) {
+    headers['content-type'] ??= 'application/json';
+    headers['content-length'] ??= String(Buffer.byteLength(options.rawBody));
+  }
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: hostname, port, method, path, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown = text;
+        try {
+          body = text === '' ? undefined : JSON.parse(text);
+        } catch {
+          // leave as text
+        }
+        const h = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
+        resolve({ status: res.statusCode ?? 0, headers: h, body: body as T });
+      });
+    });
+    req.on('error', reject);
+    req.end(options.rawBody);
+  });
 }

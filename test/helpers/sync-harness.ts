@@ -4,12 +4,15 @@ import { SyncEngine, type SyncOptions } from '../../src/sync/index.ts';
 import type { DialectContext, TestMirror } from './dialects.ts';
 import { startEmulator, type RunningEmulator } from './emulator.ts';
 import { mirrorRows, upstreamRows } from './mirror-snapshot.ts';
+import { startRewritingProxy, type RewritingProxy } from './rewriting-proxy.ts';
 import { UpstreamWorkspace } from './workspace.ts';
 
 export interface SyncHarness {
   emu: RunningEmulator;
   upstream: UpstreamWorkspace;
   tm: TestMirror;
+  /** With `{ proxy: true }`: the rewriting proxy the client talks through. */
+  proxy: RewritingProxy | undefined;
   client: WorkspaceClient;
   engine: SyncEngine;
   /** Every request the client made, in order. */
@@ -24,13 +27,14 @@ export interface SyncHarness {
 export async function startSyncHarness(
   dialect: DialectContext,
   options: Partial<SyncOptions> = {},
-  clientOptions: { maxRetries?: number } = {},
+  clientOptions: { maxRetries?: number; proxy?: boolean } = {},
 ): Promise<SyncHarness> {
   const emu = await startEmulator();
   const tm = await dialect.fresh();
+  const proxy = clientOptions.proxy ? await startRewritingProxy(emu.url) : undefined;
   const requests: RequestInfo[] = [];
   const client = new WorkspaceClient({
-    baseUrl: emu.url,
+    baseUrl: proxy?.url ?? emu.url,
     apiKey: emu.apiKey,
     workspaceId: emu.workspaceId,
     retryBaseMs: 2,
@@ -41,7 +45,7 @@ export async function startSyncHarness(
   const engine = new SyncEngine({ client, mirror: tm.mirror, options });
   const upstream = new UpstreamWorkspace(emu);
   return {
-    emu, upstream, tm, client, engine, requests,
+    emu, upstream, tm, proxy, client, engine, requests,
     async sync(opts = {}) {
       const report = await engine.runCycle({ forceFullScan: true });
       if (!opts.allowFailure) expect(report.tables.filter((t) => t.action === 'failed')).toEqual([]);
@@ -59,6 +63,7 @@ export async function startSyncHarness(
     },
     async close() {
       await client.close();
+      await proxy?.close();
       await emu.close();
     },
   };

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
-import { openMirror } from '../../src/mirror/mirror.ts';
+import { openMirror } from '../../src/mirror/open-mirror.ts';
 import { forEachDialect, testPgUrl } from '../helpers/dialects.ts';
 import { module, sync, table, field, workspace } from './fixtures.ts';
 

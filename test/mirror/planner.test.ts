@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
 import type { Catalog, MirrorField, MirrorTable } from '../../src/mirror/catalog.ts';
 import { MirrorError } from '../../src/mirror/errors.ts';
-import { NameAllocator, baseColumnName, baseTableName, fitName, hash8, namingRules } from '../../src/mirror/naming.ts';
+import { NameAllocator, baseColumnName, baseTableName, fitName, hash8 } from '../../src/mirror/naming.ts';
+import { DIALECTS } from '../../src/mirror/dialects.ts';
 import type { SchemaOp, SchemaPlan } from '../../src/mirror/schema-planner.ts';
 import { describeOp, planSchema } from '../../src/mirror/schema-planner.ts';
 import { compileTableFilter } from '../../src/mirror/table-filter.ts';
-import type { DialectName } from '../../src/mirror/type-map.ts';
+import type { DialectName } from '../../src/mirror/dialect.ts';
 import { field, module, table, workspace } from './fixtures.ts';
 
 function emptyCatalog(dialect: DialectName, foreignNames: string[] = []): Catalog {
@@ -39,8 +40,8 @@ const ops = (plan: SchemaPlan) => plan.ops.map(describeOp);
 
 describe('naming', () => {
   it('builds <module>__<table>, prefixes reserved names, and shortens to 63 bytes with a stable hash', () => {
-    const pgRules = namingRules('postgres');
-    const sqliteRules = namingRules('sqlite');
+    const pgRules = DIALECTS.postgres.naming;
+    const sqliteRules = DIALECTS.sqlite.naming;
     expect(baseTableName(pgRules, 'crm', 'deals')).toBe('crm__deals');
     expect(baseTableName(sqliteRules, 'sqlite', 'stat1')).toBe('t_sqlite__stat1');
     expect(baseTableName(pgRules, 'sqlite', 'stat1')).toBe('sqlite__stat1');

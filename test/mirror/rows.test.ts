@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { DAEMON_WRITE_CONDITION } from '../../src/mirror/mirror.ts';
+import { DIALECTS } from '../../src/mirror/dialects.ts';
 import { MirrorError, MirrorValueError } from '../../src/mirror/errors.ts';
 import { recordCursorKey } from '../../src/mirror/catalog.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
@@ -181,11 +181,11 @@ forEachDialect('mirror rows', ({ fresh }) => {
     await t.sql(`CREATE TABLE ${t.table('captured')} ("id" bigint, "title" text)`);
     if (t.dialect === 'postgres') {
       await t.sql(`CREATE FUNCTION ${t.table('capture')}() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN IF NOT (${DAEMON_WRITE_CONDITION.postgres}) THEN
+        BEGIN IF NOT (${DIALECTS.postgres.daemonWriteCondition}) THEN
           INSERT INTO ${t.table('captured')} VALUES (NEW.id, NEW.title); END IF; RETURN NEW; END $$`);
       await t.sql(`CREATE TRIGGER capture AFTER UPDATE ON ${t.table('crm__deals')} FOR EACH ROW EXECUTE FUNCTION ${t.table('capture')}()`);
     } else {
-      await t.sql(`CREATE TRIGGER capture AFTER UPDATE ON "crm__deals" WHEN NOT (${DAEMON_WRITE_CONDITION.sqlite})
+      await t.sql(`CREATE TRIGGER capture AFTER UPDATE ON "crm__deals" WHEN NOT (${DIALECTS.sqlite.daemonWriteCondition})
         BEGIN INSERT INTO "captured" VALUES (NEW.id, NEW.title); END`);
     }
     await t.mirror.applyRows('t1', { upserts: [{ id: 1, values: { title: 'from daemon' } }] });

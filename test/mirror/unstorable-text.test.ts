@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { openMirror } from '../../src/mirror/mirror.ts';
+import { openMirror } from '../../src/mirror/open-mirror.ts';
 import type { MirrorLogger } from '../../src/mirror/mirror.ts';
 import { planSchema } from '../../src/mirror/schema-planner.ts';
 import { forEachDialect } from '../helpers/dialects.ts';

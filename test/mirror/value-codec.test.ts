@@ -2,8 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FIELD_TYPES } from '../../src/api/field-types.ts';
 import { MirrorValueError } from '../../src/mirror/errors.ts';
-import { SQL_TYPES, valueKindOf } from '../../src/mirror/type-map.ts';
-import type { DialectName } from '../../src/mirror/type-map.ts';
+import type { DialectName } from '../../src/mirror/dialect.ts';
+import { DIALECTS as DIALECT_SPECS } from '../../src/mirror/dialects.ts';
+import { valueKindOf } from '../../src/mirror/value-kind.ts';
 import { apiToSql, sqlToApi } from '../../src/mirror/value-codec.ts';
 import { EVERY_TYPE } from './fixtures.ts';
 
@@ -26,8 +27,8 @@ describe('type map', () => {
     for (const t of ['multi', 'dmulti', 'any', 'unknown', 'function'] as const) expect(valueKindOf(t)).toBe('json');
     for (const t of ['string', 'choice', 'color', 'time', 'appointment', 'user', 'file'] as const) expect(valueKindOf(t)).toBe('text');
     expect(valueKindOf('some-future-type')).toBe('text');
-    expect(SQL_TYPES.postgres.timestamp).toBe('timestamptz');
-    expect(SQL_TYPES.sqlite.boolean).toBe('INTEGER');
+    expect(DIALECT_SPECS.postgres.columnTypes.timestamp).toBe('timestamptz');
+    expect(DIALECT_SPECS.sqlite.columnTypes.boolean).toBe('INTEGER');
   });
 });
 

@@ -1,78 +1,122 @@
-import { createServer, type Server } from 'node:http';
 import { afterEach, expect, it } from 'vitest';
-import { WorkspaceClient } from '../../src/client/index.ts';
-import { recordCursorKey } from '../../src/mirror/catalog.ts';
-import { SyncEngine } from '../../src/sync/index.ts';
+import { SCHEMA_CURSOR_KEY, recordCursorKey } from '../../src/mirror/catalog.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
+import type { Rewrite } from '../helpers/rewriting-proxy.ts';
 import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
 
 /**
- * DESIGN §4.10: an upstream answer that is not JSON or breaks the schema fails the poll without
- * moving its cursor. A real HTTP proxy in front of the emulator corrupts chosen answers.
+ * DESIGN §4.10: an upstream answer that cannot be trusted fails the poll without moving its
+ * cursor. A real HTTP proxy in front of the emulator corrupts chosen answers.
  */
-type Corruption = (path: string, body: string) => string | undefined;
-
-async function startProxy(target: string, corrupt: { current: Corruption | undefined }): Promise<{ url: string; server: Server }> {
-  const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const upstream = await fetch(`${target}${req.url}`, {
-      method: req.method,
-      headers: { authorization: String(req.headers.authorization ?? ''), 'content-type': 'application/json' },
-      ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
-    });
-    const text = await upstream.text();
-    const replaced = corrupt.current?.(req.url ?? '', text);
-    res.writeHead(upstream.status, { 'content-type': 'application/json' });
-    res.end(replaced ?? text);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  return { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, server };
-}
-
 forEachDialect('pull: bad upstream answers', (dialect) => {
   let h: SyncHarness;
-  let proxy: Server | undefined;
   afterEach(async () => {
-    proxy?.close();
     await h?.close();
   });
 
-  it('fails the table without moving its cursor, then converges once upstream answers well', async () => {
-    h = await startSyncHarness(dialect);
+  /** A history table `shop.items` with two records, mirrored; the key of its record cursor. */
+  async function mirroredItems(): Promise<{ ids: string[]; cursorKey: string }> {
+    h = await startSyncHarness(dialect, {}, { maxRetries: 0, proxy: true });
     await h.upstream.createModule('shop');
-    await h.upstream.createTable('shop', 'items', { hasHistory: true }, [{ name: 'qty', type: 'number', labels: { '': 'Qty' } }]);
-    const ids = await h.upstream.createRecords('shop', 'items', [{ qty: 1 }, { qty: 2 }]);
-    const corrupt: { current: Corruption | undefined } = { current: undefined };
-    const started = await startProxy(h.emu.url, corrupt);
-    proxy = started.server;
-    const client = new WorkspaceClient({ baseUrl: started.url, apiKey: h.emu.apiKey, workspaceId: h.emu.workspaceId, maxRetries: 0 });
-    const engine = new SyncEngine({ client, mirror: h.tm.mirror });
+    await h.upstream.createTable('shop', 'items', { hasHistory: true }, [
+      { name: 'qty', type: 'number', labels: { '': 'Qty' } },
+      { name: 'note', type: 'string', labels: { '': 'Note' } },
+    ]);
+    const ids = await h.upstream.createRecords('shop', 'items', [{ qty: 1, note: 'a' }, { qty: 2, note: 'b' }]);
+    expect((await h.engine.runCycle({ forceFullScan: true })).ok).toBe(true);
+    const catalog = await h.tm.mirror.readCatalog();
+    const cursorKey = recordCursorKey(catalog.tables[0]!.tableId);
+    expect(await h.tm.mirror.getCursor(cursorKey)).toBeDefined();
+    return { ids, cursorKey };
+  }
+
+  /** Runs a cycle with `rewrite` on: the table fails with `code` and its cursor stays. */
+  async function expectTableFails(rewrite: Rewrite, cursorKey: string, code: string): Promise<string> {
+    const before = await h.tm.mirror.getCursor(cursorKey);
+    h.proxy!.rewrite = rewrite;
     try {
-      expect((await engine.runCycle({ forceFullScan: true })).ok).toBe(true);
-      const catalog = await h.tm.mirror.readCatalog();
-      const cursorKey = recordCursorKey(catalog.tables[0]!.tableId);
-      const cursorBefore = await h.tm.mirror.getCursor(cursorKey);
-      expect(cursorBefore).toBeDefined();
-
-      await h.upstream.updateRecords('shop', 'items', [{ id: ids[0], qty: 100 }]);
-      for (const bad of [
-        (path: string) => (path.includes('/records/changes') ? '{"data": [' : undefined),
-        (path: string, body: string) => (path.includes('/records?') ? body.replace(/"id":"(\d+)"/g, '"id":$1') : undefined),
-      ]) {
-        corrupt.current = bad;
-        const report = await engine.runCycle();
-        expect(report.ok).toBe(false);
-        expect(report.tables[0]).toMatchObject({ action: 'failed', error: { code: 'INVALID_RESPONSE' } });
-        expect(await h.tm.mirror.getCursor(cursorKey)).toBe(cursorBefore);
-      }
-
-      corrupt.current = undefined;
-      expect((await engine.runCycle()).ok).toBe(true);
-      await h.expectConverged('shop', 'items');
+      const report = await h.engine.runCycle();
+      expect(report.ok).toBe(false);
+      expect(report.tables[0]).toMatchObject({ table: 'shop.items', action: 'failed', error: { code } });
+      expect(await h.tm.mirror.getCursor(cursorKey)).toBe(before);
+      return report.tables[0]!.error!.message;
     } finally {
-      await client.close();
+      h.proxy!.rewrite = undefined;
     }
+  }
+
+  it('fails the table without moving its cursor, then converges once upstream answers well', async () => {
+    const { ids, cursorKey } = await mirroredItems();
+    await h.upstream.updateRecords('shop', 'items', [{ id: ids[0], qty: 100 }]);
+    await expectTableFails((path) => (path.includes('/records/changes') ? '{"data": [' : undefined), cursorKey, 'INVALID_RESPONSE');
+    await expectTableFails(
+      (path, body) => (path.includes('/records?') ? body.replace(/"id":"(\d+)"/g, '"id":$1') : undefined),
+      cursorKey, 'INVALID_RESPONSE',
+    );
+    expect((await h.engine.runCycle()).ok).toBe(true);
+    await h.expectConverged('shop', 'items');
+  });
+
+  const asOfIs = (value: string, where: string): Rewrite => (path, body) =>
+    (path.includes(where) ? body.replace(/"asOf":"[^"]*"/, `"asOf":"${value}"`) : undefined);
+
+  it('refuses a meta.asOf in the future or before the since it answers, keeping the cursor', async () => {
+    const { ids, cursorKey } = await mirroredItems();
+    await h.upstream.updateRecords('shop', 'items', [{ id: ids[0], qty: 100 }]);
+    const future = await expectTableFails(asOfIs('2999-01-01T00:00:00.000Z', '/records/changes'), cursorKey, 'INVALID_RESPONSE');
+    expect(future).toMatch(/tables\/items\/records\/changes.*meta\.asOf 2999-01-01T00:00:00\.000Z is later than .*20\d\d-\d\d-\d\dT/);
+    const since = (await h.tm.mirror.getCursor(cursorKey))!;
+    const past = await expectTableFails(asOfIs('2001-01-01T00:00:00.000Z', '/records/changes'), cursorKey, 'INVALID_RESPONSE');
+    expect(past).toContain(`meta.asOf 2001-01-01T00:00:00.000Z is earlier than the since sent (${since})`);
+
+    const schemaBefore = await h.tm.mirror.getCursor(SCHEMA_CURSOR_KEY);
+    h.proxy!.rewrite = asOfIs('2999-01-01T00:00:00.000Z', '/schema/changes');
+    await expect(h.engine.runCycle()).rejects.toMatchObject({ code: 'INVALID_RESPONSE', message: expect.stringContaining('2999') });
+    h.proxy!.rewrite = undefined;
+    expect(await h.tm.mirror.getCursor(SCHEMA_CURSOR_KEY)).toBe(schemaBefore);
+
+    // A new table's backfill takes its cursor from a probe: a bogus asOf there stores nothing.
+    await h.upstream.createTable('shop', 'later', { hasHistory: true }, [{ name: 'n', type: 'number', labels: { '': 'N' } }]);
+    await h.upstream.createRecords('shop', 'later', [{ n: 1 }]);
+    h.proxy!.rewrite = asOfIs('2999-01-01T00:00:00.000Z', '/tables/later/records/changes');
+    const report = await h.engine.runCycle();
+    h.proxy!.rewrite = undefined;
+    expect(report.tables.find((t) => t.table === 'shop.later')).toMatchObject({ action: 'failed', error: { code: 'INVALID_RESPONSE' } });
+    const later = (await h.tm.mirror.readCatalog()).tables.find((t) => t.tableName === 'later')!;
+    expect(await h.tm.mirror.getCursor(`${recordCursorKey(later.tableId).replace(/records$/, '')}backfill-since`)).toBeUndefined();
+
+    await h.upstream.updateRecords('shop', 'items', [{ id: ids[1], qty: 200 }]);
+    expect((await h.engine.runCycle()).ok).toBe(true);
+    await h.expectConverged('shop', 'items');
+    await h.expectConverged('shop', 'later');
+  });
+
+  it('fails a pull whose records lack a mirrored field (missing is not null), keeping cursor and rows', async () => {
+    const { ids, cursorKey } = await mirroredItems();
+    await h.upstream.createTable('shop', 'plain', {}, [{ name: 'note', type: 'string', labels: { '': 'Note' } }]);
+    const [plainId] = await h.upstream.createRecords('shop', 'plain', [{ note: 'x' }]);
+    await h.sync();
+    const notes = async (table: string) =>
+      (await h.tm.sql<{ note: string | null }>(`SELECT note FROM ${h.tm.table(`shop__${table}`)} ORDER BY id`)).map((r) => r.note);
+
+    await h.upstream.updateRecords('shop', 'items', [{ id: ids[0], qty: 100 }]);
+    await h.upstream.updateRecords('shop', 'plain', [{ id: plainId, note: 'y' }]);
+    const dropNote: Rewrite = (path, body) => (path.includes('/records?') ? body.replace(/,?"note":(null|"[^"]*")/g, '') : undefined);
+    h.proxy!.rewrite = dropNote;
+    const report = await h.engine.runCycle({ forceFullScan: true });
+    h.proxy!.rewrite = undefined;
+    // Incremental (read back by id) and full scan alike.
+    for (const table of ['shop.items', 'shop.plain']) {
+      const failed = report.tables.find((t) => t.table === table)!;
+      expect(failed).toMatchObject({ action: 'failed', error: { code: 'INVALID_RESPONSE' } });
+      expect(failed.error!.message).toMatch(/record \d+ has no value for field "note"/);
+    }
+    expect(await notes('items')).toEqual(['a', 'b']);
+    expect(await notes('plain')).toEqual(['x']);
+    expect(await h.tm.mirror.getCursor(cursorKey)).toBeDefined();
+
+    expect((await h.engine.runCycle({ forceFullScan: true })).ok).toBe(true);
+    await h.expectConverged('shop', 'items');
+    await h.expectConverged('shop', 'plain');
   });
 });

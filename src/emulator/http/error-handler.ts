@@ -1,6 +1,9 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RECORDS_PAYLOAD_LIMIT_BYTES } from '../../api/index.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, BadRequestError } from '../errors.ts';
+import type { Authenticator } from './auth.ts';
 
 function body(message: string) {
   return { error: { message } };
@@ -9,7 +12,11 @@ function body(message: string) {
 /** Maps every error to the spec's body; nothing escapes as a bare 500 with a stack trace. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-    if (error instanceof ApiError) return reply.code(error.status).send(body(error.message));
+    if (error instanceof ApiError) {
+      // Refused before its body was read: close rather than read a body nobody will look at.
+      if (error.status === 401) reply.header('connection', 'close');
+      return reply.code(error.status).send(body(error.message));
+    }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return reply
@@ -33,4 +40,51 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send(body(`no such endpoint: ${request.method} ${request.url.split('?')[0]}`));
   });
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL the router cannot read (a malformed percent-encoding, a path
+ * parameter over the router's limit). Such a request reaches no route, so it is authenticated as
+ * one (401 without a credential) before it is told what is wrong with its URL.
+ */
+export function frameworkErrorHandler(auth: Authenticator) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    let answer: ApiError;
+    try {
+      auth.check(request, 'unmatched');
+      answer = new BadRequestError(
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? 'path: a path parameter is over 1000 characters'
+          : 'path: the URL is not valid (a malformed percent-encoding)',
+      );
+    } catch (refused) {
+      if (!(refused instanceof ApiError)) throw refused;
+      answer = refused;
+    }
+    void reply.code(answer.status).send(body(answer.message));
+  };
+}
+
+/**
+ * Fastify's `clientErrorHandler`: Node could not read the request at all (headers over Node's
+ * limit, a malformed request line or header, a timeout). There is no request yet, so no
+ * credential to check: the answer names only what was wrong with the HTTP, in the spec's error
+ * body, and the connection is closed.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, `request headers too large: at most ${maxHeaderSize} bytes`]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'the request did not arrive in time']
+        : [400, `malformed HTTP request${error.code ? ` (${error.code})` : ''}`];
+  const text = JSON.stringify(body(message));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+        `content-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+    );
+  }
+  socket.destroy();
 }

@@ -2,7 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { formatTimestamp, moduleNameSchema, parseTimestamp } from '../../api/index.ts';
 import { clockUpdateSchema, moduleCreateSchema } from '../admin-contract.ts';
+import { CLOCK_MAX_MS, CLOCK_MIN_MS } from '../clock.ts';
 import type { EmulatorContext } from '../context.ts';
+import { BadRequestError } from '../errors.ts';
 import { faultSettingsSchema } from '../faults.ts';
 import { parseInput } from '../http/define-route.ts';
 import { moduleView, workspaceView } from '../schema-views.ts';
@@ -55,9 +57,14 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext):
   app.put('/_emulator/clock', async (request) => {
     const body = parseInput(clockUpdateSchema, request.body, 'body');
     const frozen = body.frozen ?? ctx.clock.frozen;
-    const now = body.now === undefined ? ctx.clock.now() : parseTimestamp(body.now)!;
+    const now = (body.now === undefined ? ctx.clock.now() : parseTimestamp(body.now)!) + (body.advanceMs ?? 0);
+    if (now < CLOCK_MIN_MS || now > CLOCK_MAX_MS) {
+      const what = body.now === undefined ? `body.advanceMs: the clock would read ${formatTimestamp(now)}` : `body.now: ${body.now}`;
+      throw new BadRequestError(
+        `${what}, outside the times the clock can take, ${formatTimestamp(CLOCK_MIN_MS)} to ${formatTimestamp(CLOCK_MAX_MS)}`,
+      );
+    }
     ctx.clock.set(now, frozen);
-    if (body.advanceMs !== undefined) ctx.clock.advance(body.advanceMs);
     return clockView();
   });
   app.delete('/_emulator/clock', async () => {

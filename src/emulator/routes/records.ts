@@ -10,20 +10,20 @@ import { createRecords, deleteRecords, updateRecords } from '../store/record-sto
  * with 413 by the server's body limit before any handler runs, so nothing changes.
  */
 export function registerRecordRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
-  defineRoute(app, ctx, endpoints.listRecords, ({ params, query }) => {
+  defineRoute(app, ctx, endpoints.listRecords, ({ params, query, apiKey }) => {
     const table = ctx.schema.requireTable(params.moduleName, params.tableName);
-    return listRecords(ctx, table, ctx.schema.fieldsOf(table.key), query);
+    return listRecords(ctx, table, ctx.schema.fieldsOf(table.key), query, apiKey);
   });
 
-  defineRoute(app, ctx, endpoints.createRecords, ({ params, body }) => {
+  defineRoute(app, ctx, endpoints.createRecords, ({ params, body, apiKey }) => {
     const table = ctx.schema.requireTable(params.moduleName, params.tableName);
-    const ids = createRecords(ctx, table, ctx.schema.fieldsOf(table.key), body.records);
+    const ids = createRecords(ctx, table, ctx.schema.fieldsOf(table.key), body.records, 'body.records', apiKey);
     return { data: { ids: ids.map(String) } };
   });
 
-  defineRoute(app, ctx, endpoints.updateRecords, ({ params, body }) => {
+  defineRoute(app, ctx, endpoints.updateRecords, ({ params, body, apiKey }) => {
     const table = ctx.schema.requireTable(params.moduleName, params.tableName);
-    const ids = updateRecords(ctx, table, ctx.schema.fieldsOf(table.key), body.records);
+    const ids = updateRecords(ctx, table, ctx.schema.fieldsOf(table.key), body.records, 'body.records', apiKey);
     return { data: { updatedIds: ids.map(String) } };
   });
 

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { bumpSchemaGeneration } from './schema-generation.ts';
 import { dropTableIndexes } from './table-indexes.ts';
 
 /**
@@ -63,9 +64,30 @@ CREATE INDEX IF NOT EXISTS schema_changes_window ON schema_changes (changed_at, 
 
 export type Db = Database.Database;
 
+/**
+ * Opens the store. A data file belongs to one emulator at a time: the connection takes SQLite's
+ * exclusive lock at once and keeps it until it closes (the OS drops it when the process dies,
+ * even by kill -9). A second emulator on the file is refused here, naming it, instead of both
+ * serving and the second failing its writes.
+ */
 export function openDatabase(file: string | undefined): Db {
-  const db = new Database(file ?? ':memory:');
-  if (file && file !== ':memory:') db.pragma('journal_mode = WAL');
+  const onDisk = file !== undefined && file !== ':memory:';
+  // A short wait covers a previous holder still closing; then the file is someone else's.
+  const db = new Database(file ?? ':memory:', { timeout: 1000 });
+  if (onDisk) {
+    try {
+      // Before WAL, so the WAL index lives in this process's memory (no -shm file to share).
+      db.pragma('locking_mode = EXCLUSIVE');
+      db.pragma('journal_mode = WAL');
+      db.exec('BEGIN EXCLUSIVE; COMMIT');
+    } catch (error) {
+      db.close();
+      if ((error as { code?: string }).code === 'SQLITE_BUSY') {
+        throw new Error(`--data ${file}: the file is in use by another emulator (or another program holds a lock on it)`, { cause: error });
+      }
+      throw error;
+    }
+  }
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('cache_size = -262144'); // 256 MiB page cache: a million records fit.
@@ -75,6 +97,7 @@ export function openDatabase(file: string | undefined): Db {
 
 /** Empties every table (the admin reset); sequences restart so ids are predictable again. */
 export function clearDatabase(db: Db): void {
+  bumpSchemaGeneration(db);
   db.transaction(() => {
     dropTableIndexes(db, 'every table');
     for (const t of ['record_changes', 'schema_changes', 'records', 'fields', 'tables', 'modules', 'sequences', 'meta']) {

@@ -4,8 +4,10 @@ import {
 } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { BadRequestError, ForbiddenError } from '../errors.ts';
-import { checkGuard } from '../expression/guard-check.ts';
+import { describeDiagnostic } from '../expression/diagnostics.ts';
+import { compile } from '../expression/compile.ts';
 import { MANAGE_PERMISSIONS, hasGrant, type ApiKeyGrant } from '../options.ts';
+import { ModuleTables, tableScope } from './expression-scope.ts';
 import type { FieldProps, FieldRow, TableRow } from './schema-rows.ts';
 import { normalizeRoles } from './schema-writes.ts';
 
@@ -30,9 +32,31 @@ export function requirePermissionGrant(actor: ApiKeyGrant, item: object, where: 
   }
 }
 
-export function checkGuardAt(source: string, notInScope: readonly string[], where: string): void {
-  const problem = checkGuard(source, notInScope);
-  if (problem !== undefined) throw new BadRequestError(`${where}: the guard does not compile: ${problem}`);
+/**
+ * Guards are compiled before a field is saved (a guard that does not compile is 400), against the
+ * table's fields as `fields` lists them; `notInScope` names fields that exist after the request
+ * but may not be named yet (those being created), with the reason.
+ */
+export class GuardCompiler {
+  readonly #tables: ModuleTables;
+  readonly #scope;
+  readonly #notInScope: ReadonlyMap<string, string> | undefined;
+
+  constructor(ctx: EmulatorContext, table: TableRow, fields: readonly FieldRow[], notInScope?: ReadonlyMap<string, string>) {
+    const own = tableScope(table, fields);
+    this.#tables = new ModuleTables(ctx, table.moduleName, [own]);
+    this.#scope = own;
+    this.#notInScope = notInScope;
+  }
+
+  check(source: string, where: string): void {
+    const compiled = compile(source, 'expression', this.#tables.scopeFor(this.#scope, this.#notInScope), {
+      expect: { type: 'boolean', why: 'a guard' },
+    });
+    if (!compiled.ok) {
+      throw new BadRequestError(`${where}: the guard does not compile: ${compiled.errors.map(describeDiagnostic).join('; ')}`);
+    }
+  }
 }
 
 /** Plans a replacement option list: kept options carry an id of the field's current options. */
@@ -95,7 +119,7 @@ export function optionsOf(field: FieldRow): Option[] {
 }
 
 /** The field's properties after the update, with new options still without ids. */
-export function planFieldUpdate(field: FieldRow, item: FieldBatchUpdateItem, where: string): FieldProps {
+export function planFieldUpdate(field: FieldRow, item: FieldBatchUpdateItem, guards: GuardCompiler, where: string): FieldProps {
   const type = field.type;
   const choice = CHOICE_TYPES.includes(type);
   const dynamic = DYNAMIC_CHOICE_TYPES.includes(type);
@@ -126,7 +150,7 @@ export function planFieldUpdate(field: FieldRow, item: FieldBatchUpdateItem, whe
     if (guard === undefined) continue;
     if (guard === null) props[key] = undefined;
     else {
-      checkGuardAt(guard, [], `${where}.${key}`);
+      guards.check(guard, `${where}.${key}`);
       props[key] = guard;
     }
   }

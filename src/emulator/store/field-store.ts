@@ -5,13 +5,15 @@ import type { EmulatorContext } from '../context.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
 import { nextSequenceValue } from './database.ts';
+import { ModuleTables, tableScope } from './expression-scope.ts';
 import {
-  checkGuardAt, isNx, optionsOf, planDefault, planFieldUpdate, planOptions, refTableId, requirePermissionGrant,
+  GuardCompiler, isNx, optionsOf, planDefault, planFieldUpdate, planOptions, refTableId, requirePermissionGrant,
   type PlannedOption,
 } from './field-rules.ts';
 import { publicId } from './ids.ts';
 import type { FieldProps, FieldRow, TableRow } from './schema-rows.ts';
 import { normalizeRoles, sameJson, transaction } from './schema-writes.ts';
+import { compileField } from './table-expressions.ts';
 import { dropTableIndexes } from './table-indexes.ts';
 
 /**
@@ -80,8 +82,13 @@ export function createFields(
   ctx: EmulatorContext, table: TableRow, inputs: readonly FieldCreate[], opts: FieldWriteOptions,
 ): FieldRow[] {
   inputs.forEach((input, i) => requirePermissionGrant(opts.actor, input, opts.at(i)));
-  const existing = new Set(ctx.schema.fieldsOf(table.key).map((f) => f.name));
+  const current = ctx.schema.fieldsOf(table.key);
+  const existing = new Set(current.map((f) => f.name));
   const batchNames = inputs.map((f) => f.name);
+  // Guards are compiled before the transaction: no field of the batch is in scope yet.
+  const guards = new GuardCompiler(ctx, table, current, new Map(batchNames.map((name) => [
+    name, `field ${name} is created by this request and not in scope yet: set the guard by a later update`,
+  ])));
   const plans = inputs.map((input, i): PlannedCreate => {
     const where = opts.at(i);
     if (batchNames.indexOf(input.name) !== i) {
@@ -90,9 +97,8 @@ export function createFields(
     if (existing.has(input.name)) {
       throw new BadRequestError(`${where}.name: field ${input.name} already exists in table ${table.moduleName}.${table.name}`);
     }
-    // Guards are compiled before the transaction: no field of the batch is in scope yet.
-    if (input.canRead !== undefined) checkGuardAt(input.canRead, batchNames, `${where}.canRead`);
-    if (input.canWrite !== undefined) checkGuardAt(input.canWrite, batchNames, `${where}.canWrite`);
+    if (input.canRead !== undefined) guards.check(input.canRead, `${where}.canRead`);
+    if (input.canWrite !== undefined) guards.check(input.canWrite, `${where}.canWrite`);
     const options = CHOICE_TYPES.includes(input.type)
       ? planOptions(Array.isArray(input.options) ? input.options : [], [], where)
       : undefined;
@@ -137,8 +143,27 @@ export function createFields(
       ctx.changes.schemaChanged('Field', publicId('field', key), 'upserted', at);
       return key;
     });
+    saveExpressionErrors(ctx, table, keys);
     return keys.map((key) => fieldByKey(ctx, table, key));
   });
+}
+
+/**
+ * Expressions of function and dynamic-choice fields (and triggers and `{ $nx }` defaults) are
+ * checked after the save, against the table as it now is: a field whose expressions do not check
+ * is kept, with `expressionErrors`, which a later save that checks clears again.
+ */
+function saveExpressionErrors(ctx: EmulatorContext, table: TableRow, keys: readonly number[]): void {
+  const rows = ctx.schema.fieldsOf(table.key);
+  const scope = tableScope(table, rows);
+  const tables = new ModuleTables(ctx, table.moduleName, [scope]);
+  const update = ctx.db.prepare('UPDATE fields SET props = ? WHERE id = ?');
+  for (const key of keys) {
+    const row = rows.find((f) => f.key === key)!;
+    const errors = compileField(scope.field(row.name)!, scope, tables).errors;
+    const props = ordered({ ...row.props, expressionErrors: errors.length > 0 ? [...errors] : undefined });
+    if (!sameJson(props, row.props)) update.run(JSON.stringify(props), key);
+  }
 }
 
 function fieldByKey(ctx: EmulatorContext, table: TableRow, key: number): FieldRow {
@@ -176,6 +201,9 @@ export function updateFields(
   });
 
   const renamedTo = new Set<string>();
+  // Guards see the table as it will be after the batch (renames included).
+  const renames = new Map(items.filter((item) => item.name !== undefined).map((item) => [item.fieldName, item.name!]));
+  const guards = new GuardCompiler(ctx, table, current.map((f) => ({ ...f, name: renames.get(f.name) ?? f.name })));
   const plans = items.map((item, i) => {
     const where = opts.at(i);
     const field = targets[i]!;
@@ -185,12 +213,13 @@ export function updateFields(
       }
       renamedTo.add(item.name);
     }
-    return { field, item, props: planFieldUpdate(field, item, where) };
+    return { field, item, props: planFieldUpdate(field, item, guards, where) };
   });
 
   return transaction(ctx, () => {
     const at = ctx.changes.stamp();
     const update = ctx.db.prepare('UPDATE fields SET name = ?, props = ? WHERE id = ?');
+    const changed: number[] = [];
     for (const { field, item, props } of plans) {
       const name = item.name ?? field.name;
       const options = Array.isArray(props.options) ? saveOptions(ctx, props.options as PlannedOption[]) : undefined;
@@ -201,10 +230,12 @@ export function updateFields(
       });
       if (name === field.name && sameJson(saved, field.props)) continue;
       update.run(name, JSON.stringify(saved), field.key);
+      changed.push(field.key);
       // The unique check's index is of no use any more; it is made again if the flag returns.
       if (field.props.unique === true && saved.unique !== true) dropTableIndexes(ctx.db, { tableKey: table.key, fieldIds: [field.id] });
       ctx.changes.schemaChanged('Field', field.id, 'upserted', at);
     }
+    saveExpressionErrors(ctx, table, changed);
     return plans.map(({ field }) => fieldByKey(ctx, table, field.key));
   });
 }

@@ -4,14 +4,19 @@ import {
 } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { BadRequestError } from '../errors.ts';
+import type { ApiKeyGrant } from '../options.ts';
 import { Issues } from './record-checks.ts';
+import { RecordExpressions } from './record-expressions.ts';
 import { buildFieldPlans, type FieldPlan, type FieldPlans } from './record-plans.ts';
 import { dynamicStatement, pageIndex, recordStatements } from './record-statements.ts';
+import { SYSTEM_ACTOR } from './record-store.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
 
 /**
  * Listing records: field selection, filter, sort and one page. Read-only, so separate from the
- * writes in record-store.ts.
+ * writes in record-store.ts. Stored values are filtered and sorted in SQL; values that come from
+ * an expression (function fields, fields behind `canRead`) are filtered and sorted in memory, as
+ * the caller reads them.
  */
 
 export interface RecordPage {
@@ -54,7 +59,33 @@ function filterValue(plan: FieldPlan, raw: unknown, where: string): unknown {
     else if (!parsed.success) issues.add(describeIssues(parsed.error.issues, where));
   }
   issues.throwIfAny();
+  return value;
+}
+
+/** SQLite's JSON functions read JSON true/false as 1/0. */
+function sqlValue(value: unknown): unknown {
   return typeof value === 'boolean' ? Number(value) : value;
+}
+
+interface MemoryCondition {
+  readonly plan: FieldPlan;
+  readonly values: readonly unknown[];
+  readonly withNull: boolean;
+}
+
+function isEmptyValue(value: unknown): boolean {
+  return value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0);
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** A condition on a value read through an expression, checked in memory. */
+function holds(condition: MemoryCondition, value: unknown): boolean {
+  if (isEmptyValue(value)) return condition.withNull;
+  if (Array.isArray(value)) return condition.values.some((w) => value.some((item) => sameValue(item, w)));
+  return condition.values.some((w) => sameValue(value, w));
 }
 
 function filterClause(
@@ -62,6 +93,8 @@ function filterClause(
   table: TableRow,
   filter: NonNullable<RecordListQuery['filter']>,
   params: unknown[],
+  expressions: RecordExpressions,
+  inMemory: MemoryCondition[],
 ): string[] {
   const names = Object.keys(filter).filter((k) => k !== 'id');
   requireKnown(names, plans, 'query.filter', table);
@@ -74,9 +107,18 @@ function filterClause(
       continue;
     }
     const plan = plans.byName.get(name)!;
-    if (plan.readOnly) throw new BadRequestError(`query.filter.${name}: computed fields (type ${plan.type}) cannot be filtered`);
     const withNull = wanted.some((v) => v === null);
+    if (plan.type === 'function') {
+      // A computed value is compared as the API returns it.
+      inMemory.push({ plan, values: wanted.filter((v) => v !== null), withNull });
+      continue;
+    }
+    if (plan.readOnly) throw new BadRequestError(`query.filter.${name}: computed fields (type ${plan.type}) cannot be filtered`);
     const values = wanted.filter((v) => v !== null).map((v) => filterValue(plan, v, `query.filter.${name}`));
+    if (expressions.isEvaluated(plan)) {
+      inMemory.push({ plan, values, withNull });
+      continue;
+    }
     const isArray = plan.type === 'multi' || plan.type === 'dmulti';
     const parts: string[] = [];
     if (values.length > 0) {
@@ -85,7 +127,7 @@ function filterClause(
           ? `EXISTS (SELECT 1 FROM json_each(data, '${plan.path}') e WHERE e.value IN (SELECT value FROM json_each(?)))`
           : `json_extract(data, '${plan.path}') IN (SELECT value FROM json_each(?))`,
       );
-      params.push(JSON.stringify(values));
+      params.push(JSON.stringify(values.map(sqlValue)));
     }
     if (withNull) {
       parts.push(
@@ -97,6 +139,51 @@ function filterClause(
     clauses.push(parts.length === 0 ? '0' : `(${parts.join(' OR ')})`);
   }
   return clauses;
+}
+
+/** Order of values read through expressions: empty first, then numbers and booleans, then text. */
+function compareRead(a: unknown, b: unknown): number {
+  const rank = (v: unknown) => (isEmptyValue(v) ? 0 : typeof v === 'number' || typeof v === 'boolean' ? 1 : 2);
+  const ra = rank(a);
+  const rb = rank(b);
+  if (ra !== rb || ra === 0) return ra - rb;
+  if (ra === 1) return Number(a) - Number(b);
+  const ta = typeof a === 'string' ? a : JSON.stringify(a);
+  const tb = typeof b === 'string' ? b : JSON.stringify(b);
+  return ta < tb ? -1 : ta > tb ? 1 : 0;
+}
+
+const SCAN_CHUNK = 1000;
+
+/**
+ * Ids of the records matching the SQL conditions and the in-memory ones, walking the table in
+ * chunks of ids (evaluating may run queries of its own, so no cursor stays open). With a sort on
+ * an evaluated field, the ids come sorted by it (ties by id); otherwise in id order.
+ */
+function scanInMemory(
+  ctx: EmulatorContext,
+  where: readonly string[],
+  params: readonly unknown[],
+  conditions: readonly MemoryCondition[],
+  sortBy: FieldPlan | undefined,
+  descending: boolean,
+  expressions: RecordExpressions,
+): number[] {
+  const sql = `SELECT id, data FROM records WHERE ${where.join(' AND ')} AND id > ? ORDER BY id LIMIT ${SCAN_CHUNK}`;
+  const matches: { id: number; key: unknown }[] = [];
+  let after = 0;
+  for (;;) {
+    const rows = dynamicStatement(ctx.db, sql).all(...params, after) as { id: number; data: string }[];
+    for (const row of rows) {
+      const data = JSON.parse(row.data) as Record<string, unknown>;
+      if (!conditions.every((c) => holds(c, expressions.readValue(c.plan, row.id, data)))) continue;
+      matches.push({ id: row.id, key: sortBy ? expressions.readValue(sortBy, row.id, data) : undefined });
+    }
+    if (rows.length < SCAN_CHUNK) break;
+    after = rows[rows.length - 1]!.id;
+  }
+  if (sortBy) matches.sort((a, b) => (descending ? -compareRead(a.key, b.key) : compareRead(a.key, b.key)) || a.id - b.id);
+  return matches.map((m) => m.id);
 }
 
 function parseIdsForFilter(values: readonly unknown[]): number[] {
@@ -128,9 +215,11 @@ export function listRecords(
   table: TableRow,
   fields: readonly FieldRow[],
   query: RecordListQuery = {},
+  actor: ApiKeyGrant = SYSTEM_ACTOR,
 ): RecordPage {
   const plans = buildFieldPlans(fields);
   const st = recordStatements(ctx.db);
+  const expressions = new RecordExpressions(ctx, table, fields, plans, actor);
   const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
   const offset = query.offset ?? 0;
 
@@ -150,6 +239,7 @@ export function listRecords(
   const hasFilter = query.filter !== undefined && Object.keys(query.filter).length > 0;
 
   let ids: number[];
+  let hasMore: boolean;
   if (!hasFilter && sortPlan === undefined) {
     // Ids of the page from the index alone; the rows are fetched afterwards.
     const index = pageIndex(ctx.db, table.key);
@@ -158,22 +248,39 @@ export function listRecords(
     ids = (dynamicStatement(ctx.db, sql).all(limit + 1, offset) as { id: number }[]).map((r) => r.id);
   } else {
     const params: unknown[] = [table.key];
-    const where = ['table_id = ?', ...(hasFilter ? filterClause(plans, table, query.filter!, params) : [])];
-    let order = `id ${descending ? 'DESC' : 'ASC'}`;
-    if (sortPlan) order = `${sortExpression(sortPlan, params)} ${descending ? 'DESC' : 'ASC'}, id ASC`;
-    params.push(limit + 1, offset);
-    const sql = `SELECT id FROM records WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ? OFFSET ?`;
-    ids = (dynamicStatement(ctx.db, sql).all(...params) as { id: number }[]).map((r) => r.id);
+    const inMemory: MemoryCondition[] = [];
+    const where = ['table_id = ?', ...(hasFilter ? filterClause(plans, table, query.filter!, params, expressions, inMemory) : [])];
+    const sortInMemory = sortPlan !== undefined && (sortPlan.type === 'function' || expressions.isEvaluated(sortPlan));
+    if (inMemory.length > 0 || sortInMemory) {
+      let matching = scanInMemory(ctx, where, params, inMemory, sortInMemory ? sortPlan : undefined, descending, expressions);
+      if (!sortInMemory) {
+        // Sorting by a stored value stays in SQL, over the matching ids.
+        const order: unknown[] = [];
+        const by = sortPlan ? `${sortExpression(sortPlan, order)} ${descending ? 'DESC' : 'ASC'}, id ASC` : `id ${descending ? 'DESC' : 'ASC'}`;
+        const sql = `SELECT id FROM records WHERE id IN (SELECT value FROM json_each(?)) ORDER BY ${by}`;
+        matching = (dynamicStatement(ctx.db, sql).all(JSON.stringify(matching), ...order) as { id: number }[]).map((r) => r.id);
+      }
+      ids = matching.slice(offset, offset + limit + 1);
+    } else {
+      let order = `id ${descending ? 'DESC' : 'ASC'}`;
+      if (sortPlan) order = `${sortExpression(sortPlan, params)} ${descending ? 'DESC' : 'ASC'}, id ASC`;
+      params.push(limit + 1, offset);
+      const sql = `SELECT id FROM records WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ? OFFSET ?`;
+      ids = (dynamicStatement(ctx.db, sql).all(...params) as { id: number }[]).map((r) => r.id);
+    }
   }
 
-  const hasMore = ids.length > limit;
+  hasMore = ids.length > limit;
   if (hasMore) ids = ids.slice(0, limit);
   const rows = ids.length === 0 ? [] : (st.rowsByIds.all(JSON.stringify(ids)) as { id: number; data: string }[]);
   const byId = new Map(rows.map((r) => [r.id, r.data]));
+  const evaluated = expressions.affectsReads;
   const data: ApiRecord[] = ids.map((id) => {
     const stored = JSON.parse(byId.get(id) ?? '{}') as Record<string, unknown>;
-    const values: Record<string, unknown> = {};
-    for (const plan of selected) values[plan.field.name] = stored[plan.field.id] ?? null;
+    // Null prototype: a field may be called `__proto__`, which on a plain object would set the
+    // prototype instead of holding the value.
+    const values: Record<string, unknown> = Object.create(null);
+    for (const plan of selected) values[plan.field.name] = evaluated ? expressions.readValue(plan, id, stored) : (stored[plan.field.id] ?? null);
     return { id: String(id), values };
   });
   return { data, page_info: { has_more: hasMore, limit, offset } };

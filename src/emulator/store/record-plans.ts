@@ -68,7 +68,8 @@ export function buildFieldPlans(fields: readonly FieldRow[]): FieldPlans {
 }
 
 /**
- * A literal `defaultValue` in canonical form. `{ $nx }` expressions are not evaluated yet, and a
+ * A literal `defaultValue` in canonical form. `{ $nx }` expressions are evaluated per record by
+ * record-expressions.ts, and a
  * literal that is no longer valid (say, a removed option) is ignored rather than failing creates.
  */
 function literalDefault(plan: FieldPlan, value: unknown): unknown {

@@ -3,11 +3,13 @@ import {
 } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { NotFoundError } from '../errors.ts';
+import type { ApiKeyGrant } from '../options.ts';
 import type { Db } from './database.ts';
 import {
   INVALID, Issues, MAX_REPORTED, checkReferences, checkRequired, checkUnique, convertValue, reportUnknown,
   unknownFields, type PendingRecord,
 } from './record-checks.ts';
+import { RecordExpressions } from './record-expressions.ts';
 import { buildFieldPlans } from './record-plans.ts';
 import { pageIndex, recordStatements } from './record-statements.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
@@ -23,6 +25,9 @@ import type { FieldRow, TableRow } from './schema-rows.ts';
  */
 
 export type RecordValues = Readonly<Record<string, unknown>>;
+
+/** Who writes when no API key does (the seed loader): every grant, role admin. */
+export const SYSTEM_ACTOR: ApiKeyGrant = { key: '(system)', grants: 'all' };
 export type RecordUpdate = RecordValues & { readonly id: RecordIdInput };
 
 function logChanges(ctx: EmulatorContext, table: TableRow, ids: readonly number[], type: 'create' | 'update' | 'delete'): void {
@@ -43,12 +48,15 @@ export function createRecords(
   fields: readonly FieldRow[],
   records: readonly RecordValues[],
   where = 'body.records',
+  actor: ApiKeyGrant = SYSTEM_ACTOR,
 ): number[] {
   const plans = buildFieldPlans(fields);
   const st = recordStatements(ctx.db);
+  const expressions = new RecordExpressions(ctx, table, fields, plans, actor);
   return ctx.db.transaction(() => {
     const issues = new Issues();
     const pending: PendingRecord[] = [];
+    const sent: Set<string>[] = [];
     records.forEach((record, index) => {
       reportUnknown(unknownFields(record, plans, false), formatPath(where, [index]), table, issues);
       const data: Record<string, unknown> = {};
@@ -68,10 +76,15 @@ export function createRecords(
         }
       }
       const p: PendingRecord = { index, id: undefined, data, touched };
-      checkRequired(plans, p, 'create', where, issues);
+      const names = new Set(Object.keys(record));
+      expressions.applyDefaults(p, names, where, issues);
       pending.push(p);
+      sent.push(names);
     });
     issues.throwIfAny();
+    expressions.checkWriteGuards(pending, sent, undefined, where);
+    for (const p of pending) checkRequired(plans, p, 'create', where, issues);
+    expressions.checkSelections(pending, where, issues);
     checkReferences(ctx.db, plans, pending, where, issues);
     checkUnique(ctx.db, table, plans, pending, where, issues);
     issues.throwIfAny();
@@ -129,18 +142,22 @@ export function updateRecords(
   fields: readonly FieldRow[],
   records: readonly RecordUpdate[],
   where = 'body.records',
+  actor: ApiKeyGrant = SYSTEM_ACTOR,
 ): number[] {
   const plans = buildFieldPlans(fields);
   const st = recordStatements(ctx.db);
+  const expressions = new RecordExpressions(ctx, table, fields, plans, actor);
   return ctx.db.transaction(() => {
     const ids = parseIds(records.map((r) => r.id), where, 'id');
     const existing = requireExisting(ctx.db, table, ids);
     const issues = new Issues();
     const pending: PendingRecord[] = [];
+    const sent: Set<string>[] = [];
     records.forEach((record, index) => {
       const id = ids[index]!;
       reportUnknown(unknownFields(record, plans, true), formatPath(where, [index]), table, issues);
       const data = JSON.parse(existing.get(id)!) as Record<string, unknown>;
+      sent.push(new Set(Object.keys(record).filter((name) => name !== 'id')));
       const touched = new Set<string>();
       for (const name of Object.keys(record)) {
         if (name === 'id') continue;
@@ -152,11 +169,14 @@ export function updateRecords(
         if (value === null) delete data[plan.field.id];
         else data[plan.field.id] = value;
       }
-      const p: PendingRecord = { index, id, data, touched };
-      checkRequired(plans, p, 'update', where, issues);
-      pending.push(p);
+      pending.push({ index, id, data, touched });
     });
     issues.throwIfAny();
+    expressions.checkWriteGuards(pending, sent, existing, where);
+    expressions.runTriggers(pending, existing, where, issues);
+    issues.throwIfAny();
+    for (const p of pending) checkRequired(plans, p, 'update', where, issues);
+    expressions.checkSelections(pending, where, issues);
     checkReferences(ctx.db, plans, pending, where, issues);
     checkUnique(ctx.db, table, plans, pending, where, issues);
     issues.throwIfAny();

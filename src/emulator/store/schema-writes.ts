@@ -1,4 +1,5 @@
 import type { EmulatorContext } from '../context.ts';
+import { bumpSchemaGeneration } from './schema-generation.ts';
 
 /**
  * What every schema mutation shares, whether of modules and tables (schema-store.ts) or of fields
@@ -11,8 +12,14 @@ export function normalizeRoles(roles: readonly string[]): string[] {
   return [...new Set(roles.map((r) => (r === 'user' ? 'editor' : r)))];
 }
 
+/** One schema transaction; caches built from the schema see it as a new generation. */
 export function transaction<T>(ctx: EmulatorContext, fn: () => T): T {
-  return ctx.db.transaction(fn)();
+  bumpSchemaGeneration(ctx.db);
+  try {
+    return ctx.db.transaction(fn)();
+  } finally {
+    bumpSchemaGeneration(ctx.db);
+  }
 }
 
 export function sameJson(a: unknown, b: unknown): boolean {

@@ -1,4 +1,4 @@
-import type { SqlValue } from '../value-codec.ts';
+import type { SqlValue } from '../dialect.ts';
 
 /** One value in COPY text format: `\N` for NULL, backslash escapes for the separators. */
 export function copyTextValue(value: SqlValue): string {

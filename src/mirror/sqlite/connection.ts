@@ -4,14 +4,14 @@ import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
 import { ConfigError } from '../../errors.ts';
-import { CATALOG_TABLES, CATALOG_VERSION, checkCatalogVersion } from '../catalog.ts';
-import type { CatalogDb } from '../catalog.ts';
-import { catalogTableDdl } from '../catalog-ddl.ts';
-import type { ColumnSpec, DialectDriver, WriteTx } from '../dialect-driver.ts';
+import { checkCatalogVersion } from '../catalog-tables.ts';
+import type { CatalogDb } from '../catalog-tables.ts';
+import { catalogTableDdl, catalogTablesOf } from '../catalog-ddl.ts';
+import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
+import type { ColumnSpec, Dialect, DialectDriver, SqlValue, WriteTx } from '../dialect.ts';
 import { MirrorError } from '../errors.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
-import { namingRules } from '../naming.ts';
-import type { SqlValue } from '../value-codec.ts';
+import { WRITER_TABLE } from './writer-marker.ts';
 
 type Statement = Database.Statement<unknown[], unknown>;
 
@@ -25,7 +25,7 @@ const MAX_VARIABLES = 32766;
  * lock, so nothing else interleaves with a write transaction.
  */
 export async function openSqliteDriver(
-  location: Extract<MirrorLocation, { dialect: 'sqlite' }>, options: { mustExist?: boolean } = {},
+  dialect: Dialect, location: Extract<MirrorLocation, { dialect: 'sqlite' }>, options: { mustExist?: boolean } = {},
 ): Promise<DialectDriver> {
   const mustExist = options.mustExist === true && location.path !== ':memory:';
   if (mustExist && !existsSync(location.path)) {
@@ -39,7 +39,7 @@ export async function openSqliteDriver(
   } catch (error) {
     throw new ConfigError(`cannot open the SQLite mirror ${location.display}: ${(error as Error).message}`, { cause: error });
   }
-  const driver = new SqliteDriver(raw);
+  const driver = new SqliteDriver(dialect, raw);
   try {
     // An existing mirror is checked before anything is written to the file (not even the WAL switch).
     if (mustExist) await driver.verifyCatalog();
@@ -57,14 +57,14 @@ export async function openSqliteDriver(
 }
 
 class SqliteDriver implements DialectDriver {
-  readonly dialect = 'sqlite' as const;
-  readonly naming = namingRules('sqlite');
+  readonly dialect: Dialect;
   readonly preferredBatchRows = 500;
   readonly db: Kysely<CatalogDb>;
   readonly #raw: Database.Database;
   readonly #statements = new Map<string, Statement>();
 
-  constructor(raw: Database.Database) {
+  constructor(dialect: Dialect, raw: Database.Database) {
+    this.dialect = dialect;
     this.#raw = raw;
     this.db = new Kysely<CatalogDb>({ dialect: new SqliteDialect({ database: raw }) });
   }
@@ -79,18 +79,10 @@ class SqliteDriver implements DialectDriver {
 
   async ensureCatalog(): Promise<void> {
     await this.write(async (tx) => {
-      for (const def of CATALOG_TABLES) {
-        if (def.only && def.only !== 'sqlite') continue;
-        for (const stmt of catalogTableDdl('sqlite', def, (n) => this.table(n))) await stmt.execute(tx.db);
+      for (const def of catalogTablesOf(this.dialect)) {
+        for (const stmt of catalogTableDdl(this.dialect, def, (n) => this.table(n))) await stmt.execute(tx.db);
       }
-      const version = await tx.db.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'catalog_version').executeTakeFirst();
-      if (version) checkCatalogVersion(version.value);
-      if (!version) {
-        await tx.db.insertInto('_wsmirror_meta').values([
-          { key: 'catalog_version', value: String(CATALOG_VERSION) },
-          { key: 'revision', value: '0' },
-        ]).execute();
-      }
+      await initCatalogVersion(tx.db);
     }, false);
   }
 
@@ -100,8 +92,7 @@ class SqliteDriver implements DialectDriver {
     if (Number(rows[0]?.n ?? 0) === 0) {
       throw new ConfigError('not a wsmirror mirror (the file has no _wsmirror_meta table)');
     }
-    const version = await this.db.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'catalog_version').executeTakeFirst();
-    checkCatalogVersion(version?.value);
+    checkCatalogVersion(await readCatalogVersion(this.db));
   }
 
   async listNamespaceNames(): Promise<string[]> {
@@ -115,9 +106,9 @@ class SqliteDriver implements DialectDriver {
       // instead of failing halfway when a read transaction cannot be upgraded.
       await sql`BEGIN IMMEDIATE`.execute(conn);
       try {
-        if (marked) await sql`INSERT INTO ${sql.id('_wsmirror_writer')} (${sql.id('marker')}) VALUES (1)`.execute(conn);
+        if (marked) await sql`INSERT INTO ${sql.id(WRITER_TABLE)} (${sql.id('marker')}) VALUES (1)`.execute(conn);
         const result = await fn({ db: conn });
-        if (marked) await sql`DELETE FROM ${sql.id('_wsmirror_writer')}`.execute(conn);
+        if (marked) await sql`DELETE FROM ${sql.id(WRITER_TABLE)}`.execute(conn);
         await sql`COMMIT`.execute(conn);
         return result;
       } catch (error) {
@@ -177,10 +168,6 @@ class SqliteDriver implements DialectDriver {
 
   async comment(): Promise<void> {
     // SQLite has no comments; labels live in the catalog tables.
-  }
-
-  toBool(value: boolean): unknown {
-    return value ? 1 : 0;
   }
 
   fromBool(value: unknown): boolean {

@@ -5,14 +5,15 @@ import type { PostgresPool, PostgresPoolClient, RawBuilder } from 'kysely';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { ConfigError } from '../../errors.ts';
-import { CATALOG_TABLES, CATALOG_VERSION, checkCatalogVersion } from '../catalog.ts';
-import type { CatalogDb } from '../catalog.ts';
-import { catalogTableDdl } from '../catalog-ddl.ts';
-import type { ColumnSpec, DialectDriver, WriteTx } from '../dialect-driver.ts';
+import { checkCatalogVersion } from '../catalog-tables.ts';
+import type { CatalogDb } from '../catalog-tables.ts';
+import { catalogTableDdl, catalogTablesOf } from '../catalog-ddl.ts';
+import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
+import type { ColumnSpec, Dialect, DialectDriver, SqlValue, WriteTx } from '../dialect.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
-import { hash8, namingRules } from '../naming.ts';
-import type { SqlValue } from '../value-codec.ts';
+import { hash8 } from '../naming.ts';
 import { copyTextRows } from './copy-text.ts';
+import { WRITER_SETTING } from './writer-marker.ts';
 
 interface PgWriteTx extends WriteTx {
   readonly client: pg.PoolClient;
@@ -42,8 +43,9 @@ function typeParsers(): pg.TypeOverrides {
  * see bench/mirror-upsert.ts).
  */
 export async function openPostgresDriver(
-  location: Extract<MirrorLocation, { dialect: 'postgres' }>, schema: string, options: { mustExist?: boolean } = {},
+  dialect: Dialect, location: Extract<MirrorLocation, { dialect: 'postgres' }>, options: { pgSchema: string; mustExist?: boolean },
 ): Promise<DialectDriver> {
+  const schema = options.pgSchema;
   if (schema === '' || Buffer.byteLength(schema) > 63) {
     throw new ConfigError(`Postgres schema ${JSON.stringify(schema)} must be 1 to 63 bytes long`);
   }
@@ -59,7 +61,7 @@ export async function openPostgresDriver(
   pool.on('connect', (client) => {
     client.query(SESSION_SQL).catch(() => {});
   });
-  const driver = new PostgresDriver(pool, schema);
+  const driver = new PostgresDriver(dialect, pool, schema);
   try {
     await sql`SELECT 1`.execute(driver.db);
   } catch (error) {
@@ -82,8 +84,7 @@ export async function openPostgresDriver(
 }
 
 class PostgresDriver implements DialectDriver {
-  readonly dialect = 'postgres' as const;
-  readonly naming = namingRules('postgres');
+  readonly dialect: Dialect;
   readonly preferredBatchRows = 2_000;
   readonly #stagesByClient = new WeakMap<pg.PoolClient, Set<string>>();
   readonly db: Kysely<CatalogDb>;
@@ -92,7 +93,8 @@ class PostgresDriver implements DialectDriver {
   /** One Kysely per pooled client, for queries inside that client's transaction. */
   readonly #bound = new WeakMap<pg.PoolClient, Kysely<CatalogDb>>();
 
-  constructor(pool: pg.Pool, schema: string) {
+  constructor(dialect: Dialect, pool: pg.Pool, schema: string) {
+    this.dialect = dialect;
     this.#pool = pool;
     this.#schema = schema;
     this.db = new Kysely<CatalogDb>({ dialect: new PostgresDialect({ pool }) });
@@ -117,23 +119,14 @@ class PostgresDriver implements DialectDriver {
       if (Number(schemas[0]?.n ?? 0) === 0) await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(this.#schema)}`.execute(tx.db);
       const { rows } = await sql<{ exists: boolean }>`SELECT to_regclass(${`${pg.escapeIdentifier(this.#schema)}."_wsmirror_meta"`}) IS NOT NULL AS exists`.execute(tx.db);
       const fresh = !rows[0]?.exists;
-      for (const def of CATALOG_TABLES) {
-        if (def.only && def.only !== 'postgres') continue;
-        for (const stmt of catalogTableDdl('postgres', def, (n) => this.table(n))) await stmt.execute(tx.db);
+      for (const def of catalogTablesOf(this.dialect)) {
+        for (const stmt of catalogTableDdl(this.dialect, def, (n) => this.table(n))) await stmt.execute(tx.db);
         if (fresh) {
           await this.comment(tx, def.name, null, def.comment);
           for (const c of def.columns) await this.comment(tx, def.name, c.name, c.comment);
         }
       }
-      const cat = this.catalog(tx.db);
-      const version = await cat.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'catalog_version').executeTakeFirst();
-      if (version) checkCatalogVersion(version.value);
-      if (!version) {
-        await cat.insertInto('_wsmirror_meta').values([
-          { key: 'catalog_version', value: String(CATALOG_VERSION) },
-          { key: 'revision', value: '0' },
-        ]).execute();
-      }
+      await initCatalogVersion(this.catalog(tx.db));
     });
   }
 
@@ -141,9 +134,7 @@ class PostgresDriver implements DialectDriver {
     const { rows } = await sql<{ exists: boolean }>`SELECT to_regclass(${`${pg.escapeIdentifier(this.#schema)}."_wsmirror_meta"`}) IS NOT NULL AS exists`
       .execute(this.db);
     if (!rows[0]?.exists) throw new ConfigError('no wsmirror catalog there (no _wsmirror_meta table); run wsmirror sync to create it');
-    const version = await this.catalog(this.db).selectFrom('_wsmirror_meta').select('value')
-      .where('key', '=', 'catalog_version').executeTakeFirst();
-    checkCatalogVersion(version?.value);
+    checkCatalogVersion(await readCatalogVersion(this.catalog(this.db)));
   }
 
   async listNamespaceNames(): Promise<string[]> {
@@ -172,7 +163,7 @@ class PostgresDriver implements DialectDriver {
     try {
       // One round trip: BEGIN, and the transaction-local marker the outbox triggers check to
       // skip the daemon's own writes.
-      await client.query(`BEGIN; SELECT set_config('wsmirror.writer', 'daemon', true)`);
+      await client.query(`BEGIN; SELECT set_config('${WRITER_SETTING}', 'daemon', true)`);
       try {
         const tx: PgWriteTx = { db: this.#kyselyFor(client), client };
         const result = await fn(tx);
@@ -227,10 +218,6 @@ class PostgresDriver implements DialectDriver {
     const value = text === null ? sql.raw('NULL') : sql.raw(pg.escapeLiteral(text));
     if (column === null) await sql`COMMENT ON TABLE ${this.table(sqlTable)} IS ${value}`.execute(tx.db);
     else await sql`COMMENT ON COLUMN ${sql.id(this.#schema, sqlTable, column)} IS ${value}`.execute(tx.db);
-  }
-
-  toBool(value: boolean): unknown {
-    return value;
   }
 
   fromBool(value: unknown): boolean {

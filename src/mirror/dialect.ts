@@ -1,0 +1,100 @@
+import type { Kysely, RawBuilder } from 'kysely';
+import type { CatalogColumnKind, CatalogDb, CatalogTableDef } from './catalog-tables.ts';
+import type { MirrorLocation } from './mirror-url.ts';
+import type { NamingRules } from './naming.ts';
+import type { ValueKind } from './value-kind.ts';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/**
+ * Everything the mirror needs to know about one SQL dialect, stated in one place: its folder
+ * (`src/mirror/<name>/`) exports one `Dialect`, registered in dialects.ts. Adding a dialect is
+ * adding a folder with the same files: `dialect.ts` (this statement), `connection.ts` (the
+ * `DialectDriver`), `capture-triggers.ts` (the SQL that records local edits).
+ *
+ * The statement is plain data and pure functions, cheap to import (the planner uses it); the
+ * driver, which loads the database client, is imported only by `open`.
+ */
+export interface Dialect {
+  readonly name: DialectName;
+  /** Identifier limits and reserved names. */
+  readonly naming: NamingRules;
+  /** SQL type of each value kind: the only types the mirror gives field columns. */
+  readonly columnTypes: Readonly<Record<ValueKind, string>>;
+  /** SQL types of the system columns every mirrored table has. */
+  readonly systemColumnTypes: { readonly id: string; readonly syncedAt: string };
+  /** SQL type of each catalog column kind. */
+  readonly catalogColumnTypes: Readonly<Record<CatalogColumnKind, string>>;
+  /** What follows a serial column declared as the single primary key. */
+  readonly serialPrimaryKey: string;
+  /** The current time in the dialect's timestamp representation, as SQL. */
+  readonly nowSql: string;
+  /** Catalog tables only this dialect has (e.g. SQLite's writer marker). */
+  readonly extraCatalogTables: readonly CatalogTableDef[];
+  /**
+   * SQL condition that is true inside the daemon's own write transactions and false for every
+   * other client: the capture triggers skip the daemon's writes with `NOT (…)`.
+   */
+  readonly daemonWriteCondition: string;
+  /** A boolean as this dialect stores it (SQLite: 1/0). */
+  booleanToSql(value: boolean): boolean | number;
+  /** Whether JSON columns come back parsed from the mirror's connection (Postgres jsonb) or as text. */
+  readonly jsonArrivesParsed: boolean;
+  /** Opens the database at `location`, creating the catalog unless `mustExist`. */
+  open(location: MirrorLocation, options: DialectOpenOptions): Promise<DialectDriver>;
+}
+
+export interface DialectOpenOptions {
+  /** Postgres schema holding the mirror. */
+  pgSchema: string;
+  mustExist: boolean;
+}
+
+/** What drivers bind and return: numbers, booleans (Postgres), strings, null. */
+export type SqlValue = string | number | boolean | null;
+
+/** A write transaction: a Kysely bound to it, plus whatever the driver needs (e.g. the client). */
+export interface WriteTx {
+  readonly db: Kysely<CatalogDb>;
+}
+
+/** A column of a mirrored table as bulk writes see it. */
+export interface ColumnSpec {
+  name: string;
+  sqlType: string;
+}
+
+/**
+ * An open connection of one dialect: it runs SQL, and never decides names or types (the
+ * operations do, from the `Dialect` and the catalog).
+ */
+export interface DialectDriver {
+  readonly dialect: Dialect;
+  /** Rows per write transaction that suit this dialect (see Mirror.preferredBatchRows). */
+  readonly preferredBatchRows: number;
+  /** Kysely on the whole database/pool, for reads. */
+  readonly db: Kysely<CatalogDb>;
+  /** The catalog tables through `db` (Postgres: in the mirror's schema). */
+  catalog(db: Kysely<CatalogDb>): Kysely<CatalogDb>;
+  /** A (schema-qualified) quoted reference to a table of the mirror. */
+  table(name: string): RawBuilder<unknown>;
+
+  /** Names of every relation and type in the mirror's namespace. */
+  listNamespaceNames(): Promise<string[]>;
+
+  /** Runs `fn` in one write transaction marked as the daemon's own. */
+  write<T>(fn: (tx: WriteTx) => Promise<T>): Promise<T>;
+  /** Inserts or replaces rows (all columns, `id` first) inside `tx`. */
+  upsertRows(tx: WriteTx, sqlTable: string, columns: readonly ColumnSpec[], rows: readonly SqlValue[][]): Promise<void>;
+  /** Deletes rows by id inside `tx`; returns how many existed. */
+  deleteRows(tx: WriteTx, sqlTable: string, ids: readonly number[]): Promise<number>;
+  /** Sets the comment of a table or column (Postgres); a no-op where comments do not exist. */
+  comment(tx: WriteTx, sqlTable: string, column: string | null, text: string | null): Promise<void>;
+
+  /** Catalog value conversions. */
+  fromBool(value: unknown): boolean;
+  fromJson(value: unknown): unknown;
+  fromTimestamp(value: unknown): string | null;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,31 @@
+import type { MirrorField, MirrorTable } from './catalog.ts';
+import type { Dialect, DialectDriver } from './dialect.ts';
+import { MirrorError } from './errors.ts';
+import type { MirrorLogger } from './mirror.ts';
+
+/** A mirrored table and its fields (in upstream order), as the last catalog read found them. */
+export interface TableInfo {
+  table: MirrorTable;
+  fields: MirrorField[];
+}
+
+/**
+ * What every mirror operation works with: the open connection, its dialect, the logger, and the
+ * tables of the last catalog read (dropped whenever the catalog may have changed).
+ */
+export interface MirrorContext {
+  readonly driver: DialectDriver;
+  readonly dialect: Dialect;
+  readonly logger: MirrorLogger | undefined;
+  /** Tables by upstream id; undefined until read, and after anything that changes the catalog. */
+  tables: Map<string, TableInfo> | undefined;
+  closed: boolean;
+}
+
+export function createContext(driver: DialectDriver, logger: MirrorLogger | undefined): MirrorContext {
+  return { driver, dialect: driver.dialect, logger, tables: undefined, closed: false };
+}
+
+export function assertOpen(ctx: MirrorContext): void {
+  if (ctx.closed) throw new MirrorError('the mirror is closed');
+}

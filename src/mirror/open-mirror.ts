@@ -1,0 +1,18 @@
+import { createMirror } from './create-mirror.ts';
+import { DIALECTS } from './dialects.ts';
+import type { Mirror, OpenMirrorOptions } from './mirror.ts';
+import { parseMirrorUrl } from './mirror-url.ts';
+
+/**
+ * Opens `sqlite:PATH` (also `sqlite://PATH`) or `postgres://…` / `postgresql://…`, creating the
+ * catalog tables when missing (unless `mustExist`). A malformed or unreachable URL throws
+ * ConfigError naming the URL with its password masked.
+ */
+export async function openMirror(url: string, options: OpenMirrorOptions = {}): Promise<Mirror> {
+  const location = parseMirrorUrl(url);
+  const driver = await DIALECTS[location.dialect].open(location, {
+    pgSchema: options.pgSchema ?? 'public',
+    mustExist: options.mustExist === true,
+  });
+  return createMirror(driver, location.display, options.logger);
+}

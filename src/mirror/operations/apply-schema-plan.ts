@@ -1,0 +1,120 @@
+import { sql } from 'kysely';
+import { tableCursorPrefix } from '../catalog.ts';
+import type { WriteTx } from '../dialect.ts';
+import { MirrorError } from '../errors.ts';
+import type { CursorWrites } from '../mirror.ts';
+import { assertOpen } from '../mirror-context.ts';
+import type { MirrorContext } from '../mirror-context.ts';
+import { ID_COLUMN, SYNCED_AT_COLUMN } from '../naming.ts';
+import type { SchemaOp, SchemaPlan } from '../schema-planner.ts';
+import { describeOp } from '../schema-planner.ts';
+import { deleteFieldRows, insertTableRow, touchTableRow, updateTableRow, writeFieldRows } from './catalog-rows.ts';
+import { writeCursors } from './cursors.ts';
+import { readRevision } from './read-catalog.ts';
+
+const SYSTEM_COMMENTS = {
+  [ID_COLUMN]: 'record id',
+  [SYNCED_AT_COLUMN]: 'when wsmirror last wrote this row',
+} as const;
+
+/** Runs a plan from `planSchema`: DDL, catalog rows and the given cursors in ONE transaction. */
+export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, options: { cursors?: CursorWrites } = {}): Promise<void> {
+  assertOpen(ctx);
+  if (plan.dialect !== ctx.dialect.name) {
+    throw new MirrorError(`a schema plan for ${plan.dialect} cannot be applied to a ${ctx.dialect.name} mirror`);
+  }
+  try {
+    await ctx.driver.write(async (tx) => {
+      const cat = ctx.driver.catalog(tx.db);
+      const revision = await readRevision(cat);
+      if (revision !== plan.baseRevision) {
+        throw new MirrorError(
+          `the schema plan was made from catalog revision ${plan.baseRevision} but the mirror is at ${revision}; plan again`,
+        );
+      }
+      for (const op of plan.ops) {
+        ctx.logger?.info({ op: op.op }, describeOp(op));
+        await runOp(ctx, tx, op);
+        const columnOf = op.op === 'renameColumn' ? op.tableId
+          : op.op === 'addColumn' || op.op === 'dropColumn' || op.op === 'retypeColumn' ? op.field.tableId : undefined;
+        if (columnOf !== undefined) await touchTableRow(ctx, tx, columnOf);
+      }
+      if (plan.ops.length > 0) {
+        await cat.updateTable('_wsmirror_meta').set({ value: String(revision + 1) }).where('key', '=', 'revision').execute();
+      }
+      await writeCursors(ctx, tx, options.cursors);
+    });
+  } finally {
+    // Reloaded on next use, whatever the outcome.
+    ctx.tables = undefined;
+  }
+}
+
+async function runOp(ctx: MirrorContext, tx: WriteTx, op: SchemaOp): Promise<void> {
+  const d = ctx.driver;
+  const cat = d.catalog(tx.db);
+  switch (op.op) {
+    case 'createTable': {
+      const types = ctx.dialect.systemColumnTypes;
+      const columns = [
+        sql`${sql.id(ID_COLUMN)} ${sql.raw(types.id)} PRIMARY KEY`,
+        sql`${sql.id(SYNCED_AT_COLUMN)} ${sql.raw(types.syncedAt)} NOT NULL`,
+        ...op.fields.map((f) => sql`${sql.id(f.columnName)} ${sql.raw(f.sqlType)}`),
+      ];
+      await sql`CREATE TABLE ${d.table(op.table.sqlName)} (${sql.join(columns)})`.execute(tx.db);
+      await d.comment(tx, op.table.sqlName, null, op.table.label);
+      for (const [column, text] of Object.entries(SYSTEM_COMMENTS)) await d.comment(tx, op.table.sqlName, column, text);
+      await insertTableRow(ctx, tx, op.table);
+      for (const f of op.fields) {
+        await d.comment(tx, op.table.sqlName, f.columnName, f.label);
+        await writeFieldRows(ctx, tx, op.table.sqlName, f);
+      }
+      return;
+    }
+    case 'dropTable': {
+      await sql`DROP TABLE IF EXISTS ${d.table(op.table.sqlName)}`.execute(tx.db);
+      const id = op.table.tableId;
+      await cat.deleteFrom('_wsmirror_tables').where('table_id', '=', id).execute();
+      await cat.deleteFrom('_wsmirror_fields').where('table_id', '=', id).execute();
+      await cat.deleteFrom('_wsmirror_choice_options').where('table_id', '=', id).execute();
+      const prefix = tableCursorPrefix(id);
+      // substr, not LIKE: ids may hold LIKE wildcards.
+      await cat.deleteFrom('_wsmirror_cursors')
+        .where(sql<boolean>`substr(${sql.ref('name')}, 1, ${prefix.length}) = ${prefix}`)
+        .execute();
+      return;
+    }
+    case 'renameTable':
+      await sql`ALTER TABLE ${d.table(op.from)} RENAME TO ${sql.id(op.to)}`.execute(tx.db);
+      return;
+    case 'updateTable':
+      await updateTableRow(ctx, tx, op.table);
+      await d.comment(tx, op.table.sqlName, null, op.table.label);
+      return;
+    case 'addColumn':
+      await sql`ALTER TABLE ${d.table(op.sqlTable)} ADD COLUMN ${sql.id(op.field.columnName)} ${sql.raw(op.field.sqlType)}`.execute(tx.db);
+      await d.comment(tx, op.sqlTable, op.field.columnName, op.field.label);
+      await writeFieldRows(ctx, tx, op.sqlTable, op.field);
+      return;
+    case 'dropColumn':
+      await sql`ALTER TABLE ${d.table(op.sqlTable)} DROP COLUMN ${sql.id(op.field.columnName)}`.execute(tx.db);
+      await deleteFieldRows(ctx, tx, op.field.tableId, op.field.fieldId);
+      return;
+    case 'renameColumn':
+      await sql`ALTER TABLE ${d.table(op.sqlTable)} RENAME COLUMN ${sql.id(op.from)} TO ${sql.id(op.to)}`.execute(tx.db);
+      return;
+    case 'retypeColumn':
+      if (op.rebuild) {
+        // Old values would be wrong for the new type: drop them; the table is re-read.
+        await sql`ALTER TABLE ${d.table(op.sqlTable)} DROP COLUMN ${sql.id(op.field.columnName)}`.execute(tx.db);
+        await sql`ALTER TABLE ${d.table(op.sqlTable)} ADD COLUMN ${sql.id(op.field.columnName)} ${sql.raw(op.field.sqlType)}`.execute(tx.db);
+      }
+      await d.comment(tx, op.sqlTable, op.field.columnName, op.field.label);
+      await writeFieldRows(ctx, tx, op.sqlTable, op.field);
+      return;
+    case 'updateField':
+      await d.comment(tx, op.sqlTable, op.field.columnName, op.field.label);
+      await writeFieldRows(ctx, tx, op.sqlTable, op.field);
+      return;
+  }
+}

@@ -1,0 +1,34 @@
+import type { CursorWrites } from '../mirror.ts';
+import type { WriteTx } from '../dialect.ts';
+import { assertOpen } from '../mirror-context.ts';
+import type { MirrorContext } from '../mirror-context.ts';
+
+/** A cursor's value, or undefined when it was never set. */
+export async function getCursor(ctx: MirrorContext, key: string): Promise<string | undefined> {
+  assertOpen(ctx);
+  const row = await ctx.driver.catalog(ctx.driver.db).selectFrom('_wsmirror_cursors').select('value')
+    .where('name', '=', key).executeTakeFirst();
+  return row?.value;
+}
+
+/** Sets (or with null, deletes) one cursor, in its own transaction. */
+export async function setCursor(ctx: MirrorContext, key: string, value: string | null): Promise<void> {
+  assertOpen(ctx);
+  await ctx.driver.write((tx) => writeCursors(ctx, tx, { [key]: value }));
+}
+
+/** Writes cursors inside a transaction that also writes what they cover. */
+export async function writeCursors(ctx: MirrorContext, tx: WriteTx, cursors: CursorWrites | undefined): Promise<void> {
+  if (!cursors) return;
+  const cat = ctx.driver.catalog(tx.db);
+  const now = new Date().toISOString();
+  for (const [name, value] of Object.entries(cursors)) {
+    if (value === null) {
+      await cat.deleteFrom('_wsmirror_cursors').where('name', '=', name).execute();
+    } else {
+      await cat.insertInto('_wsmirror_cursors').values({ name, value, updated_at: now })
+        .onConflict((oc) => oc.column('name').doUpdateSet({ value, updated_at: now }))
+        .execute();
+    }
+  }
+}

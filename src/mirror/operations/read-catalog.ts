@@ -1,0 +1,66 @@
+import type { Kysely } from 'kysely';
+import type { FieldType } from '../../api/field-types.ts';
+import type { Catalog, Labels, MirrorField, MirrorTable, TableMode, TableState } from '../catalog.ts';
+import { fieldsOf } from '../catalog.ts';
+import type { CatalogDb } from '../catalog-tables.ts';
+import { MirrorError } from '../errors.ts';
+import { assertOpen } from '../mirror-context.ts';
+import type { MirrorContext, TableInfo } from '../mirror-context.ts';
+import { CATALOG_PREFIX } from '../naming.ts';
+
+/** A snapshot of the catalog; also refreshes the context's table cache. */
+export async function readCatalog(ctx: MirrorContext): Promise<Catalog> {
+  assertOpen(ctx);
+  const d = ctx.driver;
+  const cat = d.catalog(d.db);
+  const revision = await readRevision(cat);
+  const tableRows = await cat.selectFrom('_wsmirror_tables').selectAll().orderBy('table_id').execute();
+  const fieldRows = await cat.selectFrom('_wsmirror_fields').selectAll().orderBy('table_id').orderBy('position').execute();
+  const tables: MirrorTable[] = tableRows.map((r) => ({
+    tableId: r.table_id,
+    moduleId: r.module_id,
+    moduleName: r.module_name,
+    moduleLabel: r.module_label,
+    tableName: r.table_name,
+    label: r.label,
+    labels: (d.fromJson(r.labels) ?? {}) as Labels,
+    sqlName: r.sql_name,
+    hasHistory: d.fromBool(r.has_history),
+    mode: r.mode as TableMode,
+    state: r.state as TableState,
+    lastPullAt: d.fromTimestamp(r.last_pull_at),
+  }));
+  const fields: MirrorField[] = fieldRows.map((r) => ({
+    tableId: r.table_id,
+    fieldId: r.field_id,
+    fieldName: r.field_name,
+    fieldType: r.field_type as FieldType,
+    label: r.label,
+    labels: (d.fromJson(r.labels) ?? {}) as Labels,
+    columnName: r.column_name,
+    sqlType: r.sql_type,
+    position: Number(r.position),
+    readOnly: d.fromBool(r.is_read_only),
+    refTableId: r.ref_table_id,
+    syncedFrom: r.synced_from,
+    options: (d.fromJson(r.options) ?? null) as MirrorField['options'],
+  }));
+  const own = new Set(tables.map((t) => t.sqlName));
+  const foreignNames = (await d.listNamespaceNames()).filter((n) => !own.has(n) && !n.startsWith(CATALOG_PREFIX)).sort();
+  ctx.tables = new Map(tables.map((t) => [t.tableId, { table: t, fields: fieldsOf({ fields }, t.tableId) }]));
+  return { dialect: ctx.dialect.name, revision, tables, fields, foreignNames };
+}
+
+/** A mirrored table by upstream id (from the cached catalog); MirrorError when it is not mirrored. */
+export async function mirroredTable(ctx: MirrorContext, tableId: string): Promise<TableInfo> {
+  assertOpen(ctx);
+  if (!ctx.tables) await readCatalog(ctx);
+  const info = ctx.tables!.get(tableId);
+  if (!info) throw new MirrorError(`table ${tableId} is not mirrored (not in the catalog)`);
+  return info;
+}
+
+export async function readRevision(cat: Kysely<CatalogDb>): Promise<number> {
+  const row = await cat.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'revision').executeTakeFirst();
+  return Number(row?.value ?? 0);
+}

@@ -1,0 +1,35 @@
+import type { Dialect } from '../dialect.ts';
+import { CATALOG_PREFIX } from '../naming.ts';
+import { DAEMON_WRITE_CONDITION, WRITER_TABLE_DEF } from './writer-marker.ts';
+
+/** SQLite (better-sqlite3, WAL): a file. */
+export const sqliteDialect: Dialect = {
+  name: 'sqlite',
+  // No length limit, but SQLite refuses user objects named sqlite_*.
+  naming: { maxLength: Number.POSITIVE_INFINITY, reservedTablePrefixes: [CATALOG_PREFIX, 'sqlite_'] },
+  columnTypes: {
+    number: 'REAL',
+    boolean: 'INTEGER',
+    date: 'TEXT',
+    timestamp: 'TEXT',
+    json: 'TEXT',
+    reference: 'INTEGER',
+    text: 'TEXT',
+  },
+  systemColumnTypes: { id: 'INTEGER', syncedAt: 'TEXT' },
+  catalogColumnTypes: {
+    text: 'TEXT', integer: 'INTEGER', bigint: 'INTEGER', boolean: 'INTEGER', json: 'TEXT', timestamp: 'TEXT', serial: 'INTEGER',
+  },
+  serialPrimaryKey: 'PRIMARY KEY AUTOINCREMENT',
+  // ISO-8601 UTC text, as the mirror writes every timestamp.
+  nowSql: `(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`,
+  extraCatalogTables: [WRITER_TABLE_DEF],
+  daemonWriteCondition: DAEMON_WRITE_CONDITION,
+  booleanToSql: (value) => (value ? 1 : 0),
+  jsonArrivesParsed: false,
+  async open(location, options) {
+    if (location.dialect !== 'sqlite') throw new Error(`not a SQLite location: ${location.display}`);
+    const { openSqliteDriver } = await import('./connection.ts');
+    return openSqliteDriver(sqliteDialect, location, options);
+  },
+};

@@ -1,0 +1,47 @@
+import type { z } from 'zod';
+import { fieldNameSchema, moduleNameSchema, tableNameSchema } from '../api/identifiers.ts';
+import type { Workspace } from '../api/workspace.ts';
+import { compileTableFilter, type TableFilter } from '../mirror/table-filter.ts';
+
+/** An upstream table the mirror will not take, and why. */
+export interface RefusedTable {
+  tableId: string;
+  /** `module.table` as upstream spells them (names that break the rule included). */
+  table: string;
+  mode: 'history' | 'fullscan';
+  /** Names the name at fault and the rule it breaks. */
+  message: string;
+}
+
+/**
+ * The included tables whose module, table or field names break the API's name rule (1 to 100
+ * characters of `a-z`, `0-9` and `_`). Such names are not checked when the workspace answer is
+ * read, so one bad table cannot stop the others; the schema pull leaves each table found here
+ * exactly as the mirror has it (or absent), and the engine reports it as failed every cycle.
+ */
+export function refusedTables(workspace: Workspace, filter: TableFilter): RefusedTable[] {
+  const included = compileTableFilter(filter);
+  const refused: RefusedTable[] = [];
+  for (const module of workspace.modules) {
+    for (const table of module.tables) {
+      if (!included(module.name, table.name)) continue;
+      const problem = problemOf(moduleNameSchema, 'module', module.name)
+        ?? problemOf(tableNameSchema, 'table', table.name)
+        ?? (table.fields ?? []).map((f) => problemOf(fieldNameSchema, 'field', f.name)).find((p) => p !== undefined);
+      if (problem === undefined) continue;
+      const label = `${module.name}.${table.name}`;
+      refused.push({
+        tableId: table.id,
+        table: label,
+        mode: table.hasHistory === true ? 'history' : 'fullscan',
+        message: `the workspace answer names table ${JSON.stringify(label)} with ${problem}; the table is not mirrored until upstream fixes the name`,
+      });
+    }
+  }
+  return refused;
+}
+
+function problemOf(schema: z.ZodType<string>, what: string, name: string): string | undefined {
+  if (schema.safeParse(name).success) return undefined;
+  return `${what} name ${JSON.stringify(name)}, outside the API's rule: 1 to 100 characters matching ^[a-z0-9_]+$`;
+}

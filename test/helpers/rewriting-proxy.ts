@@ -1,0 +1,48 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * Returns the body to send instead of the upstream's, or undefined to pass it through.
+ * `path` is the request path with its query string.
+ */
+export type Rewrite = (path: string, body: string) => string | undefined;
+
+export interface RewritingProxy {
+  url: string;
+  /** Applied to every answer while set. */
+  rewrite: Rewrite | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * A real HTTP proxy in front of an emulator that rewrites chosen answers: how tests make an
+ * upstream misbehave in ways the emulator never would (a corrupt body, a bogus `meta.asOf`, a
+ * name outside the API's rule) while everything else stays the real thing.
+ */
+export async function startRewritingProxy(target: string): Promise<RewritingProxy> {
+  const proxy: RewritingProxy = { url: '', rewrite: undefined, close: async () => {} };
+  const server: Server = createServer(async (req, res) => {
+    try {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const upstream = await fetch(`${target}${req.url}`, {
+        method: req.method,
+        headers: { authorization: String(req.headers.authorization ?? ''), 'content-type': 'application/json' },
+        ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
+      });
+      const text = await upstream.text();
+      const replaced = proxy.rewrite?.(req.url ?? '', text);
+      res.writeHead(upstream.status, { 'content-type': 'application/json' });
+      res.end(replaced ?? text);
+    } catch {
+      res.destroy();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  proxy.close = () => new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+  return proxy;
+}
