@@ -22,6 +22,8 @@ export interface SyncStackDeps {
   progress?: ProgressReporter;
   /** The mirror is a file `wsmirror demo` creates for itself: mark it so (see mirror-claim.ts). */
   demo?: boolean;
+  /** Aborts the upstream check (a shutdown signal during start-up). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -75,7 +77,7 @@ export async function openSyncStack(config: Config, deps: SyncStackDeps): Promis
   });
   let mirror: Mirror;
   try {
-    await client.getWorkspace();
+    await client.getWorkspace(deps.signal ? { signal: deps.signal } : {});
     mirror = await openMirror(mirrorUrlOf(config), { pgSchema: config.mirror.pgSchema, logger: deps.logger });
   } catch (error) {
     await client.close();
