@@ -301,12 +301,19 @@ async function keepRunning(cwd: string, db: string): Promise<KeptRunning> {
   };
 }
 
-/** Every row of a table but `_synced_at`, by id. */
+/**
+ * Every row of a table by id, without `_synced_at`; timestamp fields only as set or not (the
+ * sample workspace fills some with the emulator's "now", which differs from run to run).
+ */
 function rowsOf(file: string, table: string): Record<string, unknown>[] {
   const db = new Database(file, { readonly: true });
   try {
+    const clock = new Set((db.prepare(
+      `SELECT f."column_name" AS c FROM "_wsmirror_fields" f JOIN "_wsmirror_tables" t ON t."table_id" = f."table_id"
+       WHERE t."sql_name" = ? AND f."field_type" = 'timestamp'`,
+    ).all(table) as { c: string }[]).map((r) => r.c));
     return (db.prepare(`SELECT * FROM "${table}" ORDER BY id`).all() as Record<string, unknown>[])
-      .map(({ _synced_at: _, ...row }) => row);
+      .map(({ _synced_at: _, ...row }) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, clock.has(k) ? v !== null : v])));
   } finally {
     db.close();
   }
