@@ -34,9 +34,7 @@ interface ExpectFieldsOption {
 export interface IterateRecordsOptions extends ExpectFieldsOption {
   fields?: string[];
   filter?: RecordFilter;
-  /** Default `id`: offset paging is only stable over a total order. */
-  sort?: string;
-  /** Records per request, 1 to 100. Default 100. */
+  /** New records per request, 1 to 100 (each request asks for one more, see `iterateRecordPages`). Default 100. */
   pageSize?: number;
   /** Pages fetched ahead at once, and the most pages held. Default 4. */
   concurrency?: number;
@@ -70,9 +68,26 @@ function checkPageSize(pageSize: number): void {
 }
 
 /**
- * Pages through a table by offset, up to `concurrency` pages in flight, handing pages out
- * strictly in order. The first request goes alone (most tables fit in one page); once a page
- * says `has_more`, the window fills up to `concurrency`. Stopping early aborts what is in flight.
+ * Pages in a row that may bring no record not read before (records moving under the reader, or
+ * an upstream that ignores `offset`) before the read fails instead of going on for ever. Each
+ * one is a step back over up to 99 records deleted meanwhile, so an honest upstream only gets
+ * here when about 100,000 records are deleted below the reader's position at once.
+ */
+const MAX_PAGES_WITHOUT_NEW_RECORDS = 1000;
+
+/**
+ * Pages through a table by offset in id order, handing out every record once and in ascending
+ * id order, up to `concurrency` pages in flight. The first request goes alone (most tables fit in
+ * one page); once a page says `has_more`, the window fills up to `concurrency`. Stopping early
+ * aborts what is in flight.
+ *
+ * Offsets move when upstream inserts or deletes records below them while the table is read, so
+ * consecutive pages overlap by one record: a page that starts at or before the last id handed
+ * out continues the read without a gap (ids it repeats are dropped); one that starts after it
+ * may have skipped records deleted below its offset meanwhile, so the read steps back a page
+ * and carries on from there. Every record that exists from the start to the end of the read is
+ * handed out; records created, changed or deleted meanwhile are the caller's change feed's (or
+ * next scan's) business.
  */
 export async function* iterateRecordPages(
   fetch: RecordPageFetcher, options: IterateRecordsOptions, call: UpstreamCall,
@@ -83,40 +98,83 @@ export async function* iterateRecordPages(
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
   }
-  const stop = new AbortController();
-  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
-  const base: RecordListParams = { sort: options.sort ?? 'id', limit: pageSize };
+  // New records per page at most; each request asks for one more, the overlap.
+  const stride = Math.min(pageSize, MAX_PAGE_LIMIT - 1);
+  const limit = stride + 1;
+  const base: RecordListParams = { sort: 'id', limit };
   if (options.fields) base.fields = options.fields;
-  const expected = options.expectFields ?? options.fields ?? [];
   if (options.filter) base.filter = options.filter;
+  const expected = options.expectFields ?? options.fields ?? [];
 
-  const window: Array<Promise<RecordPage>> = [];
+  const stop = new AbortController();
+  const stopped = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+  // Pages in flight belong to one run of offsets; stepping back abandons them.
+  let run = new AbortController();
+  let window: Array<{ offset: number; page: Promise<RecordPage> }> = [];
   let nextOffset = 0;
   const launch = () => {
-    const page = fetch({ ...base, offset: nextOffset }, signal);
-    // Pages dropped after an early stop or a failure must not surface as unhandled rejections.
+    const page = fetch({ ...base, offset: nextOffset }, AbortSignal.any([stopped, run.signal]));
+    // Pages dropped after an early stop, a step back or a failure must not surface as unhandled rejections.
     page.catch(() => undefined);
-    window.push(page);
-    nextOffset += pageSize;
+    window.push({ offset: nextOffset, page });
+    nextOffset += stride;
+  };
+  const restartAt = (offset: number) => {
+    run.abort(new Error('record paging stepped back'));
+    run = new AbortController();
+    window = [];
+    nextOffset = offset;
+    launch();
+  };
+
+  let lastId = -1;
+  let pagesWithoutNew = 0;
+  const noProgress = (offset: number) => {
+    if (++pagesWithoutNew >= MAX_PAGES_WITHOUT_NEW_RECORDS) {
+      throw new InvalidResponseError(call, 'paging', `${pagesWithoutNew} pages in a row (the last at offset ${offset}) ` +
+        `brought no record not read before: the table keeps moving, or the upstream ignores offset`);
+    }
   };
 
   try {
     launch();
-    for (let offset = 0; ; offset += pageSize) {
-      const page = await window.shift()!;
+    for (;;) {
+      const { offset, page: pending } = window.shift()!;
+      const page = await pending;
+      const ids = page.data.map((r) => Number(r.id));
+      for (let i = 1; i < ids.length; i++) {
+        if (ids[i]! <= ids[i - 1]!) {
+          throw new InvalidResponseError(call, 'paging',
+            `page at offset ${offset} is not sorted by id: record ${page.data[i]!.id} follows record ${page.data[i - 1]!.id}`);
+        }
+      }
       checkRecordFields(page.data, expected, call);
       const more = page.page_info.has_more;
-      if (more && page.data.length < pageSize) {
+      if (more && page.data.length < limit) {
         // Fixed-stride offsets would skip records.
         throw new InvalidResponseError(call, 'paging',
-          `page at offset ${offset} holds ${page.data.length} of ${pageSize} records but has_more is true`);
+          `page at offset ${offset} holds ${page.data.length} of ${limit} records but has_more is true`);
+      }
+      if (offset > 0 && !(ids.length > 0 && ids[0]! <= lastId)) {
+        // Records deleted below this offset since the last page may have moved others past it.
+        noProgress(offset);
+        restartAt(Math.max(0, offset - stride));
+        continue;
+      }
+      const first = ids.findIndex((id) => id > lastId);
+      const fresh = first < 0 ? [] : page.data.slice(first);
+      if (fresh.length > 0) {
+        lastId = ids[ids.length - 1]!;
+        pagesWithoutNew = 0;
+      } else if (more) {
+        noProgress(offset);
       }
       if (!more) {
-        if (page.data.length > 0) yield page.data;
+        if (fresh.length > 0) yield fresh;
         return;
       }
       while (window.length < concurrency) launch();
-      yield page.data;
+      if (fresh.length > 0) yield fresh;
     }
   } finally {
     stop.abort(new Error('record paging stopped'));

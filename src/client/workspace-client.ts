@@ -205,7 +205,7 @@ export class WorkspaceClient {
     );
   }
 
-  /** Pages of a table's records for a backfill or full scan, in `sort` order (default `id`). */
+  /** Pages of a table's records for a backfill or full scan: id order, each record once, no gap (see `iterateRecordPages`). */
   iterateRecords(
     moduleName: string, tableName: string, options: IterateRecordsOptions = {},
   ): AsyncGenerator<ApiRecord[], void, undefined> {

@@ -1,39 +1,29 @@
 import { recordCursorKey } from '../mirror/catalog.ts';
 import { nextSince } from './poll-window.ts';
-import { RowWriter } from './row-writer.ts';
+import { RowWriter, type RowWriterTotals } from './row-writer.ts';
 import type { PulledTable, SyncContext } from './sync-context.ts';
-
-export interface HistoryPullResult {
-  upserted: number;
-  deleted: number;
-  /** Upstream deletions seen in this poll (they may have shifted a concurrent offset scan). */
-  deletionsSeen: number;
-}
 
 /**
  * Incremental pull of a table with history (DESIGN §4.4): the changed ids come from
  * `records/changes`, their values are read back through the list endpoint filtered by id, and
  * an id that is no longer there is deleted locally. The new cursor commits with the last rows.
  */
-export async function pullHistory(ctx: SyncContext, table: PulledTable, since: string): Promise<HistoryPullResult> {
+export async function pullHistory(ctx: SyncContext, table: PulledTable, since: string): Promise<RowWriterTotals> {
   const { client, options } = ctx;
   const writer = new RowWriter(ctx, table);
-  let deletionsSeen = 0;
   try {
     const poll = client.pollRecordChanges(table.moduleName, table.tableName, { since, pageSize: options.pageSize });
     for await (const changes of poll) {
       ctx.signal?.throwIfAborted();
       if (changes.length === 0) continue;
       const ids = [...new Set(changes.map((c) => Number(c.id)))];
-      deletionsSeen += changes.filter((c) => c.changeType === 'delete').length;
       const found = await client.getRecordsByIds(table.moduleName, table.tableName, ids, { expectFields: table.fieldNames });
       const present = new Set(found.map((r) => Number(r.id)));
       await writer.add(found, ids.filter((id) => !present.has(id)));
     }
-    const totals = await writer.finish({
+    return await writer.finish({
       cursors: { [recordCursorKey(table.tableId)]: nextSince(poll.asOf!, options.lookbackMs) },
     });
-    return { ...totals, deletionsSeen };
   } catch (error) {
     await writer.abandon();
     throw error;

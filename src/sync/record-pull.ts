@@ -1,7 +1,7 @@
 import { recordCursorKey, tableCursorPrefix } from '../mirror/catalog.ts';
 import { pullHistory } from './history-pull.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
-import { tableLabel, type PulledTable, type SyncContext } from './sync-context.ts';
+import type { PulledTable, SyncContext } from './sync-context.ts';
 import { scanTable } from './table-scan.ts';
 
 export type TableAction = 'backfill' | 'changes' | 'scan' | 'skipped';
@@ -49,13 +49,9 @@ export async function pullTable(
       cursors: { [cursorKey]: from, [backfillKey]: null },
       state: 'ready',
     });
+    // The scan read every record that lived through it (the pager steps back when records move);
+    // what changed meanwhile is in the change feed from the cursor taken before it.
     const caughtUp = await pullHistory(ctx, table, from);
-    if (caughtUp.deletionsSeen > 0) {
-      // Deletions during the scan may have shifted its offset pages past some rows: scan again
-      // next cycle (the catch-up above already applied every change it saw).
-      await mirror.setTableState(table.tableId, { state: 'needs_backfill' });
-      ctx.logger.info({ table: tableLabel(table) }, 'deletions during backfill: table will be scanned again');
-    }
     return {
       action: 'backfill',
       upserted: scanned.upserted + caughtUp.upserted,

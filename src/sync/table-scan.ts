@@ -10,10 +10,10 @@ const CONFIRM_CHUNK = 100;
 /**
  * Reads a whole table and makes the mirror equal to it (DESIGN §4.4 backfill, §4.5 full scan).
  *
- * Upstream pages arrive sorted by id; the mirror's ids are streamed in the same order and merged
- * against them, so ids the mirror has and upstream did not list are found in bounded memory.
- * Offset paging can skip rows while upstream changes, so such an id is only a candidate: a direct
- * look-up decides. Found rows are upserted (they were skipped), missing ones deleted — unless
+ * Upstream pages arrive sorted by id, each record once; the mirror's ids are streamed in the
+ * same order and merged against them, so ids the mirror has and upstream did not list are found
+ * in bounded memory. Such an id is only a candidate, never deleted on the word of a paged read
+ * alone: a direct look-up decides. Found rows are upserted, missing ones deleted — unless
  * that would delete more than the configured share of the table, in which case nothing is
  * deleted and the scan fails with SafetyValveError.
  *
@@ -58,7 +58,6 @@ export async function scanTable(
   let rowsRead = 0;
   try {
     const pages = client.iterateRecords(table.moduleName, table.tableName, {
-      sort: 'id',
       pageSize: options.pageSize,
       concurrency: options.backfillConcurrency,
       expectFields: table.fieldNames,

@@ -28,7 +28,7 @@ export interface Upstream {
   pollSchemaChanges(options: PollOptions): ChangeFeed<SchemaChange>;
 
   listRecords(moduleName: string, tableName: string, query?: RecordListParams): Promise<RecordPage>;
-  /** Pages of a table's records in `sort` order (default `id`). */
+  /** Pages of a table's records in id order, each record once (see `iterateRecordPages`). */
   iterateRecords(moduleName: string, tableName: string, options?: IterateRecordsOptions): AsyncIterable<ApiRecord[]>;
   /** The records with these ids that still exist. */
   getRecordsByIds(

@@ -154,31 +154,48 @@ describe('change polls', () => {
 
 // ---- record paging -------------------------------------------------------------------------
 
-/** A records endpoint over ids 1..total; later offsets answer faster, so responses arrive out of order. */
-function recordsUpstream(total: number): (seen: SeenRequest) => Behaviour {
-  return (seen) => {
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+/**
+ * A records endpoint over a table that may change under the reader: `before(n, ids)` edits the
+ * ids (kept sorted) before request n is answered. Later offsets answer faster, so responses
+ * arrive out of order.
+ */
+function tableUpstream(
+  ids: number[], before: (request: number, ids: number[]) => void = () => {},
+): (seen: SeenRequest, index: number) => Behaviour {
+  return (seen, index) => {
+    before(index, ids);
     const offset = Number(seen.query.get('offset') ?? 0);
     const limit = Number(seen.query.get('limit') ?? 100);
     const filter = seen.query.get('filter');
-    let ids = Array.from({ length: total }, (_, i) => i + 1);
+    let rows = ids;
     if (filter) {
       const wanted = new Set((JSON.parse(filter) as { id: number[] }).id);
-      ids = ids.filter((id) => wanted.has(id));
+      rows = ids.filter((id) => wanted.has(id));
     }
-    const slice = ids.slice(offset, offset + limit);
-    const data = slice.map((id) => ({ id: String(id), values: { n: id } }));
+    const data = rows.slice(offset, offset + limit).map((id) => ({ id: String(id), values: { n: id } }));
     const delay = Math.max(0, 60 - offset / 2);
-    return json(200, { data, page_info: { has_more: offset + limit < ids.length, limit, offset } }, {}, delay);
+    return json(200, { data, page_info: { has_more: offset + limit < rows.length, limit, offset } }, {}, delay);
   };
+}
+
+/** A records endpoint over ids 1..total. */
+function recordsUpstream(total: number): (seen: SeenRequest, index: number) => Behaviour {
+  return tableUpstream(range(1, total));
 }
 
 describe('iterateRecords', () => {
   it('yields every record once, pages strictly in order, sorted by id', async () => {
     const { fake, client } = await setup(recordsUpstream(95));
     const pages = await collect(client.iterateRecords('crm', 'deals', { pageSize: 10, concurrency: 4 }));
-    expect(pages.map((p) => p.length)).toEqual([10, 10, 10, 10, 10, 10, 10, 10, 10, 5]);
-    expect(pages.flat().map((r) => Number(r.id))).toEqual(Array.from({ length: 95 }, (_, i) => i + 1));
-    expect(fake.requests.every((r) => r.query.get('sort') === 'id' && r.query.get('limit') === '10')).toBe(true);
+    // Pages overlap by one record (limit 11, offsets 10 apart); the overlap is not handed out twice.
+    expect(pages.map((p) => p.length)).toEqual([11, 10, 10, 10, 10, 10, 10, 10, 10, 4]);
+    expect(pages.flat().map((r) => Number(r.id))).toEqual(range(1, 95));
+    expect(fake.requests.every((r) => r.query.get('sort') === 'id' && r.query.get('limit') === '11')).toBe(true);
+    const offsets = new Set(fake.requests.map((r) => Number(r.query.get('offset'))));
+    expect(range(0, 9).map((n) => n * 10).filter((o) => !offsets.has(o))).toEqual([]);
+    expect([...offsets].every((o) => o % 10 === 0)).toBe(true);
     // Pages were fetched concurrently.
     expect(fake.maxInFlight).toBeGreaterThan(1);
     expect(fake.maxInFlight).toBeLessThanOrEqual(4);
@@ -209,11 +226,11 @@ describe('iterateRecords', () => {
     expect(await collect(client.iterateRecords('crm', 'deals'))).toEqual([]);
   });
 
-  it('passes fields, filter and sort through', async () => {
+  it('passes fields and filter through, always sorting by id', async () => {
     const { fake, client } = await setup(recordsUpstream(0));
-    await collect(client.iterateRecords('crm', 'deals', { fields: ['a', 'b'], filter: { stage: 'won' }, sort: 'name' }));
+    await collect(client.iterateRecords('crm', 'deals', { fields: ['a', 'b'], filter: { stage: 'won' } }));
     expect(Object.fromEntries(fake.requests[0]!.query)).toEqual({
-      fields: 'a,b', filter: '{"stage":"won"}', sort: 'name', limit: '100', offset: '0',
+      fields: 'a,b', filter: '{"stage":"won"}', sort: 'id', limit: '100', offset: '0',
     });
   });
 
@@ -224,6 +241,66 @@ describe('iterateRecords', () => {
     const err = await rejectionOf(collect(client.iterateRecords('crm', 'deals', { pageSize: 10 })));
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect(err.reason).toBe('paging');
+  });
+});
+
+describe('iterateRecords while the table changes', () => {
+  const idsOf = (pages: { id: string }[][]) => pages.flat().map((r) => Number(r.id));
+  const ascendingOnce = (ids: number[]) => ids.every((id, i) => i === 0 || id > ids[i - 1]!);
+
+  it('steps back when deletions below its offset moved records past it: none is skipped', async () => {
+    const { client } = await setup(tableUpstream(range(1, 200), (n, ids) => {
+      if (n === 3) ids.splice(0, 25);
+    }));
+    const seen = idsOf(await collect(client.iterateRecords('crm', 'deals', { pageSize: 10, concurrency: 1 })));
+    expect(ascendingOnce(seen)).toBe(true);
+    expect(seen.filter((id) => id > 25)).toEqual(range(26, 200));
+  });
+
+  it('hands a record out once when insertions below its offset moved it back into a later page', async () => {
+    const original = range(1, 100).map((n) => n * 10);
+    const { client } = await setup(tableUpstream([...original], (n, ids) => {
+      if (n === 3) ids.splice(1, 0, ...range(11, 19));
+    }));
+    const seen = idsOf(await collect(client.iterateRecords('crm', 'deals', { pageSize: 10, concurrency: 1 })));
+    expect(ascendingOnce(seen)).toBe(true);
+    expect(seen.filter((id) => id % 10 === 0)).toEqual(original);
+  });
+
+  it('hands out every record that stays, once and in order, while records come and go concurrently', async () => {
+    let state = 7;
+    const random = (below: number) => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state % below;
+    };
+    const deleted = new Set<number>();
+    const { client } = await setup(tableUpstream(range(1, 1500), (_n, ids) => {
+      for (let i = 0; i < 3; i++) deleted.add(ids.splice(random(ids.length), 1)[0]!);
+      ids.push(ids.at(-1)! + 1, ids.at(-1)! + 2);
+    }));
+    const seen = idsOf(await collect(client.iterateRecords('crm', 'deals', { pageSize: 10, concurrency: 4 })));
+    expect(ascendingOnce(seen)).toBe(true);
+    const stayed = range(1, 1500).filter((id) => !deleted.has(id));
+    expect(stayed.filter((id) => !seen.includes(id))).toEqual([]);
+  });
+
+  it('fails, instead of reading forever, when pages stop bringing records it has not seen', async () => {
+    const page = range(1, 11).map((id) => ({ id: String(id), values: {} }));
+    const { fake, client } = await setup(() => json(200, { data: page, page_info: { has_more: true, limit: 11, offset: 0 } }));
+    const err = await rejectionOf(collect(client.iterateRecords('crm', 'deals', { pageSize: 10 })));
+    expect(err).toBeInstanceOf(InvalidResponseError);
+    expect(err.reason).toBe('paging');
+    expect(err.message).toContain('brought no record not read before');
+    expect(fake.requests.length).toBeLessThan(1100);
+  }, 60_000);
+
+  it('fails on a page whose ids are not in ascending order', async () => {
+    const { client } = await setup(() => json(200, {
+      data: [{ id: '2', values: {} }, { id: '1', values: {} }], page_info: { has_more: false, limit: 100, offset: 0 },
+    }));
+    const err = await rejectionOf(collect(client.iterateRecords('crm', 'deals')));
+    expect(err.reason).toBe('paging');
+    expect(err.message).toContain('record 1 follows record 2');
   });
 });
 

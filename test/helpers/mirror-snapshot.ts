@@ -112,11 +112,8 @@ export async function mirrorRows(tm: TestMirror, moduleName: string, tableName: 
   rows.sort((a, b) => Number(a['id']) - Number(b['id']));
   const out = new Map<string, Record<string, unknown>>();
   for (const row of rows) {
-    const values: Record<string, unknown> = {};
-    entry.fields.forEach((f, i) => {
-      values[f.name] = canonicalSqlValue(kindOf(f.type), row[`c${i}`]);
-    });
-    out.set(String(row['id']), values);
+    // fromEntries defines own keys: a field may be called `__proto__`.
+    out.set(String(row['id']), Object.fromEntries(entry.fields.map((f, i) => [f.name, canonicalSqlValue(kindOf(f.type), row[`c${i}`])])));
   }
   return out;
 }
@@ -128,9 +125,8 @@ export function upstreamRows(
 ): Map<string, Record<string, unknown>> {
   const out = new Map<string, Record<string, unknown>>();
   for (const r of records) {
-    const values: Record<string, unknown> = {};
-    for (const [name, type] of Object.entries(fieldTypes)) values[name] = canonicalApiValue(type, r.values[name]);
-    out.set(r.id, values);
+    const values = Object.entries(fieldTypes).map(([name, type]) => [name, canonicalApiValue(type, r.values[name])]);
+    out.set(r.id, Object.fromEntries(values));
   }
   return out;
 }

@@ -6,6 +6,7 @@ import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
 import { nextSequenceValue } from './database.ts';
 import { ModuleTables, tableScope } from './expression-scope.ts';
+import { checkNewFlags } from './flag-checks.ts';
 import {
   GuardCompiler, isNx, optionsOf, planDefault, planFieldUpdate, planOptions, refTableId, requirePermissionGrant,
   type PlannedOption,
@@ -213,7 +214,9 @@ export function updateFields(
       }
       renamedTo.add(item.name);
     }
-    return { field, item, props: planFieldUpdate(field, item, guards, where) };
+    const props = planFieldUpdate(field, item, guards, where);
+    checkNewFlags(ctx, table, field, props, where);
+    return { field, item, props };
   });
 
   return transaction(ctx, () => {
