@@ -9,7 +9,7 @@ export function catalogTablesOf(dialect: Dialect): readonly CatalogTableDef[] {
   return [...CATALOG_TABLES, ...dialect.extraCatalogTables];
 }
 
-function columnDdl(dialect: Dialect, c: CatalogColumn, inlinePk: boolean): RawBuilder<unknown> {
+export function columnDdl(dialect: Dialect, c: CatalogColumn, inlinePk: boolean): RawBuilder<unknown> {
   const parts: RawBuilder<unknown>[] = [sql.id(c.name), sql.raw(dialect.catalogColumnTypes[c.kind])];
   if (inlinePk) parts.push(sql.raw(dialect.serialPrimaryKey));
   else if (c.notNull) parts.push(sql.raw('NOT NULL'));

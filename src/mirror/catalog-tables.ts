@@ -43,7 +43,15 @@ export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
 export const OUTBOX_OPERATIONS = ['insert', 'update', 'delete'] as const;
 
 /** Version of the catalog layout, stored in `_wsmirror_meta`. */
-export const CATALOG_VERSION = 1;
+export const CATALOG_VERSION = 2;
+
+/**
+ * Layout changes since layout 1, applied in order to an older catalog when it is opened for
+ * writing (operations/migrate-catalog.ts). Layout 2: `_wsmirror_outbox.sending_since`.
+ */
+export const CATALOG_MIGRATIONS: readonly { version: number; addColumns: readonly { table: CatalogTableName; column: string }[] }[] = [
+  { version: 2, addColumns: [{ table: '_wsmirror_outbox', column: 'sending_since' }] },
+];
 
 /** Refuses (ConfigError) a catalog this version cannot read: a newer layout, or no version row. */
 export function checkCatalogVersion(stored: string | undefined): void {
@@ -152,6 +160,7 @@ export const CATALOG_TABLES: readonly CatalogTableDef[] = [
       { name: 'attempts', kind: 'integer', notNull: true, default: { literal: 0 }, comment: 'push attempts so far' },
       { name: 'last_error', kind: 'text', comment: 'last upstream error message' },
       { name: 'next_attempt_at', kind: 'timestamp', comment: 'earliest time of the next attempt' },
+      { name: 'sending_since', kind: 'timestamp', comment: 'when a push of this entry began and was not yet settled' },
     ],
     primaryKey: ['entry_id'],
     indexes: [
@@ -224,5 +233,6 @@ export interface CatalogDb {
     attempts: number;
     last_error: string | null;
     next_attempt_at: unknown;
+    sending_since: unknown;
   };
 }

@@ -1,10 +1,15 @@
-import type { DialectDriver } from './dialect.ts';
-import type { Mirror, MirrorLogger } from './mirror.ts';
-import { createContext } from './mirror-context.ts';
+import type { Mirror } from './mirror.ts';
+import type { MirrorContext } from './mirror-context.ts';
 import { applyRows } from './operations/apply-rows.ts';
 import { applySchemaPlan } from './operations/apply-schema-plan.ts';
 import { getCursor, setCursor } from './operations/cursors.ts';
+import { discardOutbox } from './operations/discard-outbox.ts';
+import { listOutbox, oldestPendingAt } from './operations/list-outbox.ts';
+import { markSending } from './operations/mark-sending.ts';
 import { outboxSummary } from './operations/outbox-summary.ts';
+import { readPendingEdits } from './operations/read-pending-edits.ts';
+import { retryOutbox } from './operations/retry-outbox.ts';
+import { settleEdits } from './operations/settle-edits.ts';
 import { readCatalog } from './operations/read-catalog.ts';
 import { countRows, readRows, streamIds } from './operations/read-rows.ts';
 import { setTableState } from './operations/table-state.ts';
@@ -13,8 +18,8 @@ import { setTableState } from './operations/table-state.ts';
  * A `Mirror` over an open connection: each method is one operation of `operations/`, all sharing
  * one context (connection, dialect, logger, cached table list).
  */
-export function createMirror(driver: DialectDriver, displayUrl: string, logger?: MirrorLogger): Mirror {
-  const ctx = createContext(driver, logger);
+export function createMirror(ctx: MirrorContext, displayUrl: string): Mirror {
+  const driver = ctx.driver;
   return {
     dialect: driver.dialect.name,
     displayUrl,
@@ -28,6 +33,13 @@ export function createMirror(driver: DialectDriver, displayUrl: string, logger?:
     getCursor: (key) => getCursor(ctx, key),
     setCursor: (key, value) => setCursor(ctx, key, value),
     outboxSummary: () => outboxSummary(ctx),
+    oldestPendingAt: () => oldestPendingAt(ctx),
+    readPendingEdits: (options) => readPendingEdits(ctx, options),
+    markSending: (entryIds, at) => markSending(ctx, entryIds, at),
+    settleEdits: (outcomes) => settleEdits(ctx, outcomes),
+    listOutbox: (filter) => listOutbox(ctx, filter),
+    retryOutbox: (filter) => retryOutbox(ctx, filter),
+    discardOutbox: (filter) => discardOutbox(ctx, filter),
     setTableState: (tableId, patch) => setTableState(ctx, tableId, patch),
     async close() {
       if (ctx.closed) return;

@@ -2,6 +2,7 @@ import type { Kysely, RawBuilder } from 'kysely';
 import type { CatalogColumnKind, CatalogDb, CatalogTableDef } from './catalog-tables.ts';
 import type { MirrorLocation } from './mirror-url.ts';
 import type { NamingRules } from './naming.ts';
+import type { CaptureTable, SqlNames } from './sql-text.ts';
 import type { ValueKind } from './value-kind.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -40,6 +41,11 @@ export interface Dialect {
   booleanToSql(value: boolean): boolean | number;
   /** Whether JSON columns come back parsed from the mirror's connection (Postgres jsonb) or as text. */
   readonly jsonArrivesParsed: boolean;
+  /** Statements that set up the capture of local edits once per mirror (Postgres: the trigger function). */
+  captureSetupSql(names: SqlNames): string[];
+  /** Drops / creates the capture triggers of one mirrored table (docs/mirror.md, "Writing to the mirror"). */
+  dropCaptureSql(names: SqlNames, table: CaptureTable): string[];
+  createCaptureSql(names: SqlNames, table: CaptureTable): string[];
   /** Opens the database at `location`, creating the catalog unless `mustExist`. */
   open(location: MirrorLocation, options: DialectOpenOptions): Promise<DialectDriver>;
 }
@@ -78,6 +84,8 @@ export interface DialectDriver {
   catalog(db: Kysely<CatalogDb>): Kysely<CatalogDb>;
   /** A (schema-qualified) quoted reference to a table of the mirror. */
   table(name: string): RawBuilder<unknown>;
+  /** The same as SQL text, for statements built as text (triggers). */
+  readonly names: SqlNames;
 
   /** Names of every relation and type in the mirror's namespace. */
   listNamespaceNames(): Promise<string[]>;

@@ -2,6 +2,7 @@ import type { ApiRecord } from '../api/records.ts';
 import type { Catalog, TableState } from './catalog.ts';
 import type { OutboxStatus } from './catalog-tables.ts';
 import type { DialectName } from './dialect.ts';
+import type { MirrorOutbox } from './outbox.ts';
 import type { SchemaPlan } from './schema-planner.ts';
 
 /**
@@ -17,7 +18,7 @@ import type { SchemaPlan } from './schema-planner.ts';
  * maps them to SQL names and types through its catalog. Every write is one transaction, marked as
  * the daemon's own (see `Dialect.daemonWriteCondition`), so readers never see half of it.
  */
-export interface Mirror {
+export interface Mirror extends MirrorOutbox {
   readonly dialect: DialectName;
   /** The mirror URL with any password masked, for messages. */
   readonly displayUrl: string;

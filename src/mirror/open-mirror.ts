@@ -1,7 +1,9 @@
 import { createMirror } from './create-mirror.ts';
 import { DIALECTS } from './dialects.ts';
 import type { Mirror, OpenMirrorOptions } from './mirror.ts';
+import { createContext } from './mirror-context.ts';
 import { parseMirrorUrl } from './mirror-url.ts';
+import { migrateCatalog } from './operations/migrate-catalog.ts';
 
 /**
  * Opens `sqlite:PATH` (also `sqlite://PATH`) or `postgres://…` / `postgresql://…`, creating the
@@ -14,5 +16,14 @@ export async function openMirror(url: string, options: OpenMirrorOptions = {}): 
     pgSchema: options.pgSchema ?? 'public',
     mustExist: options.mustExist === true,
   });
-  return createMirror(driver, location.display, options.logger);
+  const ctx = createContext(driver, options.logger);
+  if (options.mustExist !== true) {
+    try {
+      await migrateCatalog(ctx);
+    } catch (error) {
+      await driver.close();
+      throw error;
+    }
+  }
+  return createMirror(ctx, location.display);
 }

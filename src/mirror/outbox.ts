@@ -22,6 +22,11 @@ export interface PendingEdit {
   values: ReadonlyMap<string, unknown>;
   /** update: field name → value before the first pending edit of that field (API shape), for conflict checks. */
   oldValues: ReadonlyMap<string, unknown>;
+  /**
+   * create/update: field name → the outbox entry ids of that field's updates (a create's insert
+   * entry is in `entryIds` only), so one field can be settled apart from the rest.
+   */
+  fieldEntryIds: ReadonlyMap<string, readonly number[]>;
   /** Earliest changed_at of the entries (ISO UTC). */
   firstChangedAt: string;
   attempts: number;
@@ -74,7 +79,8 @@ export interface OutboxFilter {
 }
 
 /**
- * The outbox operations of a mirror (`Mirror` extends this). The push reads, marks and settles
+ * The outbox operations of a mirror (`Mirror` extends this). A create and a delete of the same
+ * new row read as a `delete` of its negative id: nothing to send, settle it as `pushed`. The push reads, marks and settles
  * edits; `wsmirror outbox` lists, retries and discards them.
  */
 export interface MirrorOutbox {
@@ -93,6 +99,11 @@ export interface MirrorOutbox {
   listOutbox(filter: OutboxFilter): Promise<OutboxEntry[]>;
   /** failed/conflict → pending (attempts kept, next_attempt_at cleared). Returns the count. */
   retryOutbox(filter: Omit<OutboxFilter, 'statuses'>): Promise<number>;
-  /** Deletes entries; returns the affected (tableId, recordId) pairs so the caller can re-read them from upstream. */
+  /**
+   * Deletes entries; returns the affected (tableId, recordId) pairs so the caller can re-read them
+   * from upstream. Discarding a local insert also deletes its row and the record's other entries.
+   */
   discardOutbox(filter: Omit<OutboxFilter, 'statuses'>): Promise<{ tableId: string; recordId: number }[]>;
+  /** The earliest `changed_at` of pending entries (ISO UTC), null when there is none. */
+  oldestPendingAt(): Promise<string | null>;
 }

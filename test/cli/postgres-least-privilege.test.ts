@@ -83,10 +83,10 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
       onSpawn: (_kill, c) => {
         child = c;
       },
-      killAfterMs: 30_000,
+      killAfterMs: 80_000,
     });
     // Wait for a finished cycle in the log, then ask it to stop.
-    const deadline = Date.now() + 25_000;
+    const deadline = Date.now() + 60_000;
     let stopped = false;
     while (!stopped && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 200));
@@ -102,5 +102,5 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
     expect(stopped).toBe(true);
     expect(run.code, run.stderr).toBe(0);
     expect(`${run.stdout}${run.stderr}`).not.toMatch(/permission denied/i);
-  });
+  }, 120_000);
 });

@@ -8,6 +8,7 @@ import type { MirrorContext } from '../mirror-context.ts';
 import { ID_COLUMN, SYNCED_AT_COLUMN } from '../naming.ts';
 import type { SchemaOp, SchemaPlan } from '../schema-planner.ts';
 import { describeOp } from '../schema-planner.ts';
+import { captureTables, createCapture, dropCapture } from './capture.ts';
 import { deleteFieldRows, insertTableRow, touchTableRow, updateTableRow, writeFieldRows } from './catalog-rows.ts';
 import { writeCursors } from './cursors.ts';
 import { readRevision } from './read-catalog.ts';
@@ -32,6 +33,8 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
           `the schema plan was made from catalog revision ${plan.baseRevision} but the mirror is at ${revision}; plan again`,
         );
       }
+      // SQLite cannot drop or rename a column a trigger names: capture is set aside during the DDL.
+      if (plan.ops.length > 0) await dropCapture(ctx, tx, await captureTables(ctx, tx));
       for (const op of plan.ops) {
         ctx.logger?.info({ op: op.op }, describeOp(op));
         await runOp(ctx, tx, op);
@@ -40,6 +43,7 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
         if (columnOf !== undefined) await touchTableRow(ctx, tx, columnOf);
       }
       if (plan.ops.length > 0) {
+        await createCapture(ctx, tx, await captureTables(ctx, tx));
         await cat.updateTable('_wsmirror_meta').set({ value: String(revision + 1) }).where('key', '=', 'revision').execute();
       }
       await writeCursors(ctx, tx, options.cursors);

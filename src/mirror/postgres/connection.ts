@@ -13,6 +13,8 @@ import type { ColumnSpec, Dialect, DialectDriver, SqlValue, WriteTx } from '../d
 import type { MirrorLocation } from '../mirror-url.ts';
 import { hash8 } from '../naming.ts';
 import { copyTextRows } from './copy-text.ts';
+import { quoteIdent } from '../sql-text.ts';
+import type { SqlNames } from '../sql-text.ts';
 import { WRITER_SETTING } from './writer-marker.ts';
 
 interface PgWriteTx extends WriteTx {
@@ -107,6 +109,8 @@ class PostgresDriver implements DialectDriver {
   table(name: string): RawBuilder<unknown> {
     return sql.id(this.#schema, name);
   }
+
+  readonly names: SqlNames = { qualify: (name) => `${quoteIdent(this.#schema)}.${quoteIdent(name)}` };
 
   async ensureCatalog(): Promise<void> {
     await this.write(async (tx) => {

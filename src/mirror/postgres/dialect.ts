@@ -1,5 +1,6 @@
 import type { Dialect } from '../dialect.ts';
 import { CATALOG_PREFIX } from '../naming.ts';
+import { captureSetupSql, createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
 import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
 
 /** PostgreSQL (pg): one schema of a database. */
@@ -27,6 +28,9 @@ export const postgresDialect: Dialect = {
   daemonWriteCondition: DAEMON_WRITE_CONDITION,
   booleanToSql: (value) => value,
   jsonArrivesParsed: true,
+  captureSetupSql,
+  dropCaptureSql,
+  createCaptureSql,
   async open(location, options) {
     if (location.dialect !== 'postgres') throw new Error(`not a Postgres location: ${location.display}`);
     const { openPostgresDriver } = await import('./connection.ts');

@@ -11,6 +11,8 @@ import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
 import type { ColumnSpec, Dialect, DialectDriver, SqlValue, WriteTx } from '../dialect.ts';
 import { MirrorError } from '../errors.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
+import { quoteIdent } from '../sql-text.ts';
+import type { SqlNames } from '../sql-text.ts';
 import { WRITER_TABLE } from './writer-marker.ts';
 
 type Statement = Database.Statement<unknown[], unknown>;
@@ -76,6 +78,8 @@ class SqliteDriver implements DialectDriver {
   table(name: string): RawBuilder<unknown> {
     return sql.id(name);
   }
+
+  readonly names: SqlNames = { qualify: (name) => quoteIdent(name) };
 
   async ensureCatalog(): Promise<void> {
     await this.write(async (tx) => {

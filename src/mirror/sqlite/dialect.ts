@@ -1,5 +1,6 @@
 import type { Dialect } from '../dialect.ts';
 import { CATALOG_PREFIX } from '../naming.ts';
+import { createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
 import { DAEMON_WRITE_CONDITION, WRITER_TABLE_DEF } from './writer-marker.ts';
 
 /** SQLite (better-sqlite3, WAL): a file. */
@@ -27,6 +28,9 @@ export const sqliteDialect: Dialect = {
   daemonWriteCondition: DAEMON_WRITE_CONDITION,
   booleanToSql: (value) => (value ? 1 : 0),
   jsonArrivesParsed: false,
+  captureSetupSql: () => [],
+  dropCaptureSql,
+  createCaptureSql,
   async open(location, options) {
     if (location.dialect !== 'sqlite') throw new Error(`not a SQLite location: ${location.display}`);
     const { openSqliteDriver } = await import('./connection.ts');

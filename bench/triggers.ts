@@ -1,0 +1,119 @@
+// `npm run bench -- triggers`: the cost of capturing local edits. A bulk UPDATE of every row of a
+// 100,000-row table, made by another client (as psql or a BI tool would), with the capture
+// triggers in place and without them, in the same run, on SQLite and Postgres.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { DIALECTS } from '../src/mirror/dialects.ts';
+import { openMirror } from '../src/mirror/open-mirror.ts';
+import { planSchema } from '../src/mirror/schema-planner.ts';
+import { quoteIdent } from '../src/mirror/sql-text.ts';
+import type { Mirror } from '../src/mirror/mirror.ts';
+import type { BenchOptions } from './run.ts';
+
+const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+const TABLE = 'bench__deals';
+const WORKSPACE = {
+  name: 'bench',
+  modules: [{
+    id: 'm1', name: 'bench', labels: {},
+    tables: [{
+      id: 't1', name: 'deals', labels: {}, hasHistory: true,
+      fields: [
+        { id: 'f1', name: 'title', type: 'string' as const, labels: {} },
+        { id: 'f2', name: 'amount', type: 'number' as const, labels: {} },
+        { id: 'f3', name: 'paid', type: 'boolean' as const, labels: {} },
+        { id: 'f4', name: 'total', type: 'function' as const, labels: {} },
+      ],
+    }],
+  }],
+};
+
+async function fill(mirror: Mirror, rows: number): Promise<void> {
+  await mirror.applySchemaPlan(planSchema(await mirror.readCatalog(), WORKSPACE));
+  for (let i = 0; i < rows; i += 5_000) {
+    const upserts = Array.from({ length: Math.min(5_000, rows - i) }, (_, j) => ({
+      id: i + j + 1, values: { title: `deal ${i + j}`, amount: i + j, paid: false, total: 1 },
+    }));
+    await mirror.applyRows('t1', { upserts });
+  }
+}
+
+/** Milliseconds of `update` (one bulk UPDATE), best of `repeat`. */
+async function timed(update: () => Promise<void>, reset: () => Promise<void>, repeat: number): Promise<number> {
+  let best = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < repeat; i++) {
+    await reset();
+    const start = performance.now();
+    await update();
+    best = Math.min(best, performance.now() - start);
+  }
+  return Math.round(best);
+}
+
+const CAPTURE_TABLE = {
+  tableId: 't1', sqlName: TABLE,
+  fields: [
+    { fieldId: 'f1', columnName: 'title', readOnly: false }, { fieldId: 'f2', columnName: 'amount', readOnly: false },
+    { fieldId: 'f3', columnName: 'paid', readOnly: false }, { fieldId: 'f4', columnName: 'total', readOnly: true },
+  ],
+};
+
+async function sqliteFigures(rows: number, repeat: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-triggers-'));
+  try {
+    const path = join(dir, 'mirror.db');
+    const mirror = await openMirror(`sqlite:${path}`);
+    await fill(mirror, rows);
+    await mirror.close();
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    const names = { qualify: quoteIdent };
+    const update = async () => void db.prepare(`UPDATE "${TABLE}" SET "amount" = "amount" + 1, "paid" = NOT "paid"`).run();
+    const reset = async () => void db.prepare(`DELETE FROM "_wsmirror_outbox"`).run();
+    const withTriggers = await timed(update, reset, repeat);
+    const outboxRows = (db.prepare(`SELECT count(*) AS n FROM "_wsmirror_outbox"`).get() as { n: number }).n;
+    for (const s of DIALECTS.sqlite.dropCaptureSql(names, CAPTURE_TABLE)) db.exec(s);
+    const without = await timed(update, reset, repeat);
+    db.close();
+    return { withTriggersMs: withTriggers, withoutTriggersMs: without, ratio: round(withTriggers / without), outboxRowsPerUpdate: outboxRows };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function postgresFigures(url: string, rows: number, repeat: number) {
+  const schema = `wsm_bench_triggers_${process.pid}`;
+  const mirror = await openMirror(url, { pgSchema: schema });
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await fill(mirror, rows);
+    const names = { qualify: (n: string) => `${quoteIdent(schema)}.${quoteIdent(n)}` };
+    const table = names.qualify(TABLE);
+    const update = async () => void (await c.query(`UPDATE ${table} SET "amount" = "amount" + 1, "paid" = NOT "paid"`));
+    const reset = async () => void (await c.query(`TRUNCATE ${names.qualify('_wsmirror_outbox')}`));
+    const withTriggers = await timed(update, reset, repeat);
+    const outboxRows = Number((await c.query(`SELECT count(*) AS n FROM ${names.qualify('_wsmirror_outbox')}`)).rows[0].n);
+    for (const s of DIALECTS.postgres.dropCaptureSql(names, CAPTURE_TABLE)) await c.query(s);
+    const without = await timed(update, reset, repeat);
+    return { withTriggersMs: withTriggers, withoutTriggersMs: without, ratio: round(withTriggers / without), outboxRowsPerUpdate: outboxRows };
+  } finally {
+    await mirror.close();
+    await c.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
+    await c.end();
+  }
+}
+
+function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+export async function run(options: BenchOptions = {}) {
+  const rows = Number(options.rows ?? 100_000);
+  const repeat = Number(options.repeat ?? 3);
+  const pgUrl = typeof options['pg-url'] === 'string' ? options['pg-url'] : (process.env['WSMIRROR_TEST_PG_URL'] ?? DEFAULT_PG_URL);
+  return { rows, repeat, sqlite: await sqliteFigures(rows, repeat), postgres: await postgresFigures(pgUrl, rows, repeat) };
+}

@@ -1,0 +1,44 @@
+import { sql } from 'kysely';
+import type { WriteTx } from '../dialect.ts';
+import type { MirrorContext } from '../mirror-context.ts';
+import type { CaptureTable } from '../sql-text.ts';
+
+/**
+ * The capture triggers of every mirrored table (each dialect's capture-triggers.ts writes them).
+ * A schema change drops them all before its DDL and creates them again after it, from the
+ * catalog as it then stands, so they always name the current columns.
+ */
+
+/** Mirrored tables and their fields as the catalog holds them inside `tx`. */
+export async function captureTables(ctx: MirrorContext, tx: WriteTx): Promise<CaptureTable[]> {
+  const cat = ctx.driver.catalog(tx.db);
+  const tables = await cat.selectFrom('_wsmirror_tables').select(['table_id', 'sql_name']).orderBy('table_id').execute();
+  const fields = await cat.selectFrom('_wsmirror_fields').select(['table_id', 'field_id', 'column_name', 'is_read_only'])
+    .orderBy('table_id').orderBy('position').execute();
+  return tables.map((t) => ({
+    tableId: t.table_id,
+    sqlName: t.sql_name,
+    fields: fields.filter((f) => f.table_id === t.table_id)
+      .map((f) => ({ fieldId: f.field_id, columnName: f.column_name, readOnly: ctx.driver.fromBool(f.is_read_only) })),
+  }));
+}
+
+export async function dropCapture(ctx: MirrorContext, tx: WriteTx, tables: readonly CaptureTable[]): Promise<void> {
+  for (const t of tables) await runAll(tx, ctx.dialect.dropCaptureSql(ctx.driver.names, t));
+}
+
+export async function createCapture(ctx: MirrorContext, tx: WriteTx, tables: readonly CaptureTable[]): Promise<void> {
+  for (const t of tables) await runAll(tx, ctx.dialect.createCaptureSql(ctx.driver.names, t));
+}
+
+/** Sets capture up afresh: the dialect's setup, then every table's triggers. */
+export async function installCapture(ctx: MirrorContext, tx: WriteTx): Promise<void> {
+  await runAll(tx, ctx.dialect.captureSetupSql(ctx.driver.names));
+  const tables = await captureTables(ctx, tx);
+  await dropCapture(ctx, tx, tables);
+  await createCapture(ctx, tx, tables);
+}
+
+async function runAll(tx: WriteTx, statements: readonly string[]): Promise<void> {
+  for (const text of statements) await sql.raw(text).execute(tx.db);
+}

@@ -1,0 +1,40 @@
+import { sql } from 'kysely';
+import { CATALOG_MIGRATIONS, CATALOG_TABLES, CATALOG_VERSION } from '../catalog-tables.ts';
+import { columnDdl } from '../catalog-ddl.ts';
+import { readCatalogVersion } from '../catalog-version.ts';
+import type { MirrorContext } from '../mirror-context.ts';
+import { installCapture } from './capture.ts';
+
+/**
+ * Version of the capture triggers; a mirror whose triggers are older (or absent, as in catalog
+ * layout 1) gets them created again when opened for writing.
+ */
+export const CAPTURE_VERSION = 1;
+
+/**
+ * Brings an existing catalog to this version's layout (CATALOG_MIGRATIONS) and installs the
+ * capture triggers when they are missing or older, in one daemon transaction.
+ */
+export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
+  const d = ctx.driver;
+  const cat = d.catalog(d.db);
+  const stored = Number(await readCatalogVersion(cat));
+  const capture = (await cat.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'capture_version').executeTakeFirst())?.value;
+  if (stored >= CATALOG_VERSION && capture === String(CAPTURE_VERSION)) return;
+  await d.write(async (tx) => {
+    const txCat = d.catalog(tx.db);
+    for (const migration of CATALOG_MIGRATIONS) {
+      if (migration.version <= stored) continue;
+      for (const { table, column } of migration.addColumns) {
+        const def = CATALOG_TABLES.find((t) => t.name === table)!.columns.find((c) => c.name === column)!;
+        await sql`ALTER TABLE ${d.table(table)} ADD COLUMN ${columnDdl(ctx.dialect, def, false)}`.execute(tx.db);
+      }
+    }
+    if (stored < CATALOG_VERSION) {
+      await txCat.updateTable('_wsmirror_meta').set({ value: String(CATALOG_VERSION) }).where('key', '=', 'catalog_version').execute();
+    }
+    await installCapture(ctx, tx);
+    await txCat.deleteFrom('_wsmirror_meta').where('key', '=', 'capture_version').execute();
+    await txCat.insertInto('_wsmirror_meta').values({ key: 'capture_version', value: String(CAPTURE_VERSION) }).execute();
+  });
+}

@@ -1,0 +1,204 @@
+import { expect, it } from 'vitest';
+import { forEachDialect } from '../helpers/dialects.ts';
+import type { TestMirror } from '../helpers/dialects.ts';
+import { field, module, sync, table, workspace } from './fixtures.ts';
+
+/**
+ * Capture of local edits: every write made through a separate SQL connection (as a BI tool or
+ * psql would) lands in `_wsmirror_outbox`; the daemon's own writes never do; read-only columns
+ * refuse writes; the triggers follow every schema change.
+ */
+const FIELDS = [
+  field('fa', 'title', 'string'),
+  field('fb', 'amount', 'number'),
+  field('fc', 'won', 'boolean'),
+  field('fd', 'total', 'function'),
+  field('fe', 'tags', 'multi'),
+];
+const WS = workspace(module('m1', 'crm', [table('t1', 'deals', FIELDS)]));
+
+interface Entry {
+  entry_id: unknown;
+  table_id: string;
+  sql_table: string;
+  record_id: unknown;
+  operation: string;
+  column_name: string | null;
+  field_id: string | null;
+  old_value: unknown;
+  new_value: unknown;
+  status: string;
+}
+
+async function outbox(t: TestMirror): Promise<Entry[]> {
+  const rows = await t.sql<Entry>(`SELECT * FROM ${t.table('_wsmirror_outbox')} ORDER BY "entry_id"`);
+  // Postgres jsonb arrives parsed; SQLite holds JSON text.
+  const json = (v: unknown) => (t.dialect === 'sqlite' && typeof v === 'string' ? JSON.parse(v) : v);
+  return rows.map((r) => ({
+    ...r, entry_id: Number(r.entry_id), record_id: r.record_id === null ? null : Number(r.record_id),
+    old_value: r.old_value === null ? null : json(r.old_value), new_value: r.new_value === null ? null : json(r.new_value),
+  }));
+}
+
+function p(t: TestMirror, n: number): string {
+  return t.dialect === 'postgres' ? `$${n}` : '?';
+}
+
+async function seeded(fresh: () => Promise<TestMirror>): Promise<TestMirror> {
+  const t = await fresh();
+  await sync(t.mirror, WS);
+  await t.mirror.applyRows('t1', {
+    upserts: [
+      { id: 1, values: { title: 'a', amount: 1, won: false, total: 10, tags: ['x'] } },
+      { id: 2, values: { title: 'b', amount: 2, won: true, total: 20, tags: null } },
+    ],
+  });
+  return t;
+}
+
+forEachDialect('capture of local edits', ({ fresh, dialect }) => {
+  it('records nothing for the daemon\'s own writes', async () => {
+    const t = await seeded(fresh);
+    await t.mirror.applyRows('t1', { upserts: [{ id: 1, values: { title: 'a2', amount: 5 } }], deletes: [2] });
+    expect(await outbox(t)).toEqual([]);
+  });
+
+  it('records one entry per changed column of an UPDATE, with old and new values', async () => {
+    const t = await seeded(fresh);
+    await t.sql(`UPDATE ${t.table('crm__deals')} SET "title" = ${p(t, 1)}, "amount" = 3, "won" = "won" WHERE "id" = 1`, ['A!']);
+    await t.sql(`UPDATE ${t.table('crm__deals')} SET "tags" = ${p(t, 1)} WHERE "id" = 2`, [JSON.stringify(['y', 'z'])]);
+    const entries = await outbox(t);
+    expect(entries.map((e) => [e.record_id, e.operation, e.column_name, e.field_id, e.old_value, e.new_value, e.status, e.table_id, e.sql_table])).toEqual([
+      [1, 'update', 'title', 'fa', 'a', 'A!', 'pending', 't1', 'crm__deals'],
+      [1, 'update', 'amount', 'fb', 1, 3, 'pending', 't1', 'crm__deals'],
+      // JSON columns: Postgres stores the jsonb value, SQLite the JSON text as a string.
+      [2, 'update', 'tags', 'fe', null, dialect === 'postgres' ? ['y', 'z'] : '["y","z"]', 'pending', 't1', 'crm__deals'],
+    ]);
+  });
+
+  it('gives an INSERT a negative temporary id (minus its entry id), with or without an id given', async () => {
+    const t = await seeded(fresh);
+    await t.sql(`INSERT INTO ${t.table('crm__deals')} ("title", "_synced_at") VALUES ('new one', ${p(t, 1)})`, [new Date().toISOString()]);
+    await t.sql(`INSERT INTO ${t.table('crm__deals')} ("id", "title", "_synced_at") VALUES (777, 'explicit', ${p(t, 1)})`, [new Date().toISOString()]);
+    const rows = await t.sql<{ id: unknown; title: string }>(`SELECT "id", "title" FROM ${t.table('crm__deals')} WHERE "id" < 0 ORDER BY "title"`);
+    const entries = (await outbox(t)).filter((e) => e.operation === 'insert');
+    expect(entries).toHaveLength(2);
+    for (const e of entries) expect(e.record_id).toBe(-(e.entry_id as number));
+    expect(rows.map((r) => [r.title, Number(r.id)]).sort()).toEqual(
+      [['explicit', entries[1]!.record_id], ['new one', entries[0]!.record_id]].sort(),
+    );
+    // Updating a new row records updates on its temporary id.
+    await t.sql(`UPDATE ${t.table('crm__deals')} SET "amount" = 9 WHERE "title" = 'new one'`);
+    expect((await outbox(t)).at(-1)).toMatchObject({ operation: 'update', record_id: entries[0]!.record_id, column_name: 'amount', new_value: 9 });
+  });
+
+  it('records a DELETE', async () => {
+    const t = await seeded(fresh);
+    await t.sql(`DELETE FROM ${t.table('crm__deals')} WHERE "id" = 2`);
+    expect((await outbox(t)).map((e) => [e.operation, e.record_id, e.column_name])).toEqual([['delete', 2, null]]);
+  });
+
+  it('refuses writes to read-only columns and id changes, naming the column, and records nothing', async () => {
+    const t = await seeded(fresh);
+    await expect(t.sql(`UPDATE ${t.table('crm__deals')} SET "total" = '5' WHERE "id" = 1`)).rejects.toThrow(/column total of crm__deals is read-only/);
+    await expect(t.sql(`INSERT INTO ${t.table('crm__deals')} ("title", "total", "_synced_at") VALUES ('x', '5', ${p(t, 1)})`, [new Date().toISOString()]))
+      .rejects.toThrow(/column total of crm__deals is read-only/);
+    await expect(t.sql(`UPDATE ${t.table('crm__deals')} SET "id" = 5 WHERE "id" = 1`)).rejects.toThrow(/id of a mirrored row cannot be changed/);
+    expect(await outbox(t)).toEqual([]);
+    const [row] = await t.sql<{ total: unknown }>(`SELECT "total" FROM ${t.table('crm__deals')} WHERE "id" = 1`);
+    expect(row!.total).toEqual(dialect === 'postgres' ? 10 : '10');
+  });
+
+  it('keeps capturing after columns are added, renamed, retyped and dropped and the table is renamed', async () => {
+    const t = await seeded(fresh);
+    const changed = workspace(module('m1', 'crm', [table('t1', 'opportunities', [
+      field('fa', 'headline', 'string'), // renamed
+      field('fb', 'amount', 'string'), // retyped (number → text: rebuilt)
+      // won dropped
+      field('fd', 'total', 'function'),
+      field('fe', 'tags', 'multi'),
+      field('ff', 'note', 'string'), // added
+      field('fg', 'score', 'function'), // added, read-only
+    ])]));
+    const plan = await sync(t.mirror, changed);
+    expect(plan.ops.map((o) => o.op)).toEqual(expect.arrayContaining(['renameTable', 'renameColumn', 'retypeColumn', 'dropColumn', 'addColumn']));
+    const deals = t.table('crm__opportunities');
+    await t.sql(`UPDATE ${deals} SET "headline" = 'H', "amount" = 'lots', "note" = 'n' WHERE "id" = 1`);
+    await expect(t.sql(`UPDATE ${deals} SET "score" = '1' WHERE "id" = 1`)).rejects.toThrow(/column score of crm__opportunities is read-only/);
+    await t.sql(`DELETE FROM ${deals} WHERE "id" = 2`);
+    const entries = await outbox(t);
+    expect(entries.map((e) => [e.sql_table, e.operation, e.record_id, e.column_name, e.field_id, e.new_value])).toEqual([
+      ['crm__opportunities', 'update', 1, 'headline', 'fa', 'H'],
+      ['crm__opportunities', 'update', 1, 'amount', 'fb', 'lots'],
+      ['crm__opportunities', 'update', 1, 'note', 'ff', 'n'],
+      ['crm__opportunities', 'delete', 2, null, null, null],
+    ]);
+    // And the daemon can still change the schema again (SQLite: a dropped column no trigger holds).
+    await sync(t.mirror, workspace(module('m1', 'crm', [table('t1', 'opportunities', [field('fa', 'headline', 'string')])])));
+    await t.sql(`UPDATE ${deals} SET "headline" = 'H2' WHERE "id" = 1`);
+    expect((await outbox(t)).at(-1)).toMatchObject({ column_name: 'headline', new_value: 'H2' });
+  });
+});
+
+forEachDialect('catalog layout 1 → 2', ({ fresh, dialect }) => {
+  it('adds the outbox columns and installs capture on the existing tables when opened', async () => {
+    const t = await seeded(fresh);
+    // Make it look like a layout-1 mirror: no sending_since, no triggers, no capture version.
+    if (dialect === 'postgres') {
+      await t.sql(`DROP TRIGGER "_wsmirror_capture" ON ${t.table('crm__deals')}`);
+    } else {
+      const triggers = await t.sql<{ name: string }>(`SELECT name FROM sqlite_schema WHERE type = 'trigger'`);
+      for (const { name } of triggers) await t.sql(`DROP TRIGGER "${name}"`);
+    }
+    await t.sql(`ALTER TABLE ${t.table('_wsmirror_outbox')} DROP COLUMN "sending_since"`);
+    await t.sql(`UPDATE ${t.table('_wsmirror_meta')} SET "value" = '1' WHERE "key" = 'catalog_version'`);
+    await t.sql(`DELETE FROM ${t.table('_wsmirror_meta')} WHERE "key" = 'capture_version'`);
+    await t.sql(`UPDATE ${t.table('crm__deals')} SET "title" = 'before' WHERE "id" = 1`);
+    expect(await outbox(t)).toEqual([]);
+
+    const again = await t.reopen();
+    const [version] = await t.sql<{ value: string }>(`SELECT "value" FROM ${t.table('_wsmirror_meta')} WHERE "key" = 'catalog_version'`);
+    expect(version!.value).toBe('2');
+    await t.sql(`UPDATE ${t.table('crm__deals')} SET "title" = 'after' WHERE "id" = 1`);
+    const entries = await t.sql<{ sending_since: unknown; column_name: string }>(`SELECT "sending_since", "column_name" FROM ${t.table('_wsmirror_outbox')}`);
+    expect(entries).toEqual([{ sending_since: null, column_name: 'title' }]);
+    await again.close();
+  });
+});
+
+forEachDialect('pulls next to local edits', ({ fresh }) => {
+  it('never overwrites a column with an outbox entry, nor a row with a local insert or delete', async () => {
+    const t = await seeded(fresh);
+    await t.mirror.applyRows('t1', { upserts: [{ id: 3, values: { title: 'c', amount: 3 } }, { id: 4, values: { title: 'd', amount: 4 } }] });
+    const deals = t.table('crm__deals');
+    await t.sql(`UPDATE ${deals} SET "title" = 'local title' WHERE "id" = 1`);
+    await t.sql(`UPDATE ${deals} SET "amount" = 22 WHERE "id" = 2`);
+    await t.sql(`UPDATE ${t.table('_wsmirror_outbox')} SET "status" = 'failed' WHERE "record_id" = 2`);
+    await t.sql(`DELETE FROM ${deals} WHERE "id" = 3`);
+    await t.sql(`UPDATE ${deals} SET "amount" = 44 WHERE "id" = 4`);
+    await t.sql(`UPDATE ${t.table('_wsmirror_outbox')} SET "status" = 'conflict' WHERE "record_id" = 4`);
+    await t.sql(`INSERT INTO ${deals} ("title", "_synced_at") VALUES ('local new', '2026-01-01T00:00:00.000Z')`);
+    const before = await outbox(t);
+
+    await t.mirror.applyRows('t1', {
+      upserts: [
+        { id: 1, values: { title: 'upstream title', amount: 100, won: true, total: 1, tags: null } },
+        { id: 2, values: { title: 'b2', amount: 200, won: false, total: 2, tags: null } },
+        { id: 3, values: { title: 'c2', amount: 300, won: false, total: 3, tags: null } },
+        { id: 5, values: { title: 'e', amount: 5, won: false, total: 5, tags: null } },
+      ],
+      deletes: [4],
+    });
+    const rows = await t.sql<{ id: unknown; title: string; amount: number }>(`SELECT "id", "title", "amount" FROM ${deals} ORDER BY "id"`);
+    const negative = rows.filter((r) => Number(r.id) < 0);
+    expect(negative.map((r) => r.title)).toEqual(['local new']);
+    expect(rows.filter((r) => Number(r.id) > 0).map((r) => [Number(r.id), r.title, Number(r.amount)])).toEqual([
+      [1, 'local title', 100], // title has a pending edit; amount is upstream's
+      [2, 'b2', 22], // amount has a failed edit
+      // 3: deleted locally, not brought back
+      [4, 'd', 44], // a conflicting edit keeps the row from the upstream delete
+      [5, 'e', 5],
+    ]);
+    expect(await outbox(t)).toEqual(before);
+  });
+});
