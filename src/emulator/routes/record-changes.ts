@@ -3,14 +3,16 @@ import { DEFAULT_PAGE_LIMIT, endpoints, formatTimestamp, parseTimestamp } from '
 import type { EmulatorContext } from '../context.ts';
 import { BadRequestError } from '../errors.ts';
 import { defineRoute } from '../http/define-route.ts';
+import { requireTableRole } from '../store/table-roles.ts';
 
 /**
  * GET .../records/changes: one entry per change event, ordered by time, within
  * `since <= changedAt <= asOf`. Without `asOf` a new poll opens at now (see ChangeLog).
  */
 export function registerRecordChangeRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
-  defineRoute(app, ctx, endpoints.listRecordChanges, ({ params, query }) => {
+  defineRoute(app, ctx, endpoints.listRecordChanges, ({ params, query, apiKey }) => {
     const table = ctx.schema.requireTable(params.moduleName, params.tableName);
+    requireTableRole(ctx, table, apiKey, 'read');
     if (table.props.hasHistory !== true) {
       throw new BadRequestError(
         `table ${table.moduleName}.${table.name} has no history: enable hasHistory to poll its record changes`,

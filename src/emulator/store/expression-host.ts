@@ -6,6 +6,7 @@ import type { ApiKeyGrant } from '../options.ts';
 import type { StoreFieldInfo, StoreTableScope } from './expression-scope.ts';
 import { dynamicStatement } from './record-statements.ts';
 import { tableExpressions } from './table-expressions.ts';
+import { roleOf } from './table-roles.ts';
 
 /**
  * The store as expressions see it while they run: field values in their expression form (choices
@@ -16,16 +17,6 @@ import { tableExpressions } from './table-expressions.ts';
 /** Function fields reading function fields: at most this deep (a cycle ends here too). */
 export const MAX_FUNCTION_CHAIN = 16;
 const SELECT_CHUNK = 500;
-
-/**
- * The role a key acts with, for `userRole()`: the API leaves open how roles relate to keys. A key
- * with every grant is `admin`; otherwise a grant `role:NAME` names it, and `editor` is the default.
- */
-export function roleOf(actor: ApiKeyGrant): string {
-  if (actor.grants === 'all') return 'admin';
-  const grant = actor.grants.find((g) => g.startsWith('role:'));
-  return grant === undefined ? 'editor' : grant.slice('role:'.length);
-}
 
 /** A stored value in expression form. */
 export function storedToValue(field: StoreFieldInfo, stored: unknown): Value {

@@ -9,6 +9,7 @@ import { StoreHost, valueToJson } from './expression-host.ts';
 import { INVALID, Issues, convertValue, type PendingRecord } from './record-checks.ts';
 import type { FieldPlan, FieldPlans } from './record-plans.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
+import { allowsRole, roleOf } from './table-roles.ts';
 import { tableExpressions, type Checked, type FieldExpressions, type TableExpressions } from './table-expressions.ts';
 
 /** Records as stored before the request: id → the JSON text of their data. */
@@ -26,17 +27,22 @@ export class RecordExpressions {
   readonly #host: StoreHost;
   readonly #expressions: TableExpressions;
   readonly #sharedSelections = new Map<string, ReadonlySet<string> | EvaluationError>();
+  readonly #role: string;
+  /** Fields whose `readRoles` leave the caller's role out: read as null. */
+  readonly #unreadable: ReadonlySet<string>;
 
   constructor(ctx: EmulatorContext, table: TableRow, fields: readonly FieldRow[], plans: FieldPlans, actor: ApiKeyGrant) {
     this.#table = table;
     this.#plans = plans;
     this.#host = new StoreHost(ctx, actor);
     this.#expressions = tableExpressions(ctx, table, fields);
+    this.#role = roleOf(actor);
+    this.#unreadable = new Set(plans.list.filter((p) => !allowsRole(p.field.props.readRoles, this.#role)).map((p) => p.field.id));
   }
 
   /** Whether reads must evaluate something (function fields, canRead guards). */
   get affectsReads(): boolean {
-    return this.#expressions.affectsReads;
+    return this.#expressions.affectsReads || this.#unreadable.size > 0;
   }
 
   #of(plan: FieldPlan): FieldExpressions | undefined {
@@ -71,11 +77,16 @@ export class RecordExpressions {
    * will be). A guard that is false, fails or does not compile refuses the whole request (403).
    */
   checkWriteGuards(pending: readonly PendingRecord[], sentFields: readonly ReadonlySet<string>[], before: StoredRows | undefined, where: string): void {
-    if (!this.#expressions.hasWriteGuards) return;
+    const byRole = this.#plans.list.some((p) => !allowsRole(p.field.props.writeRoles, this.#role));
+    if (!this.#expressions.hasWriteGuards && !byRole) return;
     const denied: string[] = [];
     pending.forEach((p, i) => {
       for (const name of sentFields[i]!) {
         const plan = this.#plans.byName.get(name);
+        if (plan && !allowsRole(plan.field.props.writeRoles, this.#role)) {
+          denied.push(`${formatPath(where, [p.index, name])}: role ${this.#role} may not write field ${name} (writeRoles: ${plan.field.props.writeRoles!.join(', ')})`);
+          continue;
+        }
         const expressions = plan && this.#of(plan);
         if (!plan || !expressions || plan.field.props.canWrite === undefined) continue;
         const data = p.id === undefined ? p.data : (JSON.parse(before!.get(p.id)!) as Record<string, unknown>);
@@ -214,6 +225,7 @@ export class RecordExpressions {
    * values behind a `canRead` that does not allow this record hidden as null.
    */
   readValue(plan: FieldPlan, id: number, data: Readonly<Record<string, unknown>>): unknown {
+    if (this.#unreadable.has(plan.field.id)) return null;
     const expressions = this.#of(plan);
     const stored = data[plan.field.id] ?? null;
     if (!expressions) return stored;
@@ -230,7 +242,8 @@ export class RecordExpressions {
 
   /** Whether reading the field involves an expression (then filter and sort run in memory). */
   isEvaluated(plan: FieldPlan): boolean {
-    return plan.type === 'function' || (this.#of(plan) !== undefined && plan.field.props.canRead !== undefined);
+    return plan.type === 'function' || this.#unreadable.has(plan.field.id)
+      || (this.#of(plan) !== undefined && plan.field.props.canRead !== undefined);
   }
 }
 
