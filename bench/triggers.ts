@@ -1,6 +1,7 @@
 // `npm run bench -- triggers`: the cost of capturing local edits. A bulk UPDATE of every row of a
 // 100,000-row table, made by another client (as psql or a BI tool would), with the capture
-// triggers in place and without them, in the same run, on SQLite and Postgres.
+// triggers in place and without them, in the same run, on SQLite and Postgres. `--columns=1|2`:
+// how many columns the UPDATE changes (each changed column of each row is one outbox entry).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,7 +62,11 @@ const CAPTURE_TABLE = {
   ],
 };
 
-async function sqliteFigures(rows: number, repeat: number) {
+function assignments(columns: number): string {
+  return columns === 1 ? `"amount" = "amount" + 1` : `"amount" = "amount" + 1, "paid" = NOT "paid"`;
+}
+
+async function sqliteFigures(rows: number, repeat: number, columns: number) {
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-triggers-'));
   try {
     const path = join(dir, 'mirror.db');
@@ -71,7 +76,7 @@ async function sqliteFigures(rows: number, repeat: number) {
     const db = new Database(path);
     db.pragma('journal_mode = WAL');
     const names = { qualify: quoteIdent };
-    const update = async () => void db.prepare(`UPDATE "${TABLE}" SET "amount" = "amount" + 1, "paid" = NOT "paid"`).run();
+    const update = async () => void db.prepare(`UPDATE "${TABLE}" SET ${assignments(columns)}`).run();
     const reset = async () => void db.prepare(`DELETE FROM "_wsmirror_outbox"`).run();
     const withTriggers = await timed(update, reset, repeat);
     const outboxRows = (db.prepare(`SELECT count(*) AS n FROM "_wsmirror_outbox"`).get() as { n: number }).n;
@@ -84,7 +89,7 @@ async function sqliteFigures(rows: number, repeat: number) {
   }
 }
 
-async function postgresFigures(url: string, rows: number, repeat: number) {
+async function postgresFigures(url: string, rows: number, repeat: number, columns: number) {
   const schema = `wsm_bench_triggers_${process.pid}`;
   const mirror = await openMirror(url, { pgSchema: schema });
   const c = new pg.Client({ connectionString: url });
@@ -93,7 +98,7 @@ async function postgresFigures(url: string, rows: number, repeat: number) {
     await fill(mirror, rows);
     const names = { qualify: (n: string) => `${quoteIdent(schema)}.${quoteIdent(n)}` };
     const table = names.qualify(TABLE);
-    const update = async () => void (await c.query(`UPDATE ${table} SET "amount" = "amount" + 1, "paid" = NOT "paid"`));
+    const update = async () => void (await c.query(`UPDATE ${table} SET ${assignments(columns)}`));
     const reset = async () => void (await c.query(`TRUNCATE ${names.qualify('_wsmirror_outbox')}`));
     const withTriggers = await timed(update, reset, repeat);
     const outboxRows = Number((await c.query(`SELECT count(*) AS n FROM ${names.qualify('_wsmirror_outbox')}`)).rows[0].n);
@@ -115,5 +120,10 @@ export async function run(options: BenchOptions = {}) {
   const rows = Number(options.rows ?? 100_000);
   const repeat = Number(options.repeat ?? 3);
   const pgUrl = typeof options['pg-url'] === 'string' ? options['pg-url'] : (process.env['WSMIRROR_TEST_PG_URL'] ?? DEFAULT_PG_URL);
-  return { rows, repeat, sqlite: await sqliteFigures(rows, repeat), postgres: await postgresFigures(pgUrl, rows, repeat) };
+  const columns = Number(options.columns ?? 1) === 2 ? 2 : 1;
+  return {
+    rows, repeat, columns,
+    sqlite: await sqliteFigures(rows, repeat, columns),
+    postgres: await postgresFigures(pgUrl, rows, repeat, columns),
+  };
 }

@@ -145,7 +145,11 @@ forEachDialect('catalog layout 1 → 2', ({ fresh, dialect }) => {
     const t = await seeded(fresh);
     // Make it look like a layout-1 mirror: no sending_since, no triggers, no capture version.
     if (dialect === 'postgres') {
-      await t.sql(`DROP TRIGGER "_wsmirror_capture" ON ${t.table('crm__deals')}`);
+      const triggers = await t.sql<{ name: string }>(
+        `SELECT tgname AS name FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal`, [t.table('crm__deals')],
+      );
+      expect(triggers.length).toBeGreaterThan(0);
+      for (const { name } of triggers) await t.sql(`DROP TRIGGER "${name}" ON ${t.table('crm__deals')}`);
     } else {
       const triggers = await t.sql<{ name: string }>(`SELECT name FROM sqlite_schema WHERE type = 'trigger'`);
       for (const { name } of triggers) await t.sql(`DROP TRIGGER "${name}"`);

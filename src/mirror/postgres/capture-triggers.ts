@@ -1,77 +1,109 @@
-import { ID_COLUMN } from '../naming.ts';
+import { ID_COLUMN, hash8 } from '../naming.ts';
 import type { CaptureTable, SqlNames } from '../sql-text.ts';
-import { ID_CHANGE_MESSAGE, READ_ONLY_TEMPLATE, quoteIdent, quoteLiteral } from '../sql-text.ts';
+import { ID_CHANGE_MESSAGE, quoteIdent, quoteLiteral, readOnlyMessage } from '../sql-text.ts';
 import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
 
 /**
- * Postgres capture: one PL/pgSQL function per mirror schema, and one BEFORE row trigger per
- * mirrored table that passes the table's upstream id. The function reads the columns from the
- * catalog (`_wsmirror_fields`) and compares rows as jsonb, so it names no column and survives
- * every schema change; the triggers follow their tables through renames.
+ * Postgres capture, per mirrored table: PL/pgSQL functions that name the table's columns, written
+ * again around every schema change (operations/capture.ts), like SQLite's triggers.
  *
- * - INSERT: read-only columns must be empty; the row's id becomes minus the new entry's id;
- * - UPDATE: `id` cannot change; read-only columns refuse; one entry per changed column;
- * - DELETE: one entry.
+ * - UPDATE and DELETE are captured by statement triggers over the transition tables: one
+ *   set-based INSERT … SELECT per column for a whole bulk UPDATE, not a function call per row;
+ * - a row trigger fires only on a forbidden UPDATE (an `id` change, a read-only column changed:
+ *   its WHEN clause filters every other row out at no cost) and raises the error naming it;
+ * - INSERT: a row trigger refuses values in read-only columns and gives the row minus its new
+ *   entry's id.
+ * The daemon's own writes pass every trigger untouched.
  */
-const FUNCTION = '_wsmirror_capture';
-const TRIGGER = '_wsmirror_capture';
+const DAEMON = `(${DAEMON_WRITE_CONDITION})`;
 
-export function captureSetupSql(names: SqlNames): string[] {
-  const outbox = names.qualify('_wsmirror_outbox');
-  const fields = names.qualify('_wsmirror_fields');
-  const id = quoteIdent(ID_COLUMN);
-  const readOnly = `format(${quoteLiteral(READ_ONLY_TEMPLATE)}, f.column_name, TG_TABLE_NAME)`;
-  return [`CREATE OR REPLACE FUNCTION ${names.qualify(FUNCTION)}() RETURNS trigger LANGUAGE plpgsql AS $capture$
-DECLARE
-  old_j jsonb;
-  new_j jsonb;
-  f record;
-  entry bigint;
-BEGIN
-  IF ${DAEMON_WRITE_CONDITION} THEN
-    IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
-    RETURN NEW;
-  END IF;
-  IF TG_OP = 'INSERT' THEN
-    new_j := to_jsonb(NEW);
-    FOR f IN SELECT column_name FROM ${fields} WHERE table_id = TG_ARGV[0] AND is_read_only LOOP
-      IF coalesce(new_j -> f.column_name, 'null'::jsonb) <> 'null'::jsonb THEN
-        RAISE EXCEPTION USING ERRCODE = 'check_violation', MESSAGE = ${readOnly};
-      END IF;
-    END LOOP;
-    entry := nextval(pg_get_serial_sequence(${quoteLiteral(outbox)}, 'entry_id'));
-    NEW.${id} := -entry;
-    INSERT INTO ${outbox} (entry_id, table_id, sql_table, record_id, operation) VALUES (entry, TG_ARGV[0], TG_TABLE_NAME, -entry, 'insert');
-    RETURN NEW;
-  ELSIF TG_OP = 'UPDATE' THEN
-    IF NEW.${id} IS DISTINCT FROM OLD.${id} THEN
-      RAISE EXCEPTION USING ERRCODE = 'check_violation', MESSAGE = ${quoteLiteral(`${ID_CHANGE_MESSAGE} (`)} || TG_TABLE_NAME || ')';
-    END IF;
-    old_j := to_jsonb(OLD);
-    new_j := to_jsonb(NEW);
-    IF old_j = new_j THEN RETURN NEW; END IF;
-    FOR f IN SELECT field_id, column_name, is_read_only FROM ${fields} WHERE table_id = TG_ARGV[0] LOOP
-      IF (new_j -> f.column_name) IS DISTINCT FROM (old_j -> f.column_name) THEN
-        IF f.is_read_only THEN
-          RAISE EXCEPTION USING ERRCODE = 'check_violation', MESSAGE = ${readOnly};
-        END IF;
-        INSERT INTO ${outbox} (table_id, sql_table, record_id, operation, column_name, field_id, old_value, new_value)
-          VALUES (TG_ARGV[0], TG_TABLE_NAME, OLD.${id}, 'update', f.column_name, f.field_id, old_j -> f.column_name, new_j -> f.column_name);
-      END IF;
-    END LOOP;
-    RETURN NEW;
-  END IF;
-  INSERT INTO ${outbox} (table_id, sql_table, record_id, operation) VALUES (TG_ARGV[0], TG_TABLE_NAME, OLD.${id}, 'delete');
-  RETURN OLD;
-END
-$capture$`];
+function objectNames(t: CaptureTable) {
+  // Named after the upstream table id, so they survive table renames; 63-byte names fit.
+  const base = `_wsmirror_capture_${hash8(t.tableId)}`;
+  return {
+    insert: { trigger: '_wsmirror_capture_insert', fn: `${base}_insert` },
+    guard: { trigger: '_wsmirror_capture_guard', fn: `${base}_guard` },
+    update: { trigger: '_wsmirror_capture_update', fn: `${base}_update` },
+    delete: { trigger: '_wsmirror_capture_delete', fn: `${base}_delete` },
+  };
+}
+
+export function captureSetupSql(): string[] {
+  return [];
 }
 
 export function dropCaptureSql(names: SqlNames, t: CaptureTable): string[] {
-  return [`DROP TRIGGER IF EXISTS ${quoteIdent(TRIGGER)} ON ${names.qualify(t.sqlName)}`];
+  return Object.values(objectNames(t)).flatMap(({ trigger, fn }) => [
+    `DROP TRIGGER IF EXISTS ${quoteIdent(trigger)} ON ${names.qualify(t.sqlName)}`,
+    `DROP FUNCTION IF EXISTS ${names.qualify(fn)}()`,
+  ]);
+}
+
+/** CREATE FUNCTION with a dollar-quote tag that the body (which holds upstream names) does not contain. */
+function createFunction(qualifiedName: string, body: string): string {
+  let tag = '$capture$';
+  for (let i = 0; body.includes(tag); i++) tag = `$capture${i}$`;
+  return `CREATE OR REPLACE FUNCTION ${qualifiedName}() RETURNS trigger LANGUAGE plpgsql AS ${tag}${body}${tag}`;
 }
 
 export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
-  return [`CREATE TRIGGER ${quoteIdent(TRIGGER)} BEFORE INSERT OR UPDATE OR DELETE ON ${names.qualify(t.sqlName)}
-    FOR EACH ROW EXECUTE FUNCTION ${names.qualify(FUNCTION)}(${quoteLiteral(t.tableId)})`];
+  const n = objectNames(t);
+  const table = names.qualify(t.sqlName);
+  const outbox = names.qualify('_wsmirror_outbox');
+  const id = quoteIdent(ID_COLUMN);
+  const tableId = quoteLiteral(t.tableId);
+  const sqlTable = quoteLiteral(t.sqlName);
+  const raise = (message: string) => `RAISE EXCEPTION USING ERRCODE = 'check_violation', MESSAGE = ${quoteLiteral(message)};`;
+  const readOnly = t.fields.filter((f) => f.readOnly);
+  const writable = t.fields.filter((f) => !f.readOnly);
+  const changed = (c: string) => `NEW.${c} IS DISTINCT FROM OLD.${c}`;
+  const out: string[] = [];
+
+  out.push(createFunction(names.qualify(n.insert.fn), `
+DECLARE
+  entry bigint;
+BEGIN
+  IF ${DAEMON} THEN RETURN NEW; END IF;
+  ${readOnly.map((f) => `IF NEW.${quoteIdent(f.columnName)} IS NOT NULL THEN ${raise(readOnlyMessage(t.sqlName, f.columnName))} END IF;`).join('\n  ')}
+  entry := nextval(pg_get_serial_sequence(${quoteLiteral(outbox)}, 'entry_id'));
+  NEW.${id} := -entry;
+  INSERT INTO ${outbox} (entry_id, table_id, sql_table, record_id, operation) VALUES (entry, ${tableId}, ${sqlTable}, -entry, 'insert');
+  RETURN NEW;
+END`));
+  out.push(`CREATE TRIGGER ${quoteIdent(n.insert.trigger)} BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION ${names.qualify(n.insert.fn)}()`);
+
+  const forbidden = [changed(id), ...readOnly.map((f) => changed(quoteIdent(f.columnName)))];
+  out.push(createFunction(names.qualify(n.guard.fn), `
+BEGIN
+  IF ${changed(id)} THEN ${raise(`${ID_CHANGE_MESSAGE} (${t.sqlName})`)} END IF;
+  ${readOnly.map((f) => `IF ${changed(quoteIdent(f.columnName))} THEN ${raise(readOnlyMessage(t.sqlName, f.columnName))} END IF;`).join('\n  ')}
+  RETURN NEW;
+END`));
+  out.push(`CREATE TRIGGER ${quoteIdent(n.guard.trigger)} BEFORE UPDATE ON ${table} FOR EACH ROW
+    WHEN (NOT ${DAEMON} AND (${forbidden.join(' OR ')})) EXECUTE FUNCTION ${names.qualify(n.guard.fn)}()`);
+
+  out.push(createFunction(names.qualify(n.update.fn), `
+BEGIN
+  IF ${DAEMON} THEN RETURN NULL; END IF;
+  ${writable.map((f) => {
+    const c = quoteIdent(f.columnName);
+    return `INSERT INTO ${outbox} (table_id, sql_table, record_id, operation, column_name, field_id, old_value, new_value)
+    SELECT ${tableId}, ${sqlTable}, n.${id}, 'update', ${quoteLiteral(f.columnName)}, ${quoteLiteral(f.fieldId)}, to_jsonb(o.${c}), to_jsonb(n.${c})
+    FROM _wsmirror_new n JOIN _wsmirror_old o ON o.${id} = n.${id} WHERE n.${c} IS DISTINCT FROM o.${c} ORDER BY n.${id};`;
+  }).join('\n  ')}
+  RETURN NULL;
+END`));
+  out.push(`CREATE TRIGGER ${quoteIdent(n.update.trigger)} AFTER UPDATE ON ${table}
+    REFERENCING OLD TABLE AS _wsmirror_old NEW TABLE AS _wsmirror_new FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify(n.update.fn)}()`);
+
+  out.push(createFunction(names.qualify(n.delete.fn), `
+BEGIN
+  IF ${DAEMON} THEN RETURN NULL; END IF;
+  INSERT INTO ${outbox} (table_id, sql_table, record_id, operation)
+    SELECT ${tableId}, ${sqlTable}, o.${id}, 'delete' FROM _wsmirror_old o ORDER BY o.${id};
+  RETURN NULL;
+END`));
+  out.push(`CREATE TRIGGER ${quoteIdent(n.delete.trigger)} AFTER DELETE ON ${table}
+    REFERENCING OLD TABLE AS _wsmirror_old FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify(n.delete.fn)}()`);
+  return out;
 }
