@@ -10,6 +10,7 @@ export * from './field.ts';
 export * from './table.ts';
 export * from './workspace.ts';
 export * from './records.ts';
+export * from './csv-import.ts';
 export * from './changes.ts';
 export * from './endpoints.ts';
 export * from './issues.ts';

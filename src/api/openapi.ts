@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { errorBodySchema } from './common.ts';
+import {
+  CSV_BATCH_SIZE_DEFAULT, CSV_BATCH_SIZE_MAX, CSV_ENCODINGS, CSV_IMPORT_MODES, CSV_NUMBER_FORMATS, CSV_UPDATE_POLICIES,
+} from './csv-import.ts';
 import { endpoints, type Endpoint } from './endpoints.ts';
+import { CSV_FILE_LIMIT_BYTES } from './records.ts';
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Validation failure',
@@ -66,15 +70,18 @@ export function buildOpenApiDocument(serverUrl?: string) {
               type: 'object',
               required: ['file'],
               properties: {
-                file: { type: 'string', contentMediaType: 'text/csv' },
+                file: { type: 'string', contentMediaType: 'text/csv', description: `The CSV file, at most ${CSV_FILE_LIMIT_BYTES} bytes.` },
                 hasHeader: { type: 'boolean', default: true },
-                delimiter: { type: 'string' },
+                delimiter: { type: 'string', description: 'One character; detected among comma, semicolon, tab and pipe when absent.' },
                 quoteChar: { type: 'string', default: '"' },
-                encoding: { type: 'string', default: 'utf8' },
-                importMode: { type: 'string', enum: ['append', 'update', 'upsert'], default: 'append' },
-                numberFormat: { type: 'string', default: 'us' },
-                batchSize: { type: 'integer', default: 100 },
-                mappings: { type: 'string', description: 'JSON array of { csvColumnName, fieldName, updatePolicy }' },
+                encoding: { type: 'string', enum: [...CSV_ENCODINGS], default: 'utf8' },
+                importMode: { type: 'string', enum: [...CSV_IMPORT_MODES], default: 'append' },
+                numberFormat: { type: 'string', enum: [...CSV_NUMBER_FORMATS], default: 'us' },
+                batchSize: { type: 'integer', minimum: 1, maximum: CSV_BATCH_SIZE_MAX, default: CSV_BATCH_SIZE_DEFAULT },
+                mappings: {
+                  type: 'string',
+                  description: `JSON array of { csvColumnName, fieldName, updatePolicy }; updatePolicy is one of ${CSV_UPDATE_POLICIES.join(', ')}.`,
+                },
               },
             },
           },

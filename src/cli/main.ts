@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError, EXIT, UsageError } from '../errors.ts';
 import { defineDemoCommand } from './commands/demo.ts';
 import { defineEmulatorCommand } from './commands/emulator.ts';
+import { defineImportCommand } from './commands/import.ts';
 import { defineOpenApiCommand } from './commands/openapi.ts';
 import { defineRunCommand } from './commands/run.ts';
 import { defineStatusCommand } from './commands/status.ts';
@@ -16,7 +17,7 @@ export function buildProgram(): Command {
     .exitOverride();
   for (const define of [
     defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineDemoCommand,
-    defineOpenApiCommand,
+    defineOpenApiCommand, defineImportCommand,
   ]) {
     define(program).exitOverride();
   }

@@ -53,14 +53,10 @@ function observerFor(deps: SyncStackDeps): SyncObserver {
   };
 }
 
-/**
- * Builds client, mirror and engine from a validated configuration (the composition root).
- * Upstream is asked first: a rejected key or an unknown workspace fails here, before the mirror
- * (a SQLite file, a Postgres schema) is created. Then the mirror is claimed for the workspace.
- */
-export async function openSyncStack(config: Config, deps: SyncStackDeps): Promise<SyncStack> {
-  const { upstream, sync } = config;
-  const client = new WorkspaceClient({
+/** The upstream client of a validated configuration, reporting its requests to the metrics. */
+export function createWorkspaceClient(config: Pick<Config, 'upstream'>, deps: Pick<SyncStackDeps, 'logger' | 'metrics'>): WorkspaceClient {
+  const { upstream } = config;
+  return new WorkspaceClient({
     baseUrl: upstream.baseUrl,
     apiKey: upstream.apiKey,
     workspaceId: upstream.workspaceId,
@@ -75,6 +71,16 @@ export async function openSyncStack(config: Config, deps: SyncStackDeps): Promis
       if (info.willRetry) deps.metrics?.observeRetry({ endpoint: info.endpoint, reason: String(info.status) });
     },
   });
+}
+
+/**
+ * Builds client, mirror and engine from a validated configuration (the composition root).
+ * Upstream is asked first: a rejected key or an unknown workspace fails here, before the mirror
+ * (a SQLite file, a Postgres schema) is created. Then the mirror is claimed for the workspace.
+ */
+export async function openSyncStack(config: Config, deps: SyncStackDeps): Promise<SyncStack> {
+  const { upstream, sync } = config;
+  const client = createWorkspaceClient(config, deps);
   let mirror: Mirror;
   try {
     await client.getWorkspace(deps.signal ? { signal: deps.signal } : {});

@@ -4,9 +4,11 @@ import { errorBodySchema } from '../api/common.ts';
 import { buildPath, endpoints, type EndpointName, type HttpMethod } from '../api/endpoints.ts';
 import { describeIssues } from '../api/issues.ts';
 import { InvalidResponseError, NetworkError, UpstreamError, type UpstreamCall } from '../errors.ts';
+import type { Readable } from 'node:stream';
 import { BodyTooLargeError, readBodyPrefix, readBoundedBody } from './bounded-body.ts';
 import type { RequestInfo, ResolvedClientOptions } from './client-options.ts';
 import { ConcurrencyLimit } from './concurrency-limit.ts';
+import type { UploadBody } from './multipart-upload.ts';
 import {
   backoffDelay, defaultRetryMode, isNotSentCode, isRetryable, networkErrorCode, parseRetryAfter,
   type AttemptFailure, type RetryMode,
@@ -24,12 +26,23 @@ export interface CallOptions {
   retry?: RetryMode;
   /** Aborts the call, including its retries and backoff; the call rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** Overrides the client's per-attempt time limit (a large upload needs longer). */
+  timeoutMs?: number;
 }
 
 export interface RequestSpec {
   params: Record<string, string>;
   query?: Record<string, QueryValue>;
+  /** A JSON body. */
   body?: unknown;
+  /** A streamed body in its own content type, opened afresh for each attempt. */
+  upload?: UploadBody;
+}
+
+interface AttemptBody {
+  contentType: string;
+  length?: number;
+  data: string | Readable;
 }
 
 type Outcome =
@@ -79,7 +92,12 @@ export class HttpTransport {
     const call = this.describe(name, spec.params);
     const { path } = call;
     const target = path + queryString(spec.query);
-    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const json = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const { upload } = spec;
+    const bodyOf = (): AttemptBody | undefined =>
+      upload ? { contentType: upload.contentType, length: upload.length, data: upload.open() }
+        : json === undefined ? undefined : { contentType: 'application/json', data: json };
+    const timeoutMs = callOptions.timeoutMs ?? this.#options.timeoutMs;
     const mode = callOptions.retry ?? defaultRetryMode(method);
     const { signal } = callOptions;
     const { maxRetries, retryBaseMs, retryMaxMs, retryAfterMaxMs } = this.#options;
@@ -90,7 +108,7 @@ export class HttpTransport {
       const started = performance.now();
       let outcome: Outcome;
       try {
-        outcome = await this.#attempt(call, target, body, endpoint.response, attempt, signal);
+        outcome = await this.#attempt(call, target, bodyOf(), endpoint.response, attempt, signal, timeoutMs);
       } finally {
         release();
       }
@@ -128,23 +146,24 @@ export class HttpTransport {
   }
 
   async #attempt(
-    call: UpstreamCall, target: string, body: string | undefined, schema: z.ZodType, attempt: number,
-    callerSignal: AbortSignal | undefined,
+    call: UpstreamCall, target: string, body: AttemptBody | undefined, schema: z.ZodType, attempt: number,
+    callerSignal: AbortSignal | undefined, timeoutMs: number,
   ): Promise<Outcome> {
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new Error('request timed out')), this.#options.timeoutMs);
+    const timer = setTimeout(() => deadline.abort(new Error('request timed out')), timeoutMs);
     const signal = callerSignal ? AbortSignal.any([callerSignal, deadline.signal]) : deadline.signal;
     const headers: Record<string, string> = {
       authorization: this.#authorization,
       accept: 'application/json',
       'user-agent': USER_AGENT,
     };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (body !== undefined) headers['content-type'] = body.contentType;
+    if (body?.length !== undefined) headers['content-length'] = String(body.length);
     let status: number | undefined;
     try {
       const res = await this.#pool.request({
-        path: target, method: call.method, headers, body: body ?? null, signal,
-        headersTimeout: this.#options.timeoutMs, bodyTimeout: this.#options.timeoutMs,
+        path: target, method: call.method, headers, body: body?.data ?? null, signal,
+        headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
       });
       status = res.statusCode;
       if (status >= 200 && status < 300) {
@@ -167,19 +186,22 @@ export class HttpTransport {
         const error = new InvalidResponseError(call, 'too-large', err.message);
         return { ok: false, status: status ?? 'network', error, failure: { kind: 'final' } };
       }
-      return { ok: false, status: 'network', ...this.#networkFailure(call, err, attempt, deadline.signal.aborted) };
+      return { ok: false, status: 'network', ...this.#networkFailure(call, err, attempt, deadline.signal.aborted, timeoutMs) };
     } finally {
+      if (body && typeof body.data !== 'string') body.data.destroy();
       clearTimeout(timer);
     }
   }
 
-  #networkFailure(call: UpstreamCall, err: unknown, attempt: number, timedOut: boolean): { error: Error; failure: AttemptFailure } {
+  #networkFailure(
+    call: UpstreamCall, err: unknown, attempt: number, timedOut: boolean, timeoutMs: number,
+  ): { error: Error; failure: AttemptFailure } {
     const code = timedOut ? 'TIMEOUT' : networkErrorCode(err);
     const timeout = timedOut || /TIMEOUT/.test(code);
     // Misuse of the client (closed pool, bad argument) is no network trouble: never retried.
     const final = code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED' || code === 'UND_ERR_INVALID_ARG';
     const reason = err instanceof Error && err.message !== '' ? err.message : String(err);
-    const detail = timedOut ? `no complete response within ${this.#options.timeoutMs} ms` : `${reason} (${code})`;
+    const detail = timedOut ? `no complete response within ${timeoutMs} ms` : `${reason} (${code})`;
     const error = new NetworkError(call, this.#redact(detail), {
       attempts: attempt, timeout, causeCode: code, cause: timedOut ? undefined : err,
     });

@@ -1,7 +1,7 @@
 // The typed client of the upstream API (the daemon's only way to talk to it).
-export { WorkspaceClient } from './workspace-client.ts';
+export { CSV_IMPORT_TIMEOUT_MS, WorkspaceClient } from './workspace-client.ts';
 export type {
-  ChangesQueryParams, FieldBatchCreateInput, KnownRecordChange, FieldBatchUpdateInput, FieldCreateInput, FieldPage, FieldUpdateInput,
+  ChangesQueryParams, CsvImportCallOptions, CsvImportResult, FieldBatchCreateInput, KnownRecordChange, FieldBatchUpdateInput, FieldCreateInput, FieldPage, FieldUpdateInput,
   RecordCreateInput, RecordUpdateInput, TableCreateInput, TablePatchInput,
 } from './workspace-client.ts';
 export { CLIENT_DEFAULTS } from './client-options.ts';

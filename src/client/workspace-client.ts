@@ -4,14 +4,18 @@ import type { PageInfo } from '../api/common.ts';
 import type {
   Field, fieldBatchCreateSchema, fieldBatchUpdateSchema, fieldCreateSchema, fieldUpdateSchema,
 } from '../api/field.ts';
+import { stat } from 'node:fs/promises';
+import { csvImportOptionParts, type CsvImportOptionsInput } from '../api/csv-import.ts';
 import type { RecordIdInput } from '../api/identifiers.ts';
-import type { ApiRecord, recordCreateBodySchema, recordUpdateBodySchema } from '../api/records.ts';
+import { UsageError } from '../errors.ts';
+import { CSV_FILE_LIMIT_BYTES, type ApiRecord, type recordCreateBodySchema, type recordUpdateBodySchema } from '../api/records.ts';
 import type { Table, tableCreateSchema, tablePatchSchema } from '../api/table.ts';
 import type { Workspace } from '../api/workspace.ts';
 import { checkAsOf } from './as-of-bounds.ts';
 import { ChangePoll, type PollOptions } from './change-poller.ts';
 import { resolveClientOptions, type WorkspaceClientOptions } from './client-options.ts';
 import { HttpTransport, type CallOptions, type QueryValue } from './http-transport.ts';
+import { multipartUpload } from './multipart-upload.ts';
 import {
   iterateRecordPages, readRecordsByIds, type IterateRecordsOptions, type RecordListParams, type RecordPage,
   type RecordsByIdsOptions,
@@ -38,14 +42,27 @@ export interface ChangesQueryParams {
 /** A record change whose `changeType` is one of the known three; any other value reads as `update`. */
 export type KnownRecordChange = RecordChange & { changeType: (typeof RECORD_CHANGE_TYPES)[number] };
 
+export interface CsvImportResult {
+  rowsImported: number;
+  rowsSkipped: number;
+  rowsUpdated: number;
+}
+
+export interface CsvImportCallOptions extends CallOptions {
+  /** Called as the file goes out: bytes of it sent so far, and its size. */
+  onProgress?: (sentBytes: number, totalBytes: number) => void;
+}
+
+/** An import uploads up to 50 MiB and then waits for the whole transaction: each attempt may take this long. */
+export const CSV_IMPORT_TIMEOUT_MS = 10 * 60_000;
+
 export interface FieldPage {
   data: Field[];
   page_info: PageInfo;
 }
 
 /**
- * Typed client of the upstream API: one method per endpoint of `src/api/endpoints.ts` (CSV
- * import aside), plus the change polls and record paging the sync engine needs. Every response
+ * Typed client of the upstream API: one method per endpoint of `src/api/endpoints.ts`, plus the change polls and record paging the sync engine needs. Every response
  * is validated against its endpoint's schema. Request bodies are not validated here: the
  * upstream is the authority, and its 400 message is what the push step reports.
  */
@@ -179,6 +196,39 @@ export class WorkspaceClient {
   ): Promise<{ deletedIds: string[] }> {
     const spec = { params: this.#tbl(moduleName, tableName), body: { records: ids } };
     return (await this.#transport.call('deleteRecords', spec, opts)).data;
+  }
+
+  /**
+   * Imports a CSV file into a table (`POST …/records/import/csv`), streamed from disk as a
+   * multipart form with the options as its other parts. A file over 50 MiB is refused here,
+   * before anything is sent. POST: repeated only when the upstream cannot have run it (see
+   * `RetryMode`); each attempt reads the file again. Each attempt may take `CSV_IMPORT_TIMEOUT_MS`
+   * unless `timeoutMs` says otherwise.
+   */
+  async importCsv(
+    moduleName: string, tableName: string, filePath: string, options: CsvImportOptionsInput = {},
+    opts: CsvImportCallOptions = {},
+  ): Promise<CsvImportResult> {
+    let size: number;
+    try {
+      const info = await stat(filePath);
+      if (!info.isFile()) throw new UsageError(`${filePath} is not a file`);
+      size = info.size;
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      throw new UsageError(`cannot read ${filePath}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (size > CSV_FILE_LIMIT_BYTES) {
+      throw new UsageError(`${filePath} is ${size} bytes; a CSV import takes at most ${CSV_FILE_LIMIT_BYTES} bytes (50 MiB)`);
+    }
+    const { onProgress, ...callOptions } = opts;
+    const upload = multipartUpload(
+      csvImportOptionParts(options),
+      { part: 'file', path: filePath, size, contentType: 'text/csv' },
+      onProgress && ((sent) => onProgress(sent, size)),
+    );
+    const spec = { params: this.#tbl(moduleName, tableName), upload };
+    return (await this.#transport.call('importCsv', spec, { timeoutMs: CSV_IMPORT_TIMEOUT_MS, ...callOptions })).data;
   }
 
   async listRecordChanges(

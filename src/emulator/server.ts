@@ -7,6 +7,7 @@ import { Authenticator, registerAuth } from './http/auth.ts';
 import { answerClientError, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
 import { DEFAULT_WORKSPACE_ID, type EmulatorOptions } from './options.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
+import { registerCsvImportRoute } from './routes/csv-import.ts';
 import { registerFieldRoutes } from './routes/fields.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
 import { registerRecordChangeRoutes } from './routes/record-changes.ts';
@@ -75,6 +76,7 @@ export async function buildServer(options: EmulatorOptions = {}): Promise<Fastif
   registerFieldRoutes(app, ctx);
   registerRecordRoutes(app, ctx);
   registerRecordChangeRoutes(app, ctx);
+  registerCsvImportRoute(app, ctx);
   registerAdminRoutes(app, ctx);
   return app;
 }

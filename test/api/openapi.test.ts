@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { buildOpenApiDocument, endpoints, type Endpoint } from '../../src/api/index.ts';
+import { CSV_IMPORT_PARTS, buildOpenApiDocument, endpoints, type Endpoint } from '../../src/api/index.ts';
 import { runWsmirror } from '../helpers/processes.ts';
 
 /** The OpenAPI document is generated from the contract: every endpoint, parameter and schema is in it. */
@@ -34,6 +34,7 @@ it('carries the schemas: field create objects accept no other properties and req
   expect(query.find((p: any) => p.name === 'asOf').required).toBe(false);
   const csv = doc.paths[endpoints.importCsv.path].post.requestBody.content['multipart/form-data'].schema;
   expect(csv.required).toEqual(['file']);
+  expect(Object.keys(csv.properties)).toEqual([...CSV_IMPORT_PARTS]);
 });
 
 it('`wsmirror openapi` prints the same document', async () => {

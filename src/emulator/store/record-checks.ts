@@ -88,6 +88,17 @@ export function convertValue(plan: FieldPlan, raw: unknown, mode: 'create' | 'up
 
 // ---- checks of a whole request ---------------------------------------------------------------
 
+/**
+ * Names a record of a request, or one of its values, in error messages: `body.records[3].price`
+ * for a JSON body, `line 12, column 3 (price)` for a CSV import.
+ */
+export type RecordPlace = (index: number, fieldName?: string) => string;
+
+/** The places of records under a path: `where[index]` and `where[index].field`. */
+export function placeUnder(where: string): RecordPlace {
+  return (index, fieldName) => formatPath(where, fieldName === undefined ? [index] : [index, fieldName]);
+}
+
 export interface PendingRecord {
   /** Index of the record in the request. */
   index: number;
@@ -114,7 +125,7 @@ export function reportUnknown(names: string[], where: string, table: TableRow, i
 }
 
 /** Every reference points at an existing record of the referenced table. */
-export function checkReferences(db: Db, plans: FieldPlans, pending: readonly PendingRecord[], where: string, issues: Issues): void {
+export function checkReferences(db: Db, plans: FieldPlans, pending: readonly PendingRecord[], place: RecordPlace, issues: Issues): void {
   const st = recordStatements(db);
   for (const plan of plans.list) {
     if (plan.type !== 'reference') continue;
@@ -134,7 +145,7 @@ export function checkReferences(db: Db, plans: FieldPlans, pending: readonly Pen
       const v = p.data[plan.field.id];
       if (typeof v === 'number' && !found.has(v)) {
         const target = plan.field.props.refTableId ?? 'the referenced table';
-        issues.add(`${formatPath(where, [p.index, plan.field.name])}: record ${v} does not exist in ${target}`);
+        issues.add(`${place(p.index, plan.field.name)}: record ${v} does not exist in ${target}`);
       }
     }
   }
@@ -145,7 +156,7 @@ function uniqueKey(value: unknown): string {
 }
 
 /** Unique values repeat neither within the request nor against the rest of the table. */
-export function checkUnique(db: Db, table: TableRow, plans: FieldPlans, pending: readonly PendingRecord[], where: string, issues: Issues): void {
+export function checkUnique(db: Db, table: TableRow, plans: FieldPlans, pending: readonly PendingRecord[], place: RecordPlace, issues: Issues): void {
   const inRequest = new Set(pending.map((p) => p.id).filter((id) => id !== undefined));
   for (const plan of plans.list) {
     if (!plan.unique || plan.readOnly) continue;
@@ -159,7 +170,7 @@ export function checkUnique(db: Db, table: TableRow, plans: FieldPlans, pending:
       const first = seen.get(k);
       if (first && (p.touched.has(key) || first.touched.has(key))) {
         issues.add(
-          `${formatPath(where, [p.index, plan.field.name])}: value ${JSON.stringify(v)} of unique field ${plan.field.name} repeats ${formatPath(where, [first.index])}`,
+          `${place(p.index, plan.field.name)}: value ${JSON.stringify(v)} of unique field ${plan.field.name} repeats ${place(first.index)}`,
         );
         continue;
       }
@@ -177,14 +188,14 @@ export function checkUnique(db: Db, table: TableRow, plans: FieldPlans, pending:
       const k = uniqueKey(JSON.parse(row.v));
       for (const p of toCheck.get(k) ?? []) {
         issues.add(
-          `${formatPath(where, [p.index, plan.field.name])}: value ${JSON.stringify(p.data[key])} of unique field ${plan.field.name} already exists in record ${row.id}`,
+          `${place(p.index, plan.field.name)}: value ${JSON.stringify(p.data[key])} of unique field ${plan.field.name} already exists in record ${row.id}`,
         );
       }
     }
   }
 }
 
-export function checkRequired(plans: FieldPlans, p: PendingRecord, mode: 'create' | 'update', where: string, issues: Issues): void {
+export function checkRequired(plans: FieldPlans, p: PendingRecord, mode: 'create' | 'update', place: RecordPlace, issues: Issues): void {
   for (const plan of plans.list) {
     if (!plan.required || plan.readOnly) continue;
     // On update only a value cleared by this request is an error: older gaps stay readable.
@@ -192,8 +203,8 @@ export function checkRequired(plans: FieldPlans, p: PendingRecord, mode: 'create
     if (isEmpty(p.data[plan.field.id])) {
       issues.add(
         mode === 'create'
-          ? `${formatPath(where, [p.index, plan.field.name])}: field ${plan.field.name} is required`
-          : `${formatPath(where, [p.index, plan.field.name])}: field ${plan.field.name} is required and cannot be cleared`,
+          ? `${place(p.index, plan.field.name)}: field ${plan.field.name} is required`
+          : `${place(p.index, plan.field.name)}: field ${plan.field.name} is required and cannot be cleared`,
       );
     }
   }

@@ -1,4 +1,3 @@
-import { formatPath } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { describeDiagnostic, EvaluationError } from '../expression/diagnostics.ts';
 import { Budget, evaluate, runTrigger } from '../expression/evaluator.ts';
@@ -6,7 +5,7 @@ import { isRecordValue, type RecordValue, type Value } from '../expression/scope
 import { ForbiddenError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
 import { StoreHost, valueToJson } from './expression-host.ts';
-import { INVALID, Issues, convertValue, type PendingRecord } from './record-checks.ts';
+import { INVALID, Issues, convertValue, type PendingRecord, type RecordPlace } from './record-checks.ts';
 import type { FieldPlan, FieldPlans } from './record-plans.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
 import { allowsRole, roleOf } from './table-roles.ts';
@@ -56,12 +55,12 @@ export class RecordExpressions {
   // ---- writes -----------------------------------------------------------------------------------
 
   /** Fills fields absent from a create with their `{ $nx }` defaults, in field order. */
-  applyDefaults(p: PendingRecord, sent: ReadonlySet<string>, where: string, issues: Issues): void {
+  applyDefaults(p: PendingRecord, sent: ReadonlySet<string>, place: RecordPlace, issues: Issues): void {
     if (!this.#expressions.hasDefaults) return;
     for (const plan of this.#plans.list) {
       const compiled = this.#of(plan)?.defaultValue;
       if (!compiled || sent.has(plan.field.name)) continue;
-      const at = formatPath(where, [p.index, plan.field.name]);
+      const at = place(p.index, plan.field.name);
       const value = this.#run(compiled, this.#record(undefined, p.data), `${at}: the default expression failed`, issues);
       if (value === INVALID) continue;
       const stored = this.#toStored(plan, value, `${at}: the default expression gave a value that does not fit`, issues);
@@ -76,7 +75,7 @@ export class RecordExpressions {
    * `canWrite` of every field a request sends: evaluated for the record as it was (a create: as it
    * will be). A guard that is false, fails or does not compile refuses the whole request (403).
    */
-  checkWriteGuards(pending: readonly PendingRecord[], sentFields: readonly ReadonlySet<string>[], before: StoredRows | undefined, where: string): void {
+  checkWriteGuards(pending: readonly PendingRecord[], sentFields: readonly ReadonlySet<string>[], before: StoredRows | undefined, place: RecordPlace): void {
     const byRole = this.#plans.list.some((p) => !allowsRole(p.field.props.writeRoles, this.#role));
     if (!this.#expressions.hasWriteGuards && !byRole) return;
     const denied: string[] = [];
@@ -84,14 +83,14 @@ export class RecordExpressions {
       for (const name of sentFields[i]!) {
         const plan = this.#plans.byName.get(name);
         if (plan && !allowsRole(plan.field.props.writeRoles, this.#role)) {
-          denied.push(`${formatPath(where, [p.index, name])}: role ${this.#role} may not write field ${name} (writeRoles: ${plan.field.props.writeRoles!.join(', ')})`);
+          denied.push(`${place(p.index, name)}: role ${this.#role} may not write field ${name} (writeRoles: ${plan.field.props.writeRoles!.join(', ')})`);
           continue;
         }
         const expressions = plan && this.#of(plan);
         if (!plan || !expressions || plan.field.props.canWrite === undefined) continue;
         const data = p.id === undefined ? p.data : (JSON.parse(before!.get(p.id)!) as Record<string, unknown>);
         if (!this.#allows(expressions, 'canWrite', this.#record(p.id, data))) {
-          denied.push(`${formatPath(where, [p.index, name])}: canWrite of field ${name} denies this write`);
+          denied.push(`${place(p.index, name)}: canWrite of field ${name} denies this write`);
         }
       }
     });
@@ -105,7 +104,7 @@ export class RecordExpressions {
    * `onUpdate` triggers of the fields whose value the update changed, in field order. Their
    * assignments join the same transaction; what they set does not fire triggers again.
    */
-  runTriggers(pending: readonly PendingRecord[], before: StoredRows, where: string, issues: Issues): void {
+  runTriggers(pending: readonly PendingRecord[], before: StoredRows, place: RecordPlace, issues: Issues): void {
     if (!this.#expressions.hasTriggers) return;
     for (const p of pending) {
       const old = JSON.parse(before.get(p.id!)!) as Record<string, unknown>;
@@ -115,7 +114,7 @@ export class RecordExpressions {
       for (const plan of changed) {
         const trigger = this.#of(plan)?.onUpdate;
         if (!trigger) continue;
-        const at = `${formatPath(where, [p.index])} (onUpdate of ${plan.field.name})`;
+        const at = `${place(p.index)} (onUpdate of ${plan.field.name})`;
         let writes;
         try {
           writes = runTrigger(trigger.program, this.#record(p.id, p.data), this.#host);
@@ -137,7 +136,7 @@ export class RecordExpressions {
   }
 
   /** dchoice/dmulti values must be ids of records their selection gives for the record. */
-  checkSelections(pending: readonly PendingRecord[], where: string, issues: Issues): void {
+  checkSelections(pending: readonly PendingRecord[], place: RecordPlace, issues: Issues): void {
     for (const plan of this.#plans.list) {
       if (plan.type !== 'dchoice' && plan.type !== 'dmulti') continue;
       const expressions = this.#of(plan);
@@ -146,7 +145,7 @@ export class RecordExpressions {
         if (!p.touched.has(plan.field.id) || value === undefined || value === null) continue;
         const ids = (Array.isArray(value) ? value : [value]) as string[];
         if (ids.length === 0) continue;
-        const at = formatPath(where, [p.index, plan.field.name]);
+        const at = place(p.index, plan.field.name);
         const selection = expressions?.selection;
         if (!selection) {
           issues.add(`${at}: field ${plan.field.name} has no valid selection expression (see its expressionErrors), so no record can be chosen`);

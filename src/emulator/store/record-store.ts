@@ -1,13 +1,13 @@
 import {
-  describeIssues, formatPath, recordIdInputSchema, recordIdToNumber, type RecordIdInput,
+  describeIssues, recordIdInputSchema, recordIdToNumber, type RecordIdInput,
 } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { NotFoundError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
 import type { Db } from './database.ts';
 import {
-  INVALID, Issues, MAX_REPORTED, checkReferences, checkRequired, checkUnique, convertValue, reportUnknown,
-  unknownFields, type PendingRecord,
+  INVALID, Issues, MAX_REPORTED, checkReferences, checkRequired, checkUnique, convertValue, placeUnder, reportUnknown,
+  unknownFields, type PendingRecord, type RecordPlace,
 } from './record-checks.ts';
 import { RecordExpressions } from './record-expressions.ts';
 import { buildFieldPlans } from './record-plans.ts';
@@ -40,16 +40,18 @@ function logChanges(ctx: EmulatorContext, table: TableRow, ids: readonly number[
 
 /**
  * Creates records (flat objects of field name to value) in one transaction and returns their ids
- * in request order. `where` names the records in error messages (`body.records`, a seed path).
+ * in request order. `where` names the records in error messages: a path (`body.records`, a seed
+ * path) or a function (the lines of a CSV file).
  */
 export function createRecords(
   ctx: EmulatorContext,
   table: TableRow,
   fields: readonly FieldRow[],
   records: readonly RecordValues[],
-  where = 'body.records',
+  where: string | RecordPlace = 'body.records',
   actor: ApiKeyGrant = SYSTEM_ACTOR,
 ): number[] {
+  const place = typeof where === 'string' ? placeUnder(where) : where;
   const plans = buildFieldPlans(fields);
   const st = recordStatements(ctx.db);
   const expressions = new RecordExpressions(ctx, table, fields, plans, actor);
@@ -58,13 +60,13 @@ export function createRecords(
     const pending: PendingRecord[] = [];
     const sent: Set<string>[] = [];
     records.forEach((record, index) => {
-      reportUnknown(unknownFields(record, plans, false), formatPath(where, [index]), table, issues);
+      reportUnknown(unknownFields(record, plans, false), place(index), table, issues);
       const data: Record<string, unknown> = {};
       const touched = new Set<string>();
       for (const name of Object.keys(record)) {
         const plan = plans.byName.get(name);
         if (!plan) continue;
-        const value = convertValue(plan, record[name], 'create', formatPath(where, [index, name]), issues);
+        const value = convertValue(plan, record[name], 'create', place(index, name), issues);
         if (value === INVALID) continue;
         touched.add(plan.field.id);
         if (value !== null) data[plan.field.id] = value;
@@ -77,16 +79,16 @@ export function createRecords(
       }
       const p: PendingRecord = { index, id: undefined, data, touched };
       const names = new Set(Object.keys(record));
-      expressions.applyDefaults(p, names, where, issues);
+      expressions.applyDefaults(p, names, place, issues);
       pending.push(p);
       sent.push(names);
     });
     issues.throwIfAny();
-    expressions.checkWriteGuards(pending, sent, undefined, where);
-    for (const p of pending) checkRequired(plans, p, 'create', where, issues);
-    expressions.checkSelections(pending, where, issues);
-    checkReferences(ctx.db, plans, pending, where, issues);
-    checkUnique(ctx.db, table, plans, pending, where, issues);
+    expressions.checkWriteGuards(pending, sent, undefined, place);
+    for (const p of pending) checkRequired(plans, p, 'create', place, issues);
+    expressions.checkSelections(pending, place, issues);
+    checkReferences(ctx.db, plans, pending, place, issues);
+    checkUnique(ctx.db, table, plans, pending, place, issues);
     issues.throwIfAny();
 
     pageIndex(ctx.db, table.key);
@@ -98,12 +100,12 @@ export function createRecords(
 
 // ---- update ----------------------------------------------------------------------------------
 
-function parseIds(ids: readonly unknown[], where: string, key?: string): number[] {
+function parseIds(ids: readonly unknown[], place: RecordPlace, key?: string): number[] {
   const issues = new Issues();
   const out: number[] = [];
   const firstAt = new Map<number, number>();
   ids.forEach((raw, index) => {
-    const at = formatPath(where, key === undefined ? [index] : [index, key]);
+    const at = place(index, key);
     const parsed = recordIdInputSchema.safeParse(raw);
     if (!parsed.success) {
       issues.add(describeIssues(parsed.error.issues, at));
@@ -111,7 +113,7 @@ function parseIds(ids: readonly unknown[], where: string, key?: string): number[
     }
     const id = recordIdToNumber(parsed.data);
     const first = firstAt.get(id);
-    if (first !== undefined) issues.add(`${at}: record id ${id} repeats ${formatPath(where, [first])}`);
+    if (first !== undefined) issues.add(`${at}: record id ${id} repeats ${place(first)}`);
     else firstAt.set(id, index);
     out.push(id);
   });
@@ -141,21 +143,22 @@ export function updateRecords(
   table: TableRow,
   fields: readonly FieldRow[],
   records: readonly RecordUpdate[],
-  where = 'body.records',
+  where: string | RecordPlace = 'body.records',
   actor: ApiKeyGrant = SYSTEM_ACTOR,
 ): number[] {
+  const place = typeof where === 'string' ? placeUnder(where) : where;
   const plans = buildFieldPlans(fields);
   const st = recordStatements(ctx.db);
   const expressions = new RecordExpressions(ctx, table, fields, plans, actor);
   return ctx.db.transaction(() => {
-    const ids = parseIds(records.map((r) => r.id), where, 'id');
+    const ids = parseIds(records.map((r) => r.id), place, 'id');
     const existing = requireExisting(ctx.db, table, ids);
     const issues = new Issues();
     const pending: PendingRecord[] = [];
     const sent: Set<string>[] = [];
     records.forEach((record, index) => {
       const id = ids[index]!;
-      reportUnknown(unknownFields(record, plans, true), formatPath(where, [index]), table, issues);
+      reportUnknown(unknownFields(record, plans, true), place(index), table, issues);
       const data = JSON.parse(existing.get(id)!) as Record<string, unknown>;
       sent.push(new Set(Object.keys(record).filter((name) => name !== 'id')));
       const touched = new Set<string>();
@@ -163,7 +166,7 @@ export function updateRecords(
         if (name === 'id') continue;
         const plan = plans.byName.get(name);
         if (!plan) continue;
-        const value = convertValue(plan, record[name], 'update', formatPath(where, [index, name]), issues);
+        const value = convertValue(plan, record[name], 'update', place(index, name), issues);
         if (value === INVALID) continue;
         touched.add(plan.field.id);
         if (value === null) delete data[plan.field.id];
@@ -172,13 +175,13 @@ export function updateRecords(
       pending.push({ index, id, data, touched });
     });
     issues.throwIfAny();
-    expressions.checkWriteGuards(pending, sent, existing, where);
-    expressions.runTriggers(pending, existing, where, issues);
+    expressions.checkWriteGuards(pending, sent, existing, place);
+    expressions.runTriggers(pending, existing, place, issues);
     issues.throwIfAny();
-    for (const p of pending) checkRequired(plans, p, 'update', where, issues);
-    expressions.checkSelections(pending, where, issues);
-    checkReferences(ctx.db, plans, pending, where, issues);
-    checkUnique(ctx.db, table, plans, pending, where, issues);
+    for (const p of pending) checkRequired(plans, p, 'update', place, issues);
+    expressions.checkSelections(pending, place, issues);
+    checkReferences(ctx.db, plans, pending, place, issues);
+    checkUnique(ctx.db, table, plans, pending, place, issues);
     issues.throwIfAny();
 
     for (const p of pending) st.update.run(JSON.stringify(p.data), p.id);
@@ -193,7 +196,7 @@ export function updateRecords(
 export function deleteRecords(ctx: EmulatorContext, table: TableRow, ids: readonly unknown[], where = 'body.records'): number[] {
   const st = recordStatements(ctx.db);
   return ctx.db.transaction(() => {
-    const parsed = parseIds(ids, where);
+    const parsed = parseIds(ids, placeUnder(where));
     const found = st.idsIn.all(table.key, JSON.stringify(parsed)) as { id: number }[];
     if (found.length !== parsed.length) requireExisting(ctx.db, table, parsed);
     for (const id of parsed) st.remove.run(id);

@@ -1,0 +1,62 @@
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { csvImportOptionsSchema, endpoints } from '../../api/index.ts';
+import type { EmulatorContext } from '../context.ts';
+import { CsvFileReader } from '../csv/csv-reader.ts';
+import { CSV_FORM_OPTIONS, CSV_REQUEST_LIMIT_BYTES, fileTooLarge, receiveCsvForm, type ReceivedForm } from '../csv/csv-upload.ts';
+import { BadRequestError } from '../errors.ts';
+import { defineRoute, parseInput } from '../http/define-route.ts';
+import { importRecords } from '../store/record-import.ts';
+
+/**
+ * `POST …/records/import/csv`. The route lives in its own encapsulated scope: there the only body
+ * parser is the multipart one, which reads nothing by itself, so the handler checks the path, the
+ * workspace and the table before a byte of the body is read (the key was checked before that),
+ * and streams the file to disk under its own 50 MiB limit. The JSON body limit of every other
+ * route stays as it is.
+ */
+export function registerCsvImportRoute(app: FastifyInstance, ctx: EmulatorContext): void {
+  app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    // Any other content type reaches the handler unread, to be refused there.
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+    await scope.register(multipart, CSV_FORM_OPTIONS);
+
+    defineRoute(scope, ctx, endpoints.importCsv, async ({ params, request, reply, apiKey }) => {
+      let form: ReceivedForm | undefined;
+      try {
+        ctx.schema.requireTable(params.moduleName, params.tableName);
+        if (!request.isMultipart()) {
+          throw new BadRequestError(
+            `unsupported content type ${JSON.stringify(request.headers['content-type'] ?? '')}: send multipart/form-data with the CSV in a part named file`,
+          );
+        }
+        const declared = Number(request.headers['content-length']);
+        if (Number.isFinite(declared) && declared > CSV_REQUEST_LIMIT_BYTES) throw fileTooLarge();
+        form = await receiveCsvForm(request);
+      } catch (error) {
+        closeAfterReply(reply);
+        throw error;
+      }
+      try {
+        const options = parseInput(csvImportOptionsSchema, form.parts, 'form');
+        // The table may have gone while the file was arriving.
+        const table = ctx.schema.requireTable(params.moduleName, params.tableName);
+        const reader = new CsvFileReader(form.filePath, {
+          encoding: options.encoding,
+          delimiter: options.delimiter,
+          quoteChar: options.quoteChar,
+          numberFormat: options.numberFormat,
+        });
+        return { data: importRecords(ctx, table, reader.records(), options, apiKey) };
+      } finally {
+        await form.discard();
+      }
+    });
+  });
+}
+
+/** The rest of a refused body is not read: the connection closes once the answer is out. */
+function closeAfterReply(reply: FastifyReply): void {
+  reply.header('connection', 'close');
+}

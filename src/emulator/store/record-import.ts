@@ -1,0 +1,264 @@
+import type { CsvImportOptions } from '../../api/index.ts';
+import type { EmulatorContext } from '../context.ts';
+import { cellValue, isEmptyCell } from '../csv/cell-values.ts';
+import { bindColumns, type ColumnBinding } from '../csv/column-mapping.ts';
+import type { CsvRecord } from '../csv/csv-reader.ts';
+import { BadRequestError } from '../errors.ts';
+import type { ApiKeyGrant } from '../options.ts';
+import { INVALID, Issues, convertValue, type RecordPlace } from './record-checks.ts';
+import { buildFieldPlans, type FieldPlan } from './record-plans.ts';
+import { dynamicStatement, ensureUniqueIndex } from './record-statements.ts';
+import { createRecords, updateRecords, type RecordUpdate, type RecordValues } from './record-store.ts';
+import type { FieldRow, TableRow } from './schema-rows.ts';
+
+/**
+ * The CSV import: the records of a file created or updated in one transaction, `batchSize`
+ * rows at a time. Each batch goes through `createRecords`/`updateRecords`, so an imported value
+ * meets exactly the checks of a JSON request (shapes, options, required, unique, references) and
+ * is logged in record changes like any other write. The first batch with a fault throws its 400
+ * (up to 20 faults, each named by line and column), and the transaction rolls back every batch
+ * before it.
+ *
+ * Counts: `rowsImported` records created, `rowsUpdated` records updated, `rowsSkipped` data rows
+ * that wrote nothing: blank rows (every cell empty) and, in `update` mode, rows whose key matches
+ * no record. The three add up to the data rows of the file.
+ */
+
+export interface ImportCounts {
+  rowsImported: number;
+  rowsUpdated: number;
+  rowsSkipped: number;
+}
+
+interface Row {
+  line: number;
+  /** Request values of the non-empty cells, by field name. */
+  values: Record<string, unknown>;
+  /** Bindings whose cell was empty. */
+  empty: ColumnBinding[];
+}
+
+interface KeyedRow extends Row {
+  /** Canonical key values, JSON-encoded, in key order. */
+  key: string;
+  keyValues: unknown[];
+}
+
+/** `actor` is the key the request came with: guards and triggers see it as for any other write. */
+export function importRecords(
+  ctx: EmulatorContext,
+  table: TableRow,
+  records: Iterable<CsvRecord>,
+  options: CsvImportOptions,
+  actor: ApiKeyGrant,
+): ImportCounts {
+  return ctx.db.transaction(() => new RecordImport(ctx, table, ctx.schema.fieldsOf(table.key), options, actor).run(records))();
+}
+
+class RecordImport {
+  readonly #ctx: EmulatorContext;
+  readonly #table: TableRow;
+  readonly #fields: readonly FieldRow[];
+  readonly #options: CsvImportOptions;
+  readonly #actor: ApiKeyGrant;
+  readonly #counts: ImportCounts = { rowsImported: 0, rowsUpdated: 0, rowsSkipped: 0 };
+  #bindings: ColumnBinding[] = [];
+  #keys: { binding: ColumnBinding; plan: FieldPlan }[] = [];
+  #width = 0;
+  /** update/upsert: records written so far, with the line that wrote them (a key may not come back). */
+  readonly #written = new Map<number, number>();
+
+  constructor(ctx: EmulatorContext, table: TableRow, fields: readonly FieldRow[], options: CsvImportOptions, actor: ApiKeyGrant) {
+    this.#ctx = ctx;
+    this.#actor = actor;
+    this.#table = table;
+    this.#fields = fields;
+    this.#options = options;
+  }
+
+  run(records: Iterable<CsvRecord>): ImportCounts {
+    let batch: CsvRecord[] = [];
+    let first = true;
+    for (const record of records) {
+      if (first) {
+        first = false;
+        this.#bind(record);
+        if (this.#options.hasHeader) continue;
+      }
+      if (record.cells.every((cell) => cell.trim() === '')) {
+        this.#counts.rowsSkipped++;
+        continue;
+      }
+      batch.push(record);
+      if (batch.length >= this.#options.batchSize) {
+        this.#flush(batch);
+        batch = [];
+      }
+    }
+    if (first && this.#options.hasHeader) throw new BadRequestError('invalid CSV: the file is empty, and hasHeader says it starts with a header row');
+    if (batch.length > 0) this.#flush(batch);
+    return this.#counts;
+  }
+
+  #bind(first: CsvRecord): void {
+    const header = this.#options.hasHeader ? first.cells : undefined;
+    this.#width = first.cells.length;
+    this.#bindings = bindColumns(this.#table, this.#fields, header, this.#width, this.#options.mappings);
+    if (this.#options.importMode === 'append') return;
+    const plans = buildFieldPlans(this.#fields);
+    this.#keys = this.#bindings
+      .filter((b) => b.policy === 'key')
+      .map((binding) => ({ binding, plan: plans.byName.get(binding.field.name)! }));
+    ensureUniqueIndex(this.#ctx.db, this.#table, this.#keys[0]!.plan); // a value index: key look-ups use it
+  }
+
+  #place(line: number, binding?: ColumnBinding): string {
+    return binding === undefined ? `line ${line}` : `line ${line}, ${binding.label}`;
+  }
+
+  /** Places of the records of one create or update call, by their index in it. */
+  #placesOf(rows: readonly Row[]): RecordPlace {
+    return (index, fieldName) => {
+      const line = rows[index]!.line;
+      if (fieldName === undefined) return this.#place(line);
+      const binding = this.#bindings.find((b) => b.field.name === fieldName);
+      return binding ? this.#place(line, binding) : `${this.#place(line)}, field ${fieldName}`;
+    };
+  }
+
+  /** Cells to request values; text that is no value of its type is a fault of the batch. */
+  #readRows(batch: readonly CsvRecord[], issues: Issues): Row[] {
+    const { numberFormat } = this.#options;
+    return batch.map((record) => {
+      if (record.cells.length > this.#width && record.cells.slice(this.#width).some((cell) => cell.trim() !== '')) {
+        issues.add(`${this.#place(record.line)}: ${record.cells.length} cells where the ${this.#options.hasHeader ? 'header' : 'first row'} has ${this.#width}`);
+      }
+      const row: Row = { line: record.line, values: {}, empty: [] };
+      for (const binding of this.#bindings) {
+        const text = record.cells[binding.index] ?? '';
+        if (isEmptyCell(binding.field.type, text)) {
+          row.empty.push(binding);
+          continue;
+        }
+        const value = cellValue(binding.field.type, text, numberFormat);
+        if (value.ok) row.values[binding.field.name] = value.value;
+        else issues.add(`${this.#place(record.line, binding)}: ${value.message}`);
+      }
+      return row;
+    });
+  }
+
+  #flush(batch: readonly CsvRecord[]): void {
+    const issues = new Issues();
+    const rows = this.#readRows(batch, issues);
+    issues.throwIfAny();
+    if (this.#options.importMode === 'append') {
+      this.#create(rows);
+      return;
+    }
+    const keyed = this.#keyRows(rows, issues);
+    issues.throwIfAny();
+    const found = this.#lookUp(keyed);
+    const updates: KeyedRow[] = [];
+    const creates: KeyedRow[] = [];
+    for (const row of keyed) {
+      const ids = found.get(row.key) ?? [];
+      if (ids.length > 1) {
+        issues.add(`${this.#place(row.line)}: the key ${this.#describeKey(row)} matches ${ids.length} records (${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', …' : ''})`);
+        continue;
+      }
+      const id = ids[0];
+      if (id === undefined) {
+        if (this.#options.importMode === 'upsert') creates.push(row);
+        else this.#counts.rowsSkipped++;
+        continue;
+      }
+      const earlier = this.#written.get(id);
+      if (earlier !== undefined) {
+        issues.add(`${this.#place(row.line)}: the key ${this.#describeKey(row)} repeats line ${earlier}`);
+        continue;
+      }
+      this.#written.set(id, row.line);
+      updates.push(Object.assign(row, { id }));
+    }
+    issues.throwIfAny();
+    if (updates.length > 0) this.#update(updates as (KeyedRow & { id: number })[]);
+    if (creates.length > 0) {
+      const ids = this.#create(creates);
+      ids.forEach((id, i) => this.#written.set(id, creates[i]!.line));
+    }
+  }
+
+  #create(rows: readonly Row[]): number[] {
+    const ids = createRecords(this.#ctx, this.#table, this.#fields, rows.map((r): RecordValues => r.values), this.#placesOf(rows), this.#actor);
+    this.#counts.rowsImported += ids.length;
+    return ids;
+  }
+
+  /** An update writes the non-key cells; an empty cell clears its field, unless its policy is ignoreEmpty. */
+  #update(rows: readonly (KeyedRow & { id: number })[]): void {
+    const records = rows.map((row): RecordUpdate => {
+      const values: Record<string, unknown> = { id: row.id };
+      for (const binding of this.#bindings) {
+        if (binding.policy === 'key') continue;
+        const name = binding.field.name;
+        if (Object.hasOwn(row.values, name)) values[name] = row.values[name];
+        else if (binding.policy === 'overwrite') values[name] = null;
+      }
+      return values as RecordUpdate;
+    });
+    this.#counts.rowsUpdated += updateRecords(this.#ctx, this.#table, this.#fields, records, this.#placesOf(rows), this.#actor).length;
+  }
+
+  /** Each row's key in stored form, through the update value checks; a key repeated within the batch is a fault. */
+  #keyRows(rows: readonly Row[], issues: Issues): KeyedRow[] {
+    const out: KeyedRow[] = [];
+    const firstLine = new Map<string, number>();
+    for (const row of rows) {
+      const keyValues: unknown[] = [];
+      for (const { binding, plan } of this.#keys) {
+        const where = this.#place(row.line, binding);
+        if (!Object.hasOwn(row.values, binding.field.name)) {
+          issues.add(`${where}: the key field ${binding.field.name} is empty`);
+          continue;
+        }
+        const value = convertValue(plan, row.values[binding.field.name], 'update', where, issues);
+        if (value !== INVALID) keyValues.push(value);
+      }
+      if (keyValues.length !== this.#keys.length) continue;
+      const key = JSON.stringify(keyValues);
+      const earlier = firstLine.get(key);
+      if (earlier !== undefined) {
+        issues.add(`${this.#place(row.line)}: the key ${this.#describeKey({ keyValues })} repeats line ${earlier}`);
+        continue;
+      }
+      firstLine.set(key, row.line);
+      out.push({ ...row, key, keyValues });
+    }
+    return out;
+  }
+
+  #describeKey(row: Pick<KeyedRow, 'keyValues'>): string {
+    return this.#keys.map(({ binding }, i) => `${binding.field.name}=${JSON.stringify(row.keyValues[i])}`).join(', ');
+  }
+
+  /** Record ids per key: candidates by the first key field (indexed), then every key field compared. */
+  #lookUp(rows: readonly KeyedRow[]): Map<string, number[]> {
+    const found = new Map<string, number[]>();
+    if (rows.length === 0) return found;
+    const first = this.#keys[0]!.plan;
+    const sql = `SELECT id, data FROM records WHERE table_id = ${this.#table.key}
+      AND json_extract(data, '${first.path}') IN (SELECT value FROM json_each(?))`;
+    const candidates = dynamicStatement(this.#ctx.db, sql).all(JSON.stringify(rows.map((r) => r.keyValues[0]))) as { id: number; data: string }[];
+    const wanted = new Set(rows.map((r) => r.key));
+    for (const { id, data } of candidates) {
+      const stored = JSON.parse(data) as Record<string, unknown>;
+      const key = JSON.stringify(this.#keys.map(({ plan }) => stored[plan.field.id] ?? null));
+      if (!wanted.has(key)) continue;
+      const ids = found.get(key);
+      if (ids) ids.push(id);
+      else found.set(key, [id]);
+    }
+    return found;
+  }
+}
