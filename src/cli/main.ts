@@ -4,6 +4,7 @@ import { defineDemoCommand } from './commands/demo.ts';
 import { defineEmulatorCommand } from './commands/emulator.ts';
 import { defineImportCommand } from './commands/import.ts';
 import { defineOpenApiCommand } from './commands/openapi.ts';
+import { defineOutboxCommand } from './commands/outbox.ts';
 import { defineRunCommand } from './commands/run.ts';
 import { defineStatusCommand } from './commands/status.ts';
 import { defineSyncCommand } from './commands/sync.ts';
@@ -16,8 +17,8 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   for (const define of [
-    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineDemoCommand,
-    defineOpenApiCommand, defineImportCommand,
+    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineOutboxCommand,
+    defineDemoCommand, defineOpenApiCommand, defineImportCommand,
   ]) {
     define(program).exitOverride();
   }

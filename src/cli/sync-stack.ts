@@ -6,6 +6,7 @@ import type { ProgressReporter, ProgressTask } from '../daemon/progress.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { openMirror } from '../mirror/open-mirror.ts';
 import { SyncEngine, type SyncObserver } from '../sync/index.ts';
+import { claimMirror } from './mirror-claim.ts';
 
 /** The pieces one daemon process runs: client, mirror and the engine over them. */
 export interface SyncStack {
@@ -19,6 +20,10 @@ export interface SyncStackDeps {
   logger: Logger;
   metrics?: Metrics;
   progress?: ProgressReporter;
+  /** The mirror is a file `wsmirror demo` creates for itself: mark it so (see mirror-claim.ts). */
+  demo?: boolean;
+  /** Aborts the upstream check (a shutdown signal during start-up). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -45,6 +50,10 @@ function observerFor(deps: SyncStackDeps): SyncObserver {
     },
     tablePulled: (table, at) => deps.metrics?.setTableCurrentAsOf(table, at),
     tablesMirrored: (tables) => deps.metrics?.retainTables(tables),
+    outboxChecked: (counts, oldestPendingAt) => {
+      deps.metrics?.setOutboxDepth(counts);
+      deps.metrics?.setOldestPendingEdit(oldestPendingAt);
+    },
   };
 }
 
@@ -68,11 +77,29 @@ export function createWorkspaceClient(config: Pick<Config, 'upstream'>, deps: Pi
   });
 }
 
-/** Builds client, mirror and engine from a validated configuration (the composition root). */
+/**
+ * Builds client, mirror and engine from a validated configuration (the composition root).
+ * Upstream is asked first: a rejected key or an unknown workspace fails here, before the mirror
+ * (a SQLite file, a Postgres schema) is created. Then the mirror is claimed for the workspace.
+ */
 export async function openSyncStack(config: Config, deps: SyncStackDeps): Promise<SyncStack> {
-  const { sync } = config;
-  const mirror = await openMirror(mirrorUrlOf(config), { pgSchema: config.mirror.pgSchema, logger: deps.logger });
+  const { upstream, sync } = config;
   const client = createWorkspaceClient(config, deps);
+  let mirror: Mirror;
+  try {
+    await client.getWorkspace(deps.signal ? { signal: deps.signal } : {});
+    mirror = await openMirror(mirrorUrlOf(config), { pgSchema: config.mirror.pgSchema, logger: deps.logger });
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  try {
+    await claimMirror(mirror, upstream.workspaceId, { demo: deps.demo === true });
+  } catch (error) {
+    await client.close();
+    await mirror.close();
+    throw error;
+  }
   const engine = new SyncEngine({
     client,
     mirror,
@@ -85,6 +112,8 @@ export async function openSyncStack(config: Config, deps: SyncStackDeps): Promis
       fullScanEveryMs: sync.fullScanEveryMs,
       maxDeleteShare: sync.maxDeleteShare,
       tables: { include: config.tables.include, exclude: config.tables.exclude },
+      conflictPolicy: config.tables.conflictPolicy,
+      conflictPolicies: config.tables.conflictPolicies,
     },
   });
   return {

@@ -7,6 +7,7 @@
 import { Cron } from 'croner';
 import { z } from 'zod';
 import { TABLE_PATTERN_RULE, isTablePattern } from '../mirror/table-filter.ts';
+import { CONFLICT_POLICIES, type ConflictPolicy, type ConflictPolicyRule } from '../sync/push/conflict-policy.ts';
 import { looksLikeDuration, parseDuration, parseSize } from './units.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -54,6 +55,10 @@ export interface TablesConfig {
   readonly include: readonly string[];
   /** …and none of these. */
   readonly exclude: readonly string[];
+  /** Conflict policy of local edits in tables that no rule of `conflictPolicies` names. */
+  readonly conflictPolicy: ConflictPolicy;
+  /** Per-table conflict policies, in file order; the first matching pattern wins. */
+  readonly conflictPolicies: readonly ConflictPolicyRule[];
 }
 
 export interface SyncConfig {
@@ -269,6 +274,47 @@ const tablePatterns = z.preprocess(
   z.array(tablePattern, { error: 'must be a list of table patterns' }),
 );
 
+const CONFLICT_POLICY_RULE = `a conflict policy (${CONFLICT_POLICIES.join(', ')})`;
+
+function toConflictPolicy(value: unknown): ConflictPolicy | undefined {
+  const text = typeof value === 'string' ? value.trim() : undefined;
+  return CONFLICT_POLICIES.find((policy) => policy === text);
+}
+
+const conflictPolicy = leaf(`${CONFLICT_POLICY_RULE}`, toConflictPolicy);
+
+/**
+ * A mapping of table pattern to policy; the environment gives `pattern=policy` pairs separated
+ * by commas (`crm.deals=manual,sales.*=upstream-wins`).
+ */
+const conflictPolicies = z.unknown().transform((value, ctx): ConflictPolicyRule[] => {
+  let entries: [string, unknown][];
+  if (typeof value === 'string') {
+    entries = [];
+    for (const pair of value.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+      const at = pair.indexOf('=');
+      if (at < 0) {
+        ctx.addIssue({ code: 'custom', message: `${showValue(pair)} is not pattern=policy, such as crm.deals=manual` });
+        return z.NEVER;
+      }
+      entries.push([pair.slice(0, at).trim(), pair.slice(at + 1)]);
+    }
+  } else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    entries = Object.entries(value);
+  } else {
+    ctx.addIssue({ code: 'custom', message: 'must be a mapping of table pattern to conflict policy' });
+    return z.NEVER;
+  }
+  const rules: ConflictPolicyRule[] = [];
+  for (const [pattern, given] of entries) {
+    const policy = toConflictPolicy(given);
+    if (!isTablePattern(pattern)) ctx.addIssue({ code: 'custom', path: [pattern], message: `${showValue(pattern)} is not ${TABLE_PATTERN_RULE}` });
+    else if (policy === undefined) ctx.addIssue({ code: 'custom', path: [pattern], message: `${showValue(given)} is not ${CONFLICT_POLICY_RULE}` });
+    else rules.push({ pattern, policy });
+  }
+  return rules;
+});
+
 const host = nonEmptyString('a host name or address');
 
 const logLevel = leaf(
@@ -316,6 +362,8 @@ export const tablesSection = z.strictObject(
   {
     include: tablePatterns.default(['*']),
     exclude: tablePatterns.default([]),
+    conflictPolicy: conflictPolicy.default('local-wins'),
+    conflictPolicies: conflictPolicies.default([]),
   },
   SECTION_ERROR,
 );

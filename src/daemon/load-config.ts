@@ -189,7 +189,12 @@ function build(rawInput: unknown, options: ResolveConfigOptions, label: string, 
     configFile,
     upstream,
     mirror,
-    tables: { include: file.tables.include, exclude: file.tables.exclude },
+    tables: {
+      include: file.tables.include,
+      exclude: file.tables.exclude,
+      conflictPolicy: file.tables.conflictPolicy,
+      conflictPolicies: file.tables.conflictPolicies,
+    },
     sync: {
       schedule: file.sync.schedule,
       lookbackMs: file.sync.lookback,

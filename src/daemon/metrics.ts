@@ -45,6 +45,8 @@ export class Metrics {
   // Per table: the upstream time up to which it is known current. Lag is derived at scrape time,
   // so it keeps growing while the daemon is stuck.
   readonly #currentAsOf = new Map<string, number>();
+  // Unix ms of the oldest pending local edit; its age is derived at scrape time.
+  #oldestPendingAt: number | null = null;
   #lastSuccessAt: number | undefined;
 
   constructor(options: MetricsOptions = {}) {
@@ -82,6 +84,16 @@ export class Metrics {
       collect() {
         this.reset();
         for (const [table, asOf] of currentAsOf) this.set({ table }, Math.max(0, (now() - asOf) / 1000));
+      },
+    });
+    const metrics = this;
+    new Gauge({
+      name: 'wsmirror_outbox_oldest_pending_age_seconds',
+      help: 'Seconds since the oldest local edit still pending was made (0 when none is pending).',
+      registers,
+      collect() {
+        const at = metrics.#oldestPendingAt;
+        this.set(at === null ? 0 : Math.max(0, (now() - at) / 1000));
       },
     });
     this.#outbox = new Gauge({
@@ -170,6 +182,12 @@ export class Metrics {
     for (const [status, count] of Object.entries(depth)) {
       if (typeof count === 'number') this.#outbox.set({ status }, count);
     }
+  }
+
+  /** When the oldest pending local edit was made (ISO or Unix ms), or null when none is pending. */
+  setOldestPendingEdit(at: string | number | null): void {
+    const ms = typeof at === 'string' ? Date.parse(at) : at;
+    this.#oldestPendingAt = ms === null || Number.isNaN(ms) ? null : ms;
   }
 
   /** The client calls this once per HTTP attempt. */

@@ -1,7 +1,8 @@
 /**
- * SIGTERM/SIGINT handling for `wsmirror run`: the first signal starts a graceful stop (the running
- * cycle commits and returns, then the process exits 0); a second one exits at once, which is safe
- * because every write is a transaction (DESIGN §4.6).
+ * SIGTERM/SIGINT handling for `wsmirror run` and `wsmirror sync`: the first signal starts a
+ * graceful stop (the running cycle commits its open transaction and returns, then the process
+ * exits); a second one exits at once, which is safe because every write is a transaction
+ * (DESIGN §4.6).
  */
 import type { Logger } from './logger.ts';
 

@@ -2,6 +2,7 @@ import { fieldsOf } from '../mirror/catalog.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
 import { pullTable, type TableAction } from './record-pull.ts';
+import { pushOutbox, type PushReport } from './push/push-step.ts';
 import { pullSchema } from './schema-pull.ts';
 import { tableLabel, type SyncContext } from './sync-context.ts';
 import { SYNC_DEFAULTS, type SyncOptions } from './sync-options.ts';
@@ -21,6 +22,8 @@ export interface TableReport {
 export interface CycleReport {
   startedAt: Date;
   durationMs: number;
+  /** Local edits by what became of them, or why the push stopped. */
+  push: PushReport | { error: { code: string; message: string } };
   schema: { reread: boolean; operations: string[] };
   tables: TableReport[];
   /** True when every step succeeded: the mirror is current. */
@@ -42,14 +45,23 @@ export interface CycleOptions {
   signal?: AbortSignal;
 }
 
+/** What went wrong in a cycle, one line each (`push: …`, `crm.deals: …`); empty when it succeeded. */
+export function cycleProblems(report: CycleReport): string[] {
+  const problems = 'error' in report.push ? [`push: ${report.push.error.message}`] : [];
+  for (const t of report.tables) if (t.action === 'failed') problems.push(`${t.table}: ${t.error?.message ?? 'failed'}`);
+  return problems;
+}
+
 function errorInfo(error: unknown): { code: string; message: string } {
   const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'ERROR';
   return { code, message: error instanceof Error ? error.message : String(error) };
 }
 
 /**
- * One sync cycle (DESIGN §4.1): schema, then records of every mirrored table. Pure orchestration
- * over the client and the mirror. A failing table does not stop the others; a failing schema pull
+ * One sync cycle (DESIGN §4.1): push local edits, pull the schema, then the records of every
+ * mirrored table. Pure orchestration over the upstream port and the mirror. A push that stops
+ * (refused key, mirror error) is reported and the pull still runs (it never overwrites a column
+ * with a pending local edit); a failing table does not stop the others; a failing schema pull
  * stops the cycle (records cannot be placed without it).
  */
 export class SyncEngine {
@@ -69,6 +81,7 @@ export class SyncEngine {
     const { mirror, logger, observer } = this.#ctx;
     const startedAt = new Date();
     const ctx: SyncContext = opts.signal ? { ...this.#ctx, signal: opts.signal } : this.#ctx;
+    const push = await this.#push(ctx);
     const schema = await pullSchema(ctx);
     const catalog = await mirror.readCatalog();
     observer.tablesMirrored?.(catalog.tables.map(tableLabel));
@@ -102,7 +115,26 @@ export class SyncEngine {
         tables.push({ tableId: table.tableId, table: name, mode: table.mode, action: 'failed', upserted: 0, deleted: 0, error: info });
       }
     }
-    const ok = tables.every((t) => t.action !== 'failed');
-    return { startedAt, durationMs: Date.now() - startedAt.getTime(), schema, tables, ok };
+    const ok = !('error' in push) && tables.every((t) => t.action !== 'failed');
+    return { startedAt, durationMs: Date.now() - startedAt.getTime(), push, schema, tables, ok };
+  }
+
+  async #push(ctx: SyncContext): Promise<CycleReport['push']> {
+    const { mirror, logger, observer } = ctx;
+    let result: CycleReport['push'];
+    try {
+      result = await pushOutbox(ctx);
+    } catch (error) {
+      if (ctx.signal?.aborted) throw error;
+      const info = errorInfo(error);
+      logger.error({ err: info }, 'push failed');
+      result = { error: info };
+    }
+    if (observer.outboxChecked) {
+      const counts = { pending: 0, failed: 0, conflict: 0 };
+      for (const entry of await mirror.outboxSummary()) counts[entry.status] += entry.count;
+      observer.outboxChecked(counts, await mirror.oldestPendingAt());
+    }
+    return result;
   }
 }

@@ -1,7 +1,9 @@
 // The sync engine: pure orchestration of the client and the mirror.
-export { SyncEngine } from './engine.ts';
+export { SyncEngine, cycleProblems } from './engine.ts';
 export type { CycleOptions, CycleReport, SyncEngineDeps, TableReport } from './engine.ts';
 export { SYNC_DEFAULTS } from './sync-options.ts';
 export type { SyncOptions } from './sync-options.ts';
 export type { SyncLogger, SyncObserver } from './observer.ts';
 export type { ChangeFeed, Upstream } from './upstream.ts';
+export { CONFLICT_POLICIES } from './push/conflict-policy.ts';
+export type { ConflictPolicy, ConflictPolicyRule } from './push/conflict-policy.ts';

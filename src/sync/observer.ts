@@ -1,3 +1,5 @@
+import type { OutboxStatus } from '../mirror/index.ts';
+
 /**
  * What the engine reports while it works; the daemon turns it into metrics, progress lines and
  * logs. Every method is optional, so tests and one-off commands can pass nothing.
@@ -8,6 +10,8 @@ export interface SyncObserver {
   scanProgress?(table: string, rows: number): void;
   scanFinished?(table: string): void;
   tablePulled?(table: string, at: Date): void;
+  /** Once a cycle, after the push: outbox entries by status, and when the oldest pending one was made. */
+  outboxChecked?(counts: Readonly<Record<OutboxStatus, number>>, oldestPendingAt: string | null): void;
   /** Once a cycle, after the schema pull: every table the mirror now holds. */
   tablesMirrored?(tables: readonly string[]): void;
 }

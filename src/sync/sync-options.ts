@@ -1,4 +1,5 @@
 import type { TableFilter } from '../mirror/table-filter.ts';
+import type { ConflictPolicy, ConflictPolicyRule } from './push/conflict-policy.ts';
 
 /** What the engine needs to know from the configuration. */
 export interface SyncOptions {
@@ -17,6 +18,19 @@ export interface SyncOptions {
   /** Deleting up to this many rows is always allowed, whatever the share (small tables). */
   deleteShareFloor: number;
   tables: TableFilter;
+  /** Conflict policy of tables no rule of `conflictPolicies` names. */
+  conflictPolicy: ConflictPolicy;
+  /** Per-table conflict policies; the first matching pattern wins. */
+  conflictPolicies: readonly ConflictPolicyRule[];
+  /** A push request's JSON body stays under this many bytes (the API's limit is 6 MB). */
+  pushBatchBytes: number;
+  /** Records per push request (a refused batch is split in halves: fewer steps when smaller). */
+  pushBatchRecords: number;
+  /** Records' edits read from the outbox per push round. */
+  pushRoundRecords: number;
+  /** Backoff of edits that failed transiently: first ceiling, doubling up to the maximum. */
+  pushRetryBaseMs: number;
+  pushRetryMaxMs: number;
 }
 
 export const SYNC_DEFAULTS: SyncOptions = {
@@ -28,4 +42,11 @@ export const SYNC_DEFAULTS: SyncOptions = {
   maxDeleteShare: 0.5,
   deleteShareFloor: 100,
   tables: {},
+  conflictPolicy: 'local-wins',
+  conflictPolicies: [],
+  pushBatchBytes: 5 * 1024 * 1024,
+  pushBatchRecords: 1000,
+  pushRoundRecords: 5000,
+  pushRetryBaseMs: 5_000,
+  pushRetryMaxMs: 15 * 60_000,
 };

@@ -1,10 +1,13 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { WSMIRROR_BIN, runWsmirror, stopProcess } from '../helpers/processes.ts';
+import { startEmulator } from '../helpers/emulator.ts';
+import { WSMIRROR_BIN, daemonEnv, runWsmirror, stopProcess } from '../helpers/processes.ts';
+import { UpstreamWorkspace } from '../helpers/workspace.ts';
 
 /** `wsmirror demo` as a real process in a temporary directory: what a first-time user runs. */
 
@@ -39,6 +42,13 @@ function tableCounts(file: string): Map<string, number> {
     db.close();
   }
 }
+
+function checksum(file: string): string {
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
+}
+
+/** The sample workspace the demo serves. */
+const SEED = join(import.meta.dirname, '../../config/emulator-seed.example.json');
 
 describe('wsmirror demo (real process)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-demo-'));
@@ -111,32 +121,67 @@ describe('wsmirror demo (real process)', () => {
     expect(names).toEqual(['mine']);
   });
 
+  it('refuses (exit 78) a real mirror of another workspace with the same module names, leaving it byte for byte', async () => {
+    const emu = await startEmulator({ workspaceId: 'real00000001' });
+    const file = join(dir, 'real.db');
+    try {
+      const upstream = new UpstreamWorkspace(emu);
+      await upstream.createModule('crm');
+      await upstream.createTable('crm', 'deals', { hasHistory: true }, [{ name: 'title', type: 'string', labels: { '': 'Title' } }]);
+      await upstream.createRecords('crm', 'deals', [{ title: 'big one' }]);
+      const made = await runWsmirror(['sync'], daemonEnv(emu, { url: `sqlite:${file}` }));
+      expect(made.code, made.stderr).toBe(0);
+    } finally {
+      await emu.close();
+    }
+    const before = checksum(file);
+    const res = await runWsmirror(['demo', '--db', 'real.db'], {}, { cwd: dir });
+    expect(res.code, res.stdout).toBe(78);
+    expect(res.stderr).toContain(file);
+    expect(res.stderr).toContain('not created by wsmirror demo');
+    expect(checksum(file)).toBe(before);
+    expect([...tableCounts(file)]).toEqual([['crm__deals', 1]]);
+  }, 60_000);
+
+  it('refuses a demo file that mirrors another workspace, and one a real sync has written since', async () => {
+    const marked = join(dir, 'marked.db');
+    expect((await runWsmirror(['demo', '--db', 'marked.db'], {}, { cwd: dir })).code).toBe(0);
+    const db = new Database(marked);
+    db.prepare(`UPDATE "_wsmirror_cursors" SET "value" = 'else00000001' WHERE "name" = 'mirror:workspace'`).run();
+    db.close();
+    const before = checksum(marked);
+    const other = await runWsmirror(['demo', '--db', 'marked.db'], {}, { cwd: dir });
+    expect(other.code).toBe(78);
+    expect(other.stderr).toContain('mirrors workspace else00000001');
+    expect(checksum(marked)).toBe(before);
+
+    // `wsmirror sync` of a workspace with the demo's id into a demo file: the file is no longer the demo's.
+    const synced = join(dir, 'synced.db');
+    expect((await runWsmirror(['demo', '--db', 'synced.db'], {}, { cwd: dir })).code).toBe(0);
+    const emu = await startEmulator({ workspaceId: 'demo00000001', seed: JSON.parse(readFileSync(SEED, 'utf8')) });
+    try {
+      const res = await runWsmirror(['sync'], daemonEnv(emu, { url: `sqlite:${synced}` }));
+      expect(res.code, res.stderr).toBe(0);
+    } finally {
+      await emu.close();
+    }
+    const afterSync = checksum(synced);
+    const refused = await runWsmirror(['demo', '--db', 'synced.db'], {}, { cwd: dir });
+    expect(refused.code).toBe(78);
+    expect(refused.stderr).toContain('not created by wsmirror demo');
+    expect(checksum(synced)).toBe(afterSync);
+  }, 90_000);
+
   it('rejects a bad --port as a usage error', async () => {
     const res = await runWsmirror(['demo', '--port', 'abc'], {}, { cwd: dir });
     expect(res.code).toBe(2);
   });
 
   it('--keep-running serves the emulator, follows a change made through the printed curl example, and stops on SIGTERM', async () => {
-    const child = spawn(process.execPath, [WSMIRROR_BIN, 'demo', '--keep-running', '--db', 'live.db'], {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const live = await keepRunning(dir, 'live.db');
+    const { child } = live;
     try {
-      let stdout = '';
-      let stderr = '';
-      child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no "Press Ctrl-C" within 20 s; stderr: ${stderr}`)), 20_000);
-        child.stdout!.on('data', (c: Buffer) => {
-          stdout += c.toString();
-          if (stdout.includes('Press Ctrl-C')) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-        child.once('exit', (code) => reject(new Error(`exited with ${code}; stderr: ${stderr}`)));
-      });
+      const { stdout } = live;
       const url = /The emulator stays up at (http:\/\/127\.0\.0\.1:[0-9]+), with the API key (\S+) /.exec(stdout);
       expect(url, stdout).not.toBeNull();
 
@@ -172,12 +217,104 @@ describe('wsmirror demo (real process)', () => {
         db.close();
       }
 
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
-      expect(stderr).toBe('');
+      expect(await live.stop()).toBe(0);
+      expect(live.stderr()).toBe('');
     } finally {
       await stopProcess(child, 'SIGKILL');
     }
   }, 60_000);
+
+  it('a later run holds exactly the sample workspace, whatever happened upstream during an earlier one', async () => {
+    const live = await keepRunning(dir, 'again.db');
+    try {
+      const m = /The emulator stays up at (http:\/\/127\.0\.0\.1:[0-9]+), with the API key (\S+) /.exec(live.stdout);
+      expect(m, live.stdout).not.toBeNull();
+      const upstream = new UpstreamWorkspace({ url: m![1]!, apiKey: m![2]!, adminToken: '', workspaceId: 'demo00000001', base: '/api/v1/workspace/demo00000001' });
+      const [added] = await upstream.createRecords('crm', 'companies', [{ name: 'Stale Ltd' }]);
+      const gone = (await upstream.allRecords('crm', 'companies'))[0]!.id;
+      await upstream.deleteRecords('crm', 'companies', [gone]);
+      // The running demo pulls both changes into the file.
+      const ids = () => rowsOf(join(dir, 'again.db'), 'crm__companies').map((r) => String(r['id']));
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline && !(ids().includes(added!) && !ids().includes(gone))) await new Promise((r) => setTimeout(r, 250));
+      expect(ids()).toContain(added);
+      expect(ids()).not.toContain(gone);
+      expect(await live.stop()).toBe(0);
+    } finally {
+      await stopProcess(live.child, 'SIGKILL');
+    }
+
+    const again = await runWsmirror(['demo', '--db', 'again.db'], {}, { cwd: dir });
+    expect(again.code, again.stderr).toBe(0);
+    const fresh = await runWsmirror(['demo', '--db', 'fresh.db'], {}, { cwd: dir });
+    expect(fresh.code, fresh.stderr).toBe(0);
+    const tables = [...tableCounts(join(dir, 'fresh.db')).keys()].sort();
+    expect([...tableCounts(join(dir, 'again.db')).keys()].sort()).toEqual(tables);
+    for (const table of tables) expect(rowsOf(join(dir, 'again.db'), table), table).toEqual(rowsOf(join(dir, 'fresh.db'), table));
+  }, 90_000);
 });
+
+interface KeptRunning {
+  child: ChildProcess;
+  /** Everything printed up to "Press Ctrl-C". */
+  stdout: string;
+  stderr(): string;
+  /** SIGTERM; resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `wsmirror demo --keep-running` and waits until it has printed its walkthrough. */
+async function keepRunning(cwd: string, db: string): Promise<KeptRunning> {
+  const child = spawn(process.execPath, [WSMIRROR_BIN, 'demo', '--keep-running', '--db', db], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no "Press Ctrl-C" within 20 s; stderr: ${stderr}`)), 20_000);
+      child.stdout!.on('data', (c: Buffer) => {
+        stdout += c.toString();
+        if (stdout.includes('Press Ctrl-C')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', (code) => reject(new Error(`exited with ${code}; stderr: ${stderr}`)));
+    });
+  } catch (error) {
+    await stopProcess(child, 'SIGKILL');
+    throw error;
+  }
+  return {
+    child,
+    stdout,
+    stderr: () => stderr,
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/**
+ * Every row of a table by id, without `_synced_at`; timestamp fields only as set or not (the
+ * sample workspace fills some with the emulator's "now", which differs from run to run).
+ */
+function rowsOf(file: string, table: string): Record<string, unknown>[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    const clock = new Set((db.prepare(
+      `SELECT f."column_name" AS c FROM "_wsmirror_fields" f JOIN "_wsmirror_tables" t ON t."table_id" = f."table_id"
+       WHERE t."sql_name" = ? AND f."field_type" = 'timestamp'`,
+    ).all(table) as { c: string }[]).map((r) => r.c));
+    return (db.prepare(`SELECT * FROM "${table}" ORDER BY id`).all() as Record<string, unknown>[])
+      .map(({ _synced_at: _, ...row }) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, clock.has(k) ? v !== null : v])));
+  } finally {
+    db.close();
+  }
+}

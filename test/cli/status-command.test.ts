@@ -24,6 +24,8 @@ interface StatusJson {
     outbox: { pending: number; failed: number; conflict: number };
   }[];
   outbox: { pending: number; failed: number; conflict: number };
+  oldestPendingAt: string | null;
+  oldestPendingAgeMs: number | null;
 }
 
 /** Cells of the text table's line for one table (columns are separated by two spaces or more). */
@@ -89,6 +91,10 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
         [tableId, sqlTable, status],
       );
     }
+    // The oldest pending edit was made an hour ago.
+    await t.sql(`UPDATE ${t.table('_wsmirror_outbox')} SET "changed_at" = ${param(1)} WHERE "sql_table" = 'crm__gone'`, [
+      new Date(Date.now() - HOUR - 30_000).toISOString(),
+    ]);
     // The notes table was last pulled two hours ago.
     await t.sql(`UPDATE ${t.table('_wsmirror_tables')} SET "last_pull_at" = ${param(1)} WHERE "table_id" = ${param(2)}`, [
       new Date(Date.now() - 2 * HOUR - 3 * 60_000 - 10_000).toISOString(), ids['crm__notes']!,
@@ -125,7 +131,7 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
     expect(dealsLine.indexOf(' 3 ') + 2).toBe(header.indexOf('ROWS') + 'ROWS'.length);
     expect(notesLine.length).toBe(header.length);
 
-    expect(text).toContain('outbox: 3 pending, 1 failed, 1 conflict');
+    expect(text).toContain('outbox: 3 pending, 1 failed, 1 conflict (oldest pending edit 1h 00m old)');
     expect(text).toContain('1 of them belong to tables no longer mirrored');
     expect(res.stderr).toBe('');
   });
@@ -134,7 +140,9 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
     const res = await runWsmirror(['status', '--json'], mirrorEnv(t), { cwd });
     expect(res.code, res.stderr).toBe(0);
     const report = JSON.parse(res.stdout) as StatusJson;
-    expect(Object.keys(report)).toEqual(['mirror', 'schema', 'checkedAt', 'tables', 'outbox']);
+    expect(Object.keys(report)).toEqual(['mirror', 'schema', 'checkedAt', 'tables', 'outbox', 'oldestPendingAt', 'oldestPendingAgeMs']);
+    expect(report.oldestPendingAgeMs).toBe(Date.parse(report.checkedAt) - Date.parse(report.oldestPendingAt!));
+    expect(report.oldestPendingAgeMs).toBeGreaterThan(HOUR);
     expect(report.mirror).toBe(t.url);
     expect(report.schema).toBe(t.pgSchema ?? null);
     expect(report.outbox).toEqual({ pending: 3, failed: 1, conflict: 1 });

@@ -95,6 +95,7 @@ describe('operations HTTP server', () => {
     expect(sampleValue(text, 'wsmirror_cycles_total', { result: 'success' })).toBeUndefined();
     expect(sampleValue(text, 'wsmirror_last_success_timestamp_seconds')).toBe(0);
     expect(sampleValue(text, 'wsmirror_outbox_entries', { status: 'pending' })).toBe(0);
+    expect(sampleValue(text, 'wsmirror_outbox_oldest_pending_age_seconds')).toBe(0);
     expect(sampleValue(text, 'wsmirror_process_resident_memory_bytes')).toBeGreaterThan(0);
 
     metrics.observeCycle('success', 2_500, 1_700_000_000_000);
@@ -104,6 +105,7 @@ describe('operations HTTP server', () => {
     metrics.observeRowsApplied('crm.orders', 'delete', 3);
     metrics.setTableCurrentAsOf('crm.orders', now - 12_000);
     metrics.setOutboxDepth({ pending: 5, failed: 1 });
+    metrics.setOldestPendingEdit(new Date(now - 30_000).toISOString());
     metrics.observeRequest({ endpoint: 'records.list', method: 'get', status: 200, durationMs: 30 });
     metrics.observeRequest({ endpoint: 'records.list', method: 'GET', status: 429, durationMs: 5 });
     metrics.observeRequest({ endpoint: 'records.patch', method: 'PATCH', status: 'error', durationMs: 30_000 });
@@ -132,6 +134,10 @@ describe('operations HTTP server', () => {
     now += 8_000;
     text = await scrape();
     expect(sampleValue(text, 'wsmirror_table_lag_seconds', { table: 'crm.orders' })).toBe(20);
+    // So is the age of the oldest pending edit; none pending reads 0.
+    expect(sampleValue(text, 'wsmirror_outbox_oldest_pending_age_seconds')).toBe(38);
+    metrics.setOldestPendingEdit(null);
+    expect(sampleValue(await scrape(), 'wsmirror_outbox_oldest_pending_age_seconds')).toBe(0);
     metrics.forgetTable('crm.orders');
     text = await scrape();
     expect(sampleValue(text, 'wsmirror_table_lag_seconds', { table: 'crm.orders' })).toBeUndefined();

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError, type Command } from 'commander';
 import { ConfigError, EXIT } from '../../errors.ts';
 import type { Catalog, Mirror } from '../../mirror/index.ts';
+import { DEMO_CREATOR, readClaim, type MirrorClaim } from '../mirror-claim.ts';
 
 /** The sample workspace the demo serves; shipped with the package (`files` includes `config`). */
 export const DEMO_SEED_FILE = fileURLToPath(new URL('../../../config/emulator-seed.example.json', import.meta.url));
@@ -25,41 +26,55 @@ function port(value: string): number {
   return n;
 }
 
-async function readSeed(file: string): Promise<{ name: string; modules: Set<string>; json: unknown }> {
+async function readSeed(file: string): Promise<{ name: string; json: unknown }> {
   let json: unknown;
   try {
     json = JSON.parse(await readFile(file, 'utf8'));
   } catch (error) {
     throw new ConfigError(`the demo workspace ${file} cannot be read: ${(error as Error).message}`, { cause: error });
   }
-  const seed = json as { name?: unknown; modules?: { name?: unknown }[] };
-  const modules = new Set((Array.isArray(seed.modules) ? seed.modules : []).map((m) => String(m?.name)));
-  return { name: typeof seed.name === 'string' ? seed.name : 'demo workspace', modules, json };
+  const seed = json as { name?: unknown };
+  return { name: typeof seed.name === 'string' ? seed.name : 'demo workspace', json };
 }
 
 /**
- * The demo reuses its file from an earlier run (the sync converges), but never takes over a file
- * that is something else: a sync would drop tables the sample workspace does not have.
+ * The demo writes only files it created itself: a new file, or one an earlier demo run made
+ * (marked `created-by demo`, see mirror-claim.ts, and mirroring the demo workspace). Anything
+ * else is refused before a byte of it is written: a sync would drop its tables.
  */
 async function checkExistingFile(
-  path: string, flag: string, modules: Set<string>, openMirror: (url: string, o: { mustExist: true }) => Promise<Mirror>,
-): Promise<void> {
-  if (!existsSync(path)) return;
+  path: string, flag: string, workspaceId: string, openMirror: (url: string, o: { mustExist: true }) => Promise<Mirror>,
+): Promise<'new' | 'earlier-demo'> {
+  if (!existsSync(path)) return 'new';
   let mirror: Mirror;
   try {
     mirror = await openMirror(`sqlite:${path}`, { mustExist: true });
   } catch (error) {
     throw new ConfigError(`--db ${flag}: ${path} exists and is not a demo mirror (${(error as Error).message}); choose a new file with --db`);
   }
+  let claim: MirrorClaim;
   try {
-    const foreign = (await mirror.readCatalog()).tables.filter((t) => !modules.has(t.moduleName));
-    if (foreign.length > 0) {
-      const names = foreign.map((t) => `${t.moduleName}.${t.tableName}`).join(', ');
-      throw new ConfigError(`--db ${flag}: ${path} mirrors other tables (${names}) that the demo would drop; choose a new file with --db`);
-    }
+    claim = await readClaim(mirror);
   } finally {
     await mirror.close();
   }
+  if (claim.createdBy !== DEMO_CREATOR) {
+    const what = claim.workspaceId === undefined ? 'a mirror' : `a mirror of workspace ${claim.workspaceId}`;
+    throw new ConfigError(`--db ${flag}: ${path} is ${what} not created by wsmirror demo, which writes only its own files; choose a new file with --db`);
+  }
+  if (claim.workspaceId !== workspaceId) {
+    throw new ConfigError(`--db ${flag}: ${path} mirrors workspace ${claim.workspaceId ?? '(none recorded)'}, not the demo's ${workspaceId}; choose a new file with --db`);
+  }
+  return 'earlier-demo';
+}
+
+/**
+ * Each run serves a new sample workspace, so an earlier run's file is made again from nothing:
+ * records added or removed while it ran, and edits still in its outbox, belong to an emulator
+ * that is gone. Afterwards the file holds exactly the sample workspace.
+ */
+function removeDemoFile(path: string): void {
+  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${path}${suffix}`, { force: true });
 }
 
 // ---- what the demo prints ---------------------------------------------------------------------
@@ -236,11 +251,11 @@ export function defineDemoCommand(program: Command): Command {
         import('../../daemon/daemon.ts'),
       ]);
       const seed = await readSeed(DEMO_SEED_FILE);
-      await checkExistingFile(dbPath, flags.db, seed.modules, openMirror);
+      const workspaceId = emulator.DEFAULT_WORKSPACE_ID;
+      const existing = await checkExistingFile(dbPath, flags.db, workspaceId, openMirror);
 
       // A fresh key per run, for this local emulator only: printing it is safe and useful.
       const apiKey = `demo-${randomBytes(12).toString('hex')}`;
-      const workspaceId = emulator.DEFAULT_WORKSPACE_ID;
       const app = await emulator.buildServer({ workspaceId, apiKeys: [{ key: apiKey, grants: 'all' }], seed: seed.json });
       try {
         let url: string;
@@ -264,7 +279,8 @@ export function defineDemoCommand(program: Command): Command {
         );
         // Logs go to stderr: stdout is the walkthrough.
         const logger = commandLogger(config, { toStderr: true });
-        const stack = await openSyncStack(config, { logger });
+        if (existing === 'earlier-demo') removeDemoFile(dbPath);
+        const stack = await openSyncStack(config, { logger, demo: true });
         try {
           const report = await stack.engine.runCycle({ forceFullScan: true });
           const failed = report.tables.filter((t) => t.action === 'failed');

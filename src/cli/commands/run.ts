@@ -7,13 +7,14 @@ export function defineRunCommand(program: Command): Command {
       .command('run')
       .description('run the daemon: a cycle on every tick of the schedule, until SIGTERM or SIGINT'),
   ).action(async (flags: ConfigFlags) => {
-    const [{ commandLogger, loadCommandConfig }, { logConfiguration, startDaemon }, { Metrics }, { createProgress }, { createRedactor }, { openSyncStack }] = await Promise.all([
+    const [{ commandLogger, loadCommandConfig }, { logConfiguration, startDaemon }, { Metrics }, { createProgress }, { createRedactor }, { openSyncStack }, { cycleProblems }] = await Promise.all([
       import('../command-config.ts'),
       import('../../daemon/daemon.ts'),
       import('../../daemon/metrics.ts'),
       import('../../daemon/progress.ts'),
       import('../../daemon/logger.ts'),
       import('../sync-stack.ts'),
+      import('../../sync/index.ts'),
     ]);
     const config = loadCommandConfig(flags);
     const logger = commandLogger(config);
@@ -30,10 +31,8 @@ export function defineRunCommand(program: Command): Command {
       redact: createRedactor([config.upstream.apiKey]),
       cycle: async (signal) => {
         const report = await stack.engine.runCycle({ signal });
-        const failed = report.tables.filter((t) => t.action === 'failed');
-        if (failed.length > 0) {
-          throw new Error(`${failed.length} table(s) failed: ${failed.map((t) => `${t.table}: ${t.error?.message}`).join('; ')}`);
-        }
+        const problems = cycleProblems(report);
+        if (problems.length > 0) throw new Error(problems.join('; '));
         return report;
       },
     });

@@ -33,6 +33,10 @@ export interface StatusReport {
   tables: TableStatus[];
   /** Every outbox entry, including those of tables no longer mirrored. */
   outbox: OutboxCounts;
+  /** When the oldest pending local edit was made (ISO 8601), null when none is pending. */
+  oldestPendingAt: string | null;
+  /** `checkedAt` − `oldestPendingAt` in milliseconds; null when none is pending. */
+  oldestPendingAgeMs: number | null;
 }
 
 function noEntries(): OutboxCounts {
@@ -82,7 +86,13 @@ export async function collectStatus(
   }
   tables.sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));
   const schema = mirror.dialect === 'postgres' ? (options.pgSchema ?? 'public') : null;
-  return { mirror: mirror.displayUrl, schema, checkedAt: now.toISOString(), tables, outbox };
+  const oldestPendingAt = await mirror.oldestPendingAt();
+  const oldestMs = oldestPendingAt === null ? NaN : Date.parse(oldestPendingAt);
+  return {
+    mirror: mirror.displayUrl, schema, checkedAt: now.toISOString(), tables, outbox,
+    oldestPendingAt: Number.isNaN(oldestMs) ? null : new Date(oldestMs).toISOString(),
+    oldestPendingAgeMs: Number.isNaN(oldestMs) ? null : Math.max(0, now.getTime() - oldestMs),
+  };
 }
 
 /** `12s`, `3m 05s`, `2h 10m`, `4d 3h`; `never` before the first pull. */
@@ -123,7 +133,8 @@ export function formatStatusText(report: StatusReport): string {
     for (const t of report.tables) if (t.error !== undefined) lines.push(`${t.table}: ${t.error}`);
   }
   const { pending, failed, conflict } = report.outbox;
-  lines.push('', `outbox: ${pending} pending, ${failed} failed, ${conflict} conflict`);
+  const oldest = report.oldestPendingAgeMs === null ? '' : ` (oldest pending edit ${formatLag(report.oldestPendingAgeMs)} old)`;
+  lines.push('', `outbox: ${pending} pending, ${failed} failed, ${conflict} conflict${oldest}`);
   const listed = report.tables.reduce((n, t) => n + t.outbox.pending + t.outbox.failed + t.outbox.conflict, 0);
   const unlisted = pending + failed + conflict - listed;
   if (unlisted > 0) lines.push(`  (${unlisted} of them belong to tables no longer mirrored)`);

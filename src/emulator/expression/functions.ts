@@ -171,12 +171,12 @@ const DEFINITIONS: readonly FunctionDefinition[] = [
   {
     name: 'min', signature: 'min(list) or min(number, …)', summary: 'the smallest number (nulls skipped); null when there is none',
     minArgs: 1, maxArgs: 100, check: typed(one(['number', NUMBER_LIST]), 'number'),
-    run: (args) => { const ns = numbers(args); return ns.length === 0 ? null : Math.min(...ns); },
+    run: (args) => numbers(args).reduce<number | null>((m, n) => (m === null || n < m ? n : m), null),
   },
   {
     name: 'max', signature: 'max(list) or max(number, …)', summary: 'the largest number (nulls skipped); null when there is none',
     minArgs: 1, maxArgs: 100, check: typed(one(['number', NUMBER_LIST]), 'number'),
-    run: (args) => { const ns = numbers(args); return ns.length === 0 ? null : Math.max(...ns); },
+    run: (args) => numbers(args).reduce<number | null>((m, n) => (m === null || n > m ? n : m), null),
   },
   {
     name: 'sum', signature: 'sum(list) or sum(number, …)', summary: 'the total of the numbers (nulls skipped); 0 for none',

@@ -1,90 +1,15 @@
-import { describeIssues, formatPath, recordValueSchema, type Option } from '../../api/index.ts';
-import { BadRequestError } from '../errors.ts';
+import { formatPath } from '../../api/index.ts';
 import type { Db } from './database.ts';
-import type { FieldPlan, FieldPlans } from './record-plans.ts';
+import type { FieldPlans, RecordValues } from './record-plans.ts';
 import { dynamicStatement, ensureUniqueIndex, recordStatements } from './record-statements.ts';
-import type { RecordValues } from './record-store.ts';
+import { isEmpty, type Issues } from './record-values.ts';
 import type { TableRow } from './schema-rows.ts';
 
 /**
- * Validation of records requests: the Issues collector behind every 400, the conversion of one
- * value to its stored form, and the checks of a whole request against the table (unknown fields,
- * references, unique and required fields). Separate from the writes, which only sequence them.
+ * The checks of a whole records request against the table: unknown fields, references, unique
+ * and required fields. They come after each value is converted (record-values.ts) and are
+ * sequenced by the writes (record-store.ts).
  */
-
-// ---- issues ----------------------------------------------------------------------------------
-
-export const MAX_REPORTED = 20;
-
-/** Collects every validation failure of a request; the 400 names up to 20 of them. */
-export class Issues {
-  readonly list: string[] = [];
-  count = 0;
-  add(message: string): void {
-    this.count++;
-    if (this.list.length < MAX_REPORTED) this.list.push(message);
-  }
-  throwIfAny(): void {
-    if (this.count === 0) return;
-    const more = this.count > this.list.length ? `; and ${this.count - this.list.length} more` : '';
-    throw new BadRequestError(this.list.join('; ') + more);
-  }
-}
-
-// ---- values ----------------------------------------------------------------------------------
-
-export const INVALID = Symbol('invalid');
-
-function isEmpty(value: unknown): boolean {
-  return value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0);
-}
-
-function optionList(plan: FieldPlan): string {
-  const opts = (plan.field.props.options as Option[] | undefined) ?? [];
-  const shown = opts.slice(0, 10).map((o) => `${o.id} (${JSON.stringify(o.name)})`);
-  if (opts.length > 10) shown.push('…');
-  return shown.length === 0 ? 'the field has no options' : `options: ${shown.join(', ')}`;
-}
-
-/** One value through the value table (shape, canonical form) and the field's own options. */
-export function convertValue(plan: FieldPlan, raw: unknown, mode: 'create' | 'update', where: string, issues: Issues): unknown {
-  const parsed = recordValueSchema(plan.type, mode).safeParse(raw);
-  if (!parsed.success) {
-    issues.add(describeIssues(parsed.error.issues, where));
-    return INVALID;
-  }
-  const value: unknown = parsed.data;
-  if (value === null) return null;
-  if (plan.type === 'choice') {
-    const id = plan.options?.get(value as string);
-    if (id === undefined) {
-      issues.add(`${where}: ${JSON.stringify(value)} is not an option of field ${plan.field.name} (${optionList(plan)})`);
-      return INVALID;
-    }
-    return id;
-  }
-  if (plan.type === 'multi') {
-    const ids: string[] = [];
-    for (const item of value as string[]) {
-      const id = plan.options?.get(item);
-      if (id === undefined) {
-        issues.add(`${where}: ${JSON.stringify(item)} is not an option of field ${plan.field.name} (${optionList(plan)})`);
-        return INVALID;
-      }
-      if (ids.includes(id)) {
-        issues.add(`${where}: option ${id} appears more than once`);
-        return INVALID;
-      }
-      ids.push(id);
-    }
-    return ids;
-  }
-  if (plan.type === 'dmulti' && new Set(value as string[]).size !== (value as string[]).length) {
-    issues.add(`${where}: a record id appears more than once`);
-    return INVALID;
-  }
-  return value;
-}
 
 // ---- checks of a whole request ---------------------------------------------------------------
 

@@ -5,8 +5,9 @@ import { isRecordValue, type RecordValue, type Value } from '../expression/scope
 import { ForbiddenError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
 import { StoreHost, valueToJson } from './expression-host.ts';
-import { INVALID, Issues, convertValue, type PendingRecord, type RecordPlace } from './record-checks.ts';
+import type { PendingRecord, RecordPlace } from './record-checks.ts';
 import type { FieldPlan, FieldPlans } from './record-plans.ts';
+import { INVALID, Issues, convertValue } from './record-values.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
 import { allowsRole, roleOf } from './table-roles.ts';
 import { tableExpressions, type Checked, type FieldExpressions, type TableExpressions } from './table-expressions.ts';

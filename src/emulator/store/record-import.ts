@@ -5,10 +5,11 @@ import { bindColumns, type ColumnBinding } from '../csv/column-mapping.ts';
 import type { CsvRecord } from '../csv/csv-reader.ts';
 import { BadRequestError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
-import { INVALID, Issues, convertValue, type RecordPlace } from './record-checks.ts';
+import type { RecordPlace } from './record-checks.ts';
 import { buildFieldPlans, type FieldPlan } from './record-plans.ts';
 import { dynamicStatement, ensureUniqueIndex } from './record-statements.ts';
 import { createRecords, updateRecords, type RecordUpdate, type RecordValues } from './record-store.ts';
+import { INVALID, Issues, convertValue } from './record-values.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
 
 /**

@@ -5,12 +5,12 @@ import {
 import type { EmulatorContext } from '../context.ts';
 import { BadRequestError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
-import { Issues } from './record-checks.ts';
 import { RecordExpressions } from './record-expressions.ts';
 import { buildFieldPlans, type FieldPlan, type FieldPlans } from './record-plans.ts';
 import { dynamicStatement, pageIndex, recordStatements } from './record-statements.ts';
-import { SYSTEM_ACTOR } from './record-store.ts';
+import { Issues } from './record-values.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
+import { SYSTEM_ACTOR } from './table-roles.ts';
 
 /**
  * Listing records: field selection, filter, sort and one page. Read-only, so separate from the

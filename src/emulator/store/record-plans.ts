@@ -1,11 +1,11 @@
 import { isReadOnlyType, type FieldType, type Option } from '../../api/index.ts';
-import { INVALID, Issues, convertValue } from './record-checks.ts';
 import type { FieldRow } from './schema-rows.ts';
 
 /**
  * Field plans: what a records request needs to know of each field of the table (JSON path, type,
- * flags, options, referenced table, literal default), worked out once per request. Separate
- * because the writes, the checks and the list all read them.
+ * flags, options, referenced table), worked out once per request. The first stage of the records
+ * pipeline: it imports none of the others, and the values, checks, expressions, writes and the
+ * list all read it.
  */
 
 export interface FieldPlan {
@@ -22,9 +22,10 @@ export interface FieldPlan {
   readonly orderedOptionIds: readonly string[];
   /** reference: internal key of the referenced table. */
   readonly refTableKey: number | undefined;
-  /** Canonical literal default, or undefined. */
-  readonly defaultValue: unknown;
 }
+
+/** A record of a create or update request: field name → value as sent. */
+export type RecordValues = Readonly<Record<string, unknown>>;
 
 export interface FieldPlans {
   readonly byName: ReadonlyMap<string, FieldPlan>;
@@ -49,7 +50,7 @@ export function buildFieldPlans(fields: readonly FieldRow[]): FieldPlans {
         .map(({ o }) => o.id);
     }
     const ref = /^t([0-9]+)$/.exec(props.refTableId ?? '');
-    const partial = {
+    list.push({
       field,
       path: `$.${field.id}`,
       type: field.type,
@@ -59,23 +60,7 @@ export function buildFieldPlans(fields: readonly FieldRow[]): FieldPlans {
       options,
       orderedOptionIds,
       refTableKey: field.type === 'reference' && ref ? Number(ref[1]) : undefined,
-      defaultValue: undefined as unknown,
-    };
-    partial.defaultValue = literalDefault(partial, props.defaultValue);
-    list.push(partial);
+    });
   }
   return { byName: new Map(list.map((p) => [p.field.name, p])), list };
-}
-
-/**
- * A literal `defaultValue` in canonical form. `{ $nx }` expressions are evaluated per record by
- * record-expressions.ts, and a
- * literal that is no longer valid (say, a removed option) is ignored rather than failing creates.
- */
-function literalDefault(plan: FieldPlan, value: unknown): unknown {
-  if (value === undefined || value === null || plan.readOnly) return undefined;
-  if (typeof value === 'object' && !Array.isArray(value)) return undefined;
-  const sink = new Issues();
-  const converted = convertValue(plan, value, 'create', '', sink);
-  return converted === INVALID || converted === null || sink.count > 0 ? undefined : converted;
 }

@@ -6,13 +6,15 @@ import { NotFoundError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
 import type { Db } from './database.ts';
 import {
-  INVALID, Issues, MAX_REPORTED, checkReferences, checkRequired, checkUnique, convertValue, placeUnder, reportUnknown,
-  unknownFields, type PendingRecord, type RecordPlace,
+  checkReferences, checkRequired, checkUnique, placeUnder, reportUnknown, unknownFields, type PendingRecord,
+  type RecordPlace,
 } from './record-checks.ts';
 import { RecordExpressions } from './record-expressions.ts';
-import { buildFieldPlans } from './record-plans.ts';
+import { buildFieldPlans, type RecordValues } from './record-plans.ts';
 import { pageIndex, recordStatements } from './record-statements.ts';
+import { INVALID, Issues, MAX_REPORTED, convertValue, literalDefaults } from './record-values.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
+import { SYSTEM_ACTOR } from './table-roles.ts';
 
 /**
  * Records of every table live in `records(id, table_id, data)`, `data` being a JSON object keyed
@@ -20,14 +22,22 @@ import type { FieldRow, TableRow } from './schema-rows.ts';
  * absent key. Every operation validates the whole request first and writes afterwards, inside one
  * transaction: a request either applies completely or changes nothing.
  *
- * This file holds the writes (create, update, delete); the list is in record-list.ts, the checks
- * they run in record-checks.ts.
+ * This file holds the writes (create, update, delete) and sequences the stages of the records
+ * pipeline, each a file that imports only the ones before it:
+ *
+ *   record-plans.ts        what each field is (once per request)
+ *   record-values.ts       each value to its stored form; literal defaults
+ *   record-checks.ts       the whole request against the table: unknown fields, required,
+ *                          references, unique
+ *   record-expressions.ts  $nx defaults, canWrite and writeRoles, onUpdate triggers, selections;
+ *                          on reads function fields, canRead and readRoles
+ *   record-store.ts        create: values → defaults → guards → required → selections →
+ *                          references → unique → write; update: values → guards → triggers →
+ *                          required → selections → references → unique → write
+ *   record-list.ts         reads: filter, sort, page, computed values
  */
 
-export type RecordValues = Readonly<Record<string, unknown>>;
-
-/** Who writes when no API key does (the seed loader): every grant, role admin. */
-export const SYSTEM_ACTOR: ApiKeyGrant = { key: '(system)', grants: 'all' };
+export type { RecordValues };
 export type RecordUpdate = RecordValues & { readonly id: RecordIdInput };
 
 function logChanges(ctx: EmulatorContext, table: TableRow, ids: readonly number[], type: 'create' | 'update' | 'delete'): void {
@@ -55,6 +65,7 @@ export function createRecords(
   const plans = buildFieldPlans(fields);
   const st = recordStatements(ctx.db);
   const expressions = new RecordExpressions(ctx, table, fields, plans, actor);
+  const defaults = literalDefaults(plans);
   return ctx.db.transaction(() => {
     const issues = new Issues();
     const pending: PendingRecord[] = [];
@@ -72,8 +83,9 @@ export function createRecords(
         if (value !== null) data[plan.field.id] = value;
       }
       for (const plan of plans.list) {
-        if (plan.defaultValue !== undefined && !Object.hasOwn(record, plan.field.name)) {
-          data[plan.field.id] = plan.defaultValue;
+        const value = defaults.get(plan.field.id);
+        if (value !== undefined && !Object.hasOwn(record, plan.field.name)) {
+          data[plan.field.id] = value;
           touched.add(plan.field.id);
         }
       }

@@ -20,6 +20,9 @@ export function roleOf(actor: ApiKeyGrant): string {
 
 }
 
+/** Who writes when no API key does (the seed loader): every grant, role admin. */
+export const SYSTEM_ACTOR: ApiKeyGrant = { key: '(system)', grants: 'all' };
+
 export type RecordAction = 'read' | 'create' | 'write' | 'delete';
 
 const LIST: Record<RecordAction, 'readRoles' | 'createRoles' | 'writeRoles' | 'deleteRoles'> = {

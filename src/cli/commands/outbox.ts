@@ -1,0 +1,145 @@
+import type { Command } from 'commander';
+import { UsageError } from '../../errors.ts';
+import type { OutboxEntry, OutboxStatus } from '../../mirror/index.ts';
+import { withConfigOption, type ConfigFlags } from '../config-option.ts';
+
+const STATUSES: readonly OutboxStatus[] = ['pending', 'failed', 'conflict'];
+
+type ListedEntry = OutboxEntry & { table: string };
+
+interface SelectionFlags extends ConfigFlags {
+  table?: string[];
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, ...value.split(',').map((s) => s.trim()).filter((s) => s !== '')];
+}
+
+function parseStatuses(values: readonly string[] | undefined): OutboxStatus[] | undefined {
+  if (values === undefined || values.length === 0) return undefined;
+  return values.map((v) => {
+    const status = STATUSES.find((s) => s === v);
+    if (status === undefined) throw new UsageError(`--status ${JSON.stringify(v)}: expected ${STATUSES.join(', ')}`);
+    return status;
+  });
+}
+
+function parseEntryIds(values: readonly string[]): number[] {
+  return values.map((v) => {
+    if (!/^[0-9]{1,15}$/.test(v)) throw new UsageError(`${JSON.stringify(v)} is not an outbox entry id (a number, as wsmirror outbox lists them)`);
+    return Number(v);
+  });
+}
+
+function showValue(value: unknown): string {
+  if (value === undefined || value === null) return 'null';
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
+}
+
+/** What an entry changes: `column: old → new`, `insert`, `delete`. */
+function describeChange(e: ListedEntry): string {
+  if (e.operation === 'insert') return 'insert';
+  if (e.operation === 'delete') return 'delete';
+  return `${e.fieldName ?? e.columnName ?? '?'}: ${showValue(e.oldValue)} → ${showValue(e.newValue)}`;
+}
+
+const COLUMNS: readonly { title: string; right?: boolean; value: (e: ListedEntry) => string }[] = [
+  { title: 'ID', right: true, value: (e) => String(e.entryId) },
+  { title: 'TABLE', value: (e) => e.table },
+  { title: 'RECORD', right: true, value: (e) => String(e.recordId) },
+  { title: 'CHANGE', value: describeChange },
+  { title: 'STATUS', value: (e) => e.status },
+  { title: 'ATTEMPTS', right: true, value: (e) => String(e.attempts) },
+  { title: 'NEXT ATTEMPT', value: (e) => (e.status === 'pending' ? (e.nextAttemptAt ?? 'next cycle') : '-') },
+  { title: 'LAST ERROR', value: (e) => e.lastError ?? '' },
+];
+
+/** The plain-text listing: an aligned table, one line per entry. */
+export function formatOutboxText(entries: readonly ListedEntry[]): string {
+  if (entries.length === 0) return 'outbox: no entries\n';
+  const cells = [COLUMNS.map((c) => c.title), ...entries.map((e) => COLUMNS.map((c) => c.value(e)))];
+  const widths = COLUMNS.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
+  const lines = cells.map((row) => row.map((cell, i) => (COLUMNS[i]!.right ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd());
+  return `${lines.join('\n')}\n`;
+}
+
+async function openLocal(flags: ConfigFlags) {
+  const [{ commandLogger, loadCommandConfig }, { openMirror }, { mirrorUrlOf }] = await Promise.all([
+    import('../command-config.ts'),
+    import('../../mirror/index.ts'),
+    import('../sync-stack.ts'),
+  ]);
+  const config = loadCommandConfig(flags, { upstream: 'optional' });
+  const logger = commandLogger(config, { toStderr: true });
+  return openMirror(mirrorUrlOf(config), { pgSchema: config.mirror.pgSchema, logger, mustExist: true });
+}
+
+export function defineOutboxCommand(program: Command): Command {
+  const outbox = program
+    .command('outbox')
+    .description('list, retry or discard local edits waiting to be pushed upstream (pending, failed, conflict)');
+
+  withConfigOption(
+    outbox
+      .command('list', { isDefault: true })
+      .description('list outbox entries: table, record, column, old → new, status, attempts, last error')
+      .option('--status <status>', 'only these statuses (pending, failed, conflict; repeatable or comma-separated)', collect)
+      .option('--table <module.table>', 'only this table (repeatable or comma-separated)', collect)
+      .option('--json', 'print the entries as one JSON document'),
+  ).action(async (flags: SelectionFlags & { status?: string[]; json?: boolean }) => {
+    const statuses = parseStatuses(flags.status);
+    const { listOutbox, outboxFilter } = await import('../../sync/push/outbox-admin.ts');
+    const mirror = await openLocal(flags);
+    try {
+      const filter = { ...outboxFilter(await mirror.readCatalog(), { tables: flags.table ?? [] }), ...(statuses ? { statuses } : {}) };
+      const entries = await listOutbox(mirror, filter);
+      process.stdout.write(flags.json ? `${JSON.stringify(entries, null, 2)}\n` : formatOutboxText(entries));
+    } finally {
+      await mirror.close();
+    }
+  });
+
+  withConfigOption(
+    outbox
+      .command('retry')
+      .description('send failed and conflicting entries again at the next cycle (the local value wins)')
+      .argument('[ids...]', 'entry ids, as wsmirror outbox lists them')
+      .option('--table <module.table>', 'every failed or conflicting entry of this table (repeatable)', collect),
+  ).action(async (ids: string[], flags: SelectionFlags) => {
+    const entryIds = parseEntryIds(ids);
+    const { retryOutbox } = await import('../../sync/push/outbox-admin.ts');
+    const mirror = await openLocal(flags);
+    try {
+      const count = await retryOutbox(mirror, { entryIds, tables: flags.table ?? [] });
+      process.stdout.write(`outbox: ${count} ${count === 1 ? 'entry' : 'entries'} pending again\n`);
+    } finally {
+      await mirror.close();
+    }
+  });
+
+  withConfigOption(
+    outbox
+      .command('discard')
+      .description("drop local edits and restore upstream's version of their records in the mirror")
+      .argument('[ids...]', 'entry ids, as wsmirror outbox lists them')
+      .option('--table <module.table>', 'every entry of this table (repeatable)', collect),
+  ).action(async (ids: string[], flags: SelectionFlags) => {
+    const entryIds = parseEntryIds(ids);
+    const [{ commandLogger, loadCommandConfig }, { openSyncStack }, { discardOutbox }] = await Promise.all([
+      import('../command-config.ts'),
+      import('../sync-stack.ts'),
+      import('../../sync/push/outbox-admin.ts'),
+    ]);
+    const config = loadCommandConfig(flags);
+    const logger = commandLogger(config, { toStderr: true });
+    const stack = await openSyncStack(config, { logger });
+    try {
+      const done = await discardOutbox(stack.mirror, stack.client, { entryIds, tables: flags.table ?? [] });
+      process.stdout.write(`outbox: ${done.entries} ${done.entries === 1 ? 'entry' : 'entries'} discarded, ${done.records} ${done.records === 1 ? 'record' : 'records'} restored from upstream\n`);
+    } finally {
+      await stack.close();
+    }
+  });
+  return outbox;
+}

@@ -1,0 +1,89 @@
+import type { ApiRecord } from '../../api/records.ts';
+import type { Catalog } from '../../mirror/catalog.ts';
+import type { Mirror } from '../../mirror/mirror.ts';
+import type { MirrorOutbox, OutboxEntry, OutboxFilter } from '../../mirror/outbox.ts';
+import { UsageError } from '../../errors.ts';
+import { tableLabel } from '../sync-context.ts';
+import type { Upstream } from '../upstream.ts';
+
+/** What `wsmirror outbox retry|discard` act on: entry ids and/or tables (`module.table`). */
+export interface OutboxSelection {
+  entryIds?: readonly number[];
+  tables?: readonly string[];
+}
+
+type AdminMirror = Pick<Mirror, 'readCatalog' | 'applyRows'> & MirrorOutbox;
+
+
+/** The mirror's filter for a selection; an unknown table name is a usage error naming it. */
+export function outboxFilter(catalog: Pick<Catalog, 'tables'>, selection: OutboxSelection): Omit<OutboxFilter, 'statuses'> {
+  const filter: { entryIds?: readonly number[]; tableIds?: readonly string[] } = {};
+  if (selection.entryIds !== undefined && selection.entryIds.length > 0) filter.entryIds = selection.entryIds;
+  if (selection.tables !== undefined && selection.tables.length > 0) {
+    filter.tableIds = selection.tables.map((name) => {
+      const table = catalog.tables.find((t) => tableLabel(t) === name);
+      if (table === undefined) throw new UsageError(`no mirrored table ${JSON.stringify(name)} (give module.table, as wsmirror status lists them)`);
+      return table.tableId;
+    });
+  }
+  return filter;
+}
+
+/** Outbox entries for listing, table labels resolved (`module.table`; the table id when no longer mirrored). */
+export async function listOutbox(
+  mirror: AdminMirror,
+  filter: OutboxFilter,
+): Promise<(OutboxEntry & { table: string })[]> {
+  const catalog = await mirror.readCatalog();
+  const labels = new Map(catalog.tables.map((t) => [t.tableId, tableLabel(t)]));
+  const entries = await mirror.listOutbox(filter);
+  return entries.map((e) => ({ ...e, table: labels.get(e.tableId) ?? e.tableId }));
+}
+
+/** Failed and conflicting entries go back to pending (sent at the next cycle; local wins). */
+export async function retryOutbox(mirror: AdminMirror, selection: OutboxSelection): Promise<number> {
+  const filter = outboxFilter(await mirror.readCatalog(), requireSelection(selection));
+  return mirror.retryOutbox(filter);
+}
+
+/**
+ * Drops local edits and gives the mirror upstream's version of their records back: the
+ * records are read from upstream FIRST (an unreachable upstream discards nothing), then the
+ * entries are deleted and the records written (a row created locally and never created upstream
+ * is deleted). Returns the number of records restored.
+ */
+export async function discardOutbox(mirror: AdminMirror, upstream: Upstream, selection: OutboxSelection): Promise<{ entries: number; records: number }> {
+  const catalog = await mirror.readCatalog();
+  const filter = outboxFilter(catalog, requireSelection(selection));
+  const entries = await mirror.listOutbox(filter);
+  if (entries.length === 0) return { entries: 0, records: 0 };
+  const byTable = new Map<string, Set<number>>();
+  for (const e of entries) {
+    const ids = byTable.get(e.tableId) ?? new Set<number>();
+    ids.add(e.recordId);
+    byTable.set(e.tableId, ids);
+  }
+  const restore = new Map<string, { upserts: ApiRecord[]; deletes: number[] }>();
+  for (const [tableId, ids] of byTable) {
+    const table = catalog.tables.find((t) => t.tableId === tableId);
+    if (table === undefined) continue; // no longer mirrored: nothing to restore
+    const upstreamIds = [...ids].filter((id) => id > 0);
+    const found = upstreamIds.length === 0 ? [] : await upstream.getRecordsByIds(table.moduleName, table.tableName, upstreamIds);
+    const present = new Set(found.map((r) => Number(r.id)));
+    restore.set(tableId, { upserts: found, deletes: [...ids].filter((id) => !present.has(id)) });
+  }
+  await mirror.discardOutbox({ entryIds: entries.map((e) => e.entryId) });
+  let records = 0;
+  for (const [tableId, batch] of restore) {
+    await mirror.applyRows(tableId, batch);
+    records += batch.upserts.length + batch.deletes.length;
+  }
+  return { entries: entries.length, records };
+}
+
+function requireSelection(selection: OutboxSelection): OutboxSelection {
+  if ((selection.entryIds?.length ?? 0) === 0 && (selection.tables?.length ?? 0) === 0) {
+    throw new UsageError('name the entries (ids as wsmirror outbox lists them) or --table module.table');
+  }
+  return selection;
+}

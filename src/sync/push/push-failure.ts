@@ -1,0 +1,65 @@
+import { backoffDelay, isNotSentCode, isRetryable, type AttemptFailure } from '../../client/retry-policy.ts';
+import { InvalidResponseError, NetworkError, UpstreamError } from '../../errors.ts';
+
+/**
+ * What a failed push request means for the edits it carried. The client has already retried
+ * what its retry policy allows; this decides what happens next, with the same rule
+ * (`isRetryable` of src/client/retry-policy.ts) telling transient failures apart and telling
+ * whether the upstream may have applied the request anyway.
+ *
+ * - `rejected`: 400/422/413: something in the batch is wrong; split it to find out what.
+ * - `not-found`: 404: a record of the batch is gone upstream (or the table is).
+ * - `transient`: network error, 429, 5xx: try again later. `maybeApplied` when the request may
+ *   have gone through (a reset after sending, a 500, an unreadable 2xx answer).
+ * - `fatal`: 401/403 and other statuses: every request would fail the same way; the push stops
+ *   without charging the edits an attempt.
+ */
+export type PushFailure =
+  | { kind: 'rejected'; message: string }
+  | { kind: 'not-found'; message: string }
+  | { kind: 'transient'; message: string; retryAfterMs: number | undefined; maybeApplied: boolean }
+  | { kind: 'fatal'; error: unknown };
+
+export function classifyPushFailure(error: unknown): PushFailure {
+  if (error instanceof UpstreamError) {
+    const message = error.upstreamMessage === '' ? error.message : error.upstreamMessage;
+    const { status } = error;
+    if (status === 400 || status === 422 || status === 413) return { kind: 'rejected', message };
+    if (status === 404) return { kind: 'not-found', message };
+    const attempt: AttemptFailure = { kind: 'status', status };
+    if (isRetryable(attempt, 'always')) {
+      return { kind: 'transient', message: error.message, retryAfterMs: error.retryAfterMs, maybeApplied: !isRetryable(attempt, 'safe') };
+    }
+    return { kind: 'fatal', error };
+  }
+  if (error instanceof NetworkError) {
+    const attempt: AttemptFailure = { kind: 'network', notSent: isNotSentCode(error.causeCode) };
+    return { kind: 'transient', message: error.message, retryAfterMs: undefined, maybeApplied: !isRetryable(attempt, 'safe') };
+  }
+  if (error instanceof InvalidResponseError) {
+    // The upstream answered 2xx: it did apply the request, but its answer cannot be used.
+    return { kind: 'transient', message: error.message, retryAfterMs: undefined, maybeApplied: true };
+  }
+  return { kind: 'fatal', error };
+}
+
+export interface RetrySchedule {
+  /** First delay ceiling; doubles with each attempt. */
+  baseMs: number;
+  maxMs: number;
+}
+
+/**
+ * When an edit that failed `attempts` times (this failure included) is tried again: exponential
+ * backoff with full jitter, never earlier than the upstream's Retry-After.
+ */
+export function nextAttemptAt(
+  now: number,
+  attempts: number,
+  retryAfterMs: number | undefined,
+  schedule: RetrySchedule,
+  random: () => number = Math.random,
+): string {
+  const delay = Math.max(retryAfterMs ?? 0, backoffDelay(attempts, schedule.baseMs, schedule.maxMs, random));
+  return new Date(now + delay).toISOString();
+}

@@ -1,0 +1,193 @@
+import { fieldsOf, type Catalog } from '../../mirror/catalog.ts';
+import type { Mirror } from '../../mirror/mirror.ts';
+import type { EditOutcome, MirrorOutbox, PendingEdit } from '../../mirror/outbox.ts';
+import type { SyncLogger } from '../observer.ts';
+import type { SyncOptions } from '../sync-options.ts';
+import type { Upstream } from '../upstream.ts';
+import { compileConflictPolicies } from './conflict-policy.ts';
+import { nextAttemptAt } from './push-failure.ts';
+import { pushTableEdits, type PushTarget } from './table-push.ts';
+
+/** What the push needs of the mirror. */
+export type PushMirror = Pick<Mirror, 'readCatalog' | 'applyRows'> & MirrorOutbox;
+
+export interface PushContext {
+  readonly client: Upstream;
+  readonly mirror: PushMirror;
+  readonly options: SyncOptions;
+  readonly logger: SyncLogger;
+  readonly signal?: AbortSignal;
+  /** Milliseconds since the epoch; tests move time. */
+  readonly now?: () => number;
+}
+
+/** Edits (records) by what became of them in one push. */
+export interface PushReport {
+  pushed: number;
+  failed: number;
+  conflict: number;
+  retry: number;
+  discarded: number;
+  /** Left marked as being sent: their outcome could not be learnt yet. */
+  unsettled: number;
+}
+
+/**
+ * The push step, first in every cycle (DESIGN §4.1): sends the outbox's pending edits upstream
+ * and records what became of each. Works in rounds of at most `pushRoundRecords` records: read
+ * the due edits, push them table by table, settle each table's outcomes in one mirror
+ * transaction. An edit that references a row created locally and not yet upstream waits for a
+ * later round, when that row has its upstream id. Ends when nothing is due or a round settles
+ * nothing; a failure that would hit every request (401, 403…) stops it after settling what is done.
+ */
+export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
+  const now = ctx.now ?? Date.now;
+  const report: PushReport = { pushed: 0, failed: 0, conflict: 0, retry: 0, discarded: 0, unsettled: 0 };
+  const catalog = await ctx.mirror.readCatalog();
+  const targets = pushTargets(catalog, ctx.options);
+  /** Edits whose outcome could not be learnt this push: not looked at again until the next. */
+  const held = new Set<string>();
+  /** Edits of the last round that wait for a row created locally to be created upstream. */
+  let waiting: PendingEdit[] = [];
+  for (;;) {
+    waiting = [];
+    ctx.signal?.throwIfAborted();
+    const due = await ctx.mirror.readPendingEdits({ now: new Date(now()).toISOString(), limit: ctx.options.pushRoundRecords + held.size });
+    const fresh = due.filter((e) => !held.has(editKey(e))).slice(0, ctx.options.pushRoundRecords);
+    if (fresh.length === 0) break;
+    const unresolved = new Set(due.filter((e) => e.operation === 'create').map((e) => `${e.tableId}:${e.recordId}`));
+    let settledThisRound = 0;
+    for (const [tableId, edits] of groupByTable(fresh)) {
+      const target = targets.get(tableId);
+      if (target === undefined) {
+        const outcomes = edits.map((e): EditOutcome => ({ kind: 'failed', entryIds: e.entryIds, message: `table ${tableId} is no longer mirrored` }));
+        await settle(ctx, outcomes, report);
+        settledThisRound += outcomes.length;
+        continue;
+      }
+      const ready: PendingEdit[] = [];
+      for (const edit of edits) {
+        const blocker = waitsFor(edit, target, catalog);
+        if (blocker !== undefined && unresolved.has(blocker)) waiting.push(edit);
+        else ready.push(edit);
+      }
+      if (ready.length === 0) continue;
+      const result = await pushTableEdits(
+        {
+          upstream: ctx.client,
+          batch: { maxBytes: ctx.options.pushBatchBytes, maxItems: ctx.options.pushBatchRecords },
+          retry: { baseMs: ctx.options.pushRetryBaseMs, maxMs: ctx.options.pushRetryMaxMs },
+          lookbackMs: ctx.options.lookbackMs,
+          now,
+          markSending: (ids) => ctx.mirror.markSending(ids, new Date(now()).toISOString()),
+        },
+        target,
+        ready,
+      );
+      for (const edit of result.unsettled) held.add(editKey(edit));
+      report.unsettled += result.unsettled.length;
+      await settle(ctx, result.outcomes, report);
+      if (result.restore.length > 0) await restoreFromUpstream(ctx, target, result.restore);
+      settledThisRound += result.outcomes.length;
+      if (result.fatal !== undefined) throw result.fatal;
+    }
+    if (settledThisRound === 0) break;
+  }
+  // Edits still waiting for a row whose create failed or is not due: tried again later.
+  if (waiting.length > 0) {
+    const outcomes = waiting.map((edit): EditOutcome => ({
+      kind: 'retry',
+      entryIds: edit.entryIds,
+      message: 'references a row created locally that is not created upstream yet',
+      nextAttemptAt: nextAttemptAt(now(), edit.attempts + 1, undefined, { baseMs: ctx.options.pushRetryBaseMs, maxMs: ctx.options.pushRetryMaxMs }),
+    }));
+    await ctx.mirror.settleEdits(outcomes);
+    report.retry += outcomes.length;
+  }
+  if (report.pushed + report.failed + report.conflict + report.retry + report.discarded + report.unsettled > 0) {
+    ctx.logger.info({ ...report }, 'outbox pushed');
+  }
+  return report;
+}
+
+async function settle(ctx: PushContext, outcomes: readonly EditOutcome[], report: PushReport): Promise<void> {
+  if (outcomes.length === 0) return;
+  await ctx.mirror.settleEdits(combineOutcomes(outcomes));
+  for (const outcome of outcomes) {
+    report[outcome.kind] += 1;
+    if (outcome.kind === 'failed' || outcome.kind === 'conflict') {
+      ctx.logger.warn({ entryIds: outcome.entryIds, status: outcome.kind, error: outcome.message }, 'local edit not pushed');
+    }
+  }
+}
+
+/**
+ * Pushed edits without a created id, and discarded ones, settled as one outcome each: the
+ * mirror then settles them with a few statements instead of one per record. Outcomes that carry
+ * a created id or a message stay as they are.
+ */
+export function combineOutcomes(outcomes: readonly EditOutcome[]): EditOutcome[] {
+  const pushed: number[] = [];
+  const discarded: number[] = [];
+  const rest: EditOutcome[] = [];
+  for (const outcome of outcomes) {
+    if (outcome.kind === 'pushed' && outcome.createdId === undefined) pushed.push(...outcome.entryIds);
+    else if (outcome.kind === 'discarded') discarded.push(...outcome.entryIds);
+    else rest.push(outcome);
+  }
+  if (pushed.length > 0) rest.push({ kind: 'pushed', entryIds: pushed });
+  if (discarded.length > 0) rest.push({ kind: 'discarded', entryIds: discarded });
+  return rest;
+}
+
+/**
+ * upstream-wins: the records whose local edits were dropped get upstream's values back now (a
+ * pull would not re-read them: their upstream change is older than its cursor). Read after the
+ * push, so fields pushed in the same batch come back as pushed.
+ */
+async function restoreFromUpstream(ctx: PushContext, target: PushTarget, ids: readonly number[]): Promise<void> {
+  const { moduleName, tableName, tableId } = target.table;
+  try {
+    const records = await ctx.client.getRecordsByIds(moduleName, tableName, ids);
+    const found = new Set(records.map((r) => Number(r.id)));
+    await ctx.mirror.applyRows(tableId, { upserts: records, deletes: ids.filter((id) => !found.has(id)) });
+  } catch (error) {
+    ctx.logger.warn({ table: `${moduleName}.${tableName}`, records: ids.length, err: error instanceof Error ? error.message : String(error) },
+      'upstream values of discarded edits could not be read back; the next full read of the table restores them');
+  }
+}
+
+function pushTargets(catalog: Catalog, options: SyncOptions): Map<string, PushTarget> {
+  const policyOf = compileConflictPolicies(options.conflictPolicy, options.conflictPolicies);
+  const targets = new Map<string, PushTarget>();
+  for (const table of catalog.tables) {
+    const fieldTypes = new Map(fieldsOf(catalog, table.tableId).filter((f) => !f.readOnly).map((f) => [f.fieldName, f.fieldType as string]));
+    targets.set(table.tableId, { table, fieldTypes, policy: policyOf(table.moduleName, table.tableName) });
+  }
+  return targets;
+}
+
+/** `tableId:recordId` of a locally created row this edit's references point at, if any. */
+function waitsFor(edit: PendingEdit, target: PushTarget, catalog: Catalog): string | undefined {
+  if (edit.operation === 'delete') return undefined;
+  for (const [name, value] of edit.values) {
+    if (target.fieldTypes.get(name) !== 'reference' || typeof value !== 'number' || value >= 0) continue;
+    const field = catalog.fields.find((f) => f.tableId === target.table.tableId && f.fieldName === name);
+    return `${field?.refTableId ?? target.table.tableId}:${value}`;
+  }
+  return undefined;
+}
+
+function editKey(edit: PendingEdit): string {
+  return `${edit.tableId}:${edit.recordId}`;
+}
+
+function groupByTable(edits: readonly PendingEdit[]): Map<string, PendingEdit[]> {
+  const out = new Map<string, PendingEdit[]>();
+  for (const edit of edits) {
+    const list = out.get(edit.tableId);
+    if (list) list.push(edit);
+    else out.set(edit.tableId, [edit]);
+  }
+  return out;
+}

@@ -1,0 +1,342 @@
+import type { ApiRecord } from '../../api/records.ts';
+import type { MirrorTable } from '../../mirror/catalog.ts';
+import type { EditOutcome, PendingEdit } from '../../mirror/outbox.ts';
+import { tableLabel } from '../sync-context.ts';
+import type { Upstream } from '../upstream.ts';
+import type { ConflictPolicy } from './conflict-policy.ts';
+import { findCreatedRecords } from './create-readback.ts';
+import { sendIsolatingRejects, type IsolatedSend } from './isolate-rejects.ts';
+import { chunkByPayload } from './payload-chunks.ts';
+import { classifyPushFailure, nextAttemptAt, type PushFailure, type RetrySchedule } from './push-failure.ts';
+import { sameApiValue } from './same-value.ts';
+import { toRequestValue } from './write-shape.ts';
+
+/** One mirrored table as the push sees it. */
+export interface PushTarget {
+  table: MirrorTable;
+  /** Writable fields: name → type. */
+  fieldTypes: ReadonlyMap<string, string>;
+  policy: ConflictPolicy;
+}
+
+export interface TablePushSettings {
+  upstream: Upstream;
+  batch: { maxBytes: number; maxItems: number };
+  retry: RetrySchedule;
+  lookbackMs: number;
+  now: () => number;
+  /** Marks entries as being sent, committed before the request goes out. */
+  markSending(entryIds: readonly number[]): Promise<void>;
+}
+
+export interface TablePushResult {
+  outcomes: EditOutcome[];
+  /** Records whose upstream values must come back into the mirror once the outcomes are settled (upstream-wins). */
+  restore: number[];
+  /** Edits left as they are (their outcome is unknown until the upstream can be read): not settled. */
+  unsettled: PendingEdit[];
+  /** A failure that stops the push (401, 403…), raised once the outcomes so far are settled. */
+  fatal?: unknown;
+}
+
+type Body = Record<string, unknown>;
+interface Prepared {
+  edit: PendingEdit;
+  body: Body;
+}
+
+/**
+ * Pushes one table's pending edits (each edit is one record's coalesced change) and says what
+ * became of each: creates by POST, updates by batch PATCH, deletes by DELETE, each in batches
+ * under the payload limit. See docs/mirror.md, "Writing to the mirror", for the rules.
+ */
+export async function pushTableEdits(
+  settings: TablePushSettings,
+  target: PushTarget,
+  edits: readonly PendingEdit[],
+): Promise<TablePushResult> {
+  const result: TablePushResult = { outcomes: [], restore: [], unsettled: [] };
+  const creates = edits.filter((e) => e.operation === 'create');
+  const updates = edits.filter((e) => e.operation === 'update');
+  const deletes = edits.filter((e) => e.operation === 'delete');
+  const run = new TableRun(settings, target, result);
+
+  // A delete of a row never created upstream: nothing to send.
+  for (const edit of deletes.filter((e) => e.recordId < 0)) result.outcomes.push({ kind: 'pushed', entryIds: edit.entryIds });
+  const upstreamDeletes = deletes.filter((e) => e.recordId > 0);
+
+  const toCreate = await run.reconcileCreates(creates.map((edit) => ({ edit, body: run.body(edit, 'create') })));
+  const toUpdate = await run.applyPolicy(updates);
+  const sending = [...toCreate, ...toUpdate, ...upstreamDeletes.map((edit) => ({ edit, body: {} }))];
+  if (sending.length === 0) return result;
+  await settings.markSending(sending.flatMap((p) => p.edit.entryIds));
+
+  if (toCreate.length > 0) await run.sendCreates(toCreate);
+  if (toUpdate.length > 0) await run.sendUpdates(toUpdate, true);
+  if (upstreamDeletes.length > 0) await run.sendDeletes(upstreamDeletes, true);
+  return result;
+}
+
+class TableRun {
+  readonly #s: TablePushSettings;
+  readonly #t: PushTarget;
+  readonly #r: TablePushResult;
+  readonly #module: string;
+  readonly #table: string;
+
+  constructor(settings: TablePushSettings, target: PushTarget, result: TablePushResult) {
+    this.#s = settings;
+    this.#t = target;
+    this.#r = result;
+    this.#module = target.table.moduleName;
+    this.#table = target.table.tableName;
+  }
+
+  /** The request body of a create or update: writable fields, in the API's request shapes. */
+  body(edit: PendingEdit, operation: 'create' | 'update', fields?: ReadonlySet<string>): Body {
+    const body: Body = {};
+    for (const [name, value] of edit.values) {
+      const type = this.#t.fieldTypes.get(name);
+      if (type === undefined || (fields !== undefined && !fields.has(name))) continue;
+      // A create leaves empty fields out, so upstream defaults apply as for any new record.
+      if (operation === 'create' && (value === null || value === undefined)) continue;
+      body[name] = toRequestValue(type, value, operation);
+    }
+    return body;
+  }
+
+  // ---- creates ---------------------------------------------------------------------------------
+
+  /**
+   * Creates whose earlier send was never acknowledged (a crash, or an answer lost on the way):
+   * bound to the records that send made, if it made them; sent again otherwise.
+   */
+  async reconcileCreates(creates: Prepared[]): Promise<Prepared[]> {
+    const unsure = creates.filter((p) => p.edit.sendingSince !== null);
+    if (unsure.length === 0) return creates;
+    let found: Map<number, number>;
+    try {
+      found = await findCreatedRecords(
+        this.#s.upstream, this.#t.table, this.#t.fieldTypes,
+        unsure.map((p) => ({ recordId: p.edit.recordId, since: p.edit.sendingSince!, body: p.body })),
+        this.#s.lookbackMs,
+      );
+    } catch {
+      // Cannot tell whether they exist: leave them marked, the next push tries again.
+      this.#r.unsettled.push(...unsure.map((p) => p.edit));
+      return creates.filter((p) => p.edit.sendingSince === null);
+    }
+    for (const p of unsure) {
+      const id = found.get(p.edit.recordId);
+      if (id !== undefined) this.#r.outcomes.push({ kind: 'pushed', entryIds: p.edit.entryIds, createdId: id });
+    }
+    return creates.filter((p) => !found.has(p.edit.recordId));
+  }
+
+  async sendCreates(creates: Prepared[]): Promise<void> {
+    for (const chunk of this.#chunks(creates)) {
+      const sentAt = new Date(this.#s.now()).toISOString();
+      const sent = await sendIsolatingRejects(chunk, (batch) =>
+        this.#s.upstream.createRecords(this.#module, this.#table, batch.map((p) => p.body)));
+      for (const { items, result } of sent.accepted) {
+        items.forEach((p, i) => {
+          const id = Number(result.ids[i]);
+          this.#r.outcomes.push({ kind: 'pushed', entryIds: p.edit.entryIds, createdId: id });
+        });
+      }
+      this.#rejected(sent);
+      for (const { items, failure } of sent.failed) {
+        if (failure.kind === 'transient' && failure.maybeApplied) {
+          // The records may exist now: read back at once, as after a crash.
+          const again = await this.reconcileCreates(items.map((p) => ({ ...p, edit: { ...p.edit, sendingSince: sentAt } })));
+          this.#retry(again.map((p) => p.edit), failure);
+        } else {
+          this.#failure(items.map((p) => p.edit), failure);
+        }
+      }
+    }
+  }
+
+  // ---- updates ---------------------------------------------------------------------------------
+
+  /**
+   * Under `upstream-wins` and `manual`, compares each edited field's upstream value with the value
+   * before the edit: a field changed upstream meanwhile (to something else than the local value)
+   * is dropped (upstream-wins) or marked conflict (manual). `local-wins` sends without reading.
+   */
+  async applyPolicy(updates: readonly PendingEdit[]): Promise<Prepared[]> {
+    if (this.#t.policy === 'local-wins' || updates.length === 0) return updates.map((edit) => ({ edit, body: this.body(edit, 'update') }));
+    let current: Map<number, ApiRecord>;
+    try {
+      const records = await this.#s.upstream.getRecordsByIds(this.#module, this.#table, updates.map((e) => e.recordId));
+      current = new Map(records.map((r) => [Number(r.id), r]));
+    } catch (error) {
+      this.#failure(updates, failureOf(error));
+      return [];
+    }
+    const out: Prepared[] = [];
+    for (const edit of updates) {
+      const record = current.get(edit.recordId);
+      if (record === undefined) {
+        this.#r.outcomes.push({ kind: 'conflict', entryIds: edit.entryIds, message: deletedMessage(edit.recordId) });
+        continue;
+      }
+      const changed = [...edit.values.keys()].filter((name) => {
+        const upstreamValue = record.values[name];
+        return !sameApiValue(upstreamValue, edit.oldValues.get(name)) && !sameApiValue(upstreamValue, edit.values.get(name));
+      });
+      if (changed.length === 0) {
+        out.push({ edit, body: this.body(edit, 'update') });
+        continue;
+      }
+      const split = splitByField(edit, new Set(changed));
+      if (split === undefined) {
+        // The entries cannot be told apart by field: the whole record's edit follows the policy.
+        this.#conflicted(edit.entryIds, edit, changed, record);
+        continue;
+      }
+      this.#conflicted(split.conflicting, edit, changed, record);
+      if (split.rest.length > 0) {
+        const keep = new Set([...edit.values.keys()].filter((n) => !changed.includes(n)));
+        out.push({ edit: { ...edit, entryIds: split.rest }, body: this.body(edit, 'update', keep) });
+      }
+    }
+    return out;
+  }
+
+  #conflicted(entryIds: readonly number[], edit: PendingEdit, fields: readonly string[], record: ApiRecord): void {
+    if (this.#t.policy === 'upstream-wins') {
+      this.#r.outcomes.push({ kind: 'discarded', entryIds });
+      this.#r.restore.push(edit.recordId);
+      return;
+    }
+    const detail = fields
+      .map((name) => `${name} is ${show(record.values[name])} upstream (was ${show(edit.oldValues.get(name))}, local ${show(edit.values.get(name))})`)
+      .join('; ');
+    this.#r.outcomes.push({ kind: 'conflict', entryIds, message: `changed upstream since the local edit: ${detail}` });
+  }
+
+  async sendUpdates(updates: Prepared[], firstTry: boolean): Promise<void> {
+    for (const chunk of this.#chunks(updates)) {
+      const sent = await sendIsolatingRejects(chunk, (batch) =>
+        this.#s.upstream.updateRecords(this.#module, this.#table, batch.map((p) => ({ ...p.body, id: p.edit.recordId }))));
+      for (const { items } of sent.accepted) for (const p of items) this.#r.outcomes.push({ kind: 'pushed', entryIds: p.edit.entryIds });
+      this.#rejected(sent);
+      for (const { items, failure } of sent.failed) {
+        if (failure.kind !== 'not-found' || !firstTry) {
+          this.#failure(items.map((p) => p.edit), failure);
+          continue;
+        }
+        // One record of the batch is gone upstream, and the whole batch was refused: find which.
+        const present = await this.#existing(items.map((p) => p.edit));
+        if (present === undefined) continue;
+        for (const p of items) {
+          if (!present.has(p.edit.recordId)) {
+            this.#r.outcomes.push({ kind: 'conflict', entryIds: p.edit.entryIds, message: deletedMessage(p.edit.recordId) });
+          }
+        }
+        await this.sendUpdates(items.filter((p) => present.has(p.edit.recordId)), false);
+      }
+    }
+  }
+
+  // ---- deletes ---------------------------------------------------------------------------------
+
+  async sendDeletes(deletes: readonly PendingEdit[], firstTry: boolean): Promise<void> {
+    const items = deletes.map((edit) => ({ edit, body: edit.recordId }));
+    for (const chunk of this.#chunks(items)) {
+      const sent = await sendIsolatingRejects(chunk, (batch) =>
+        this.#s.upstream.deleteRecords(this.#module, this.#table, batch.map((p) => p.edit.recordId)));
+      for (const { items: done } of sent.accepted) for (const p of done) this.#r.outcomes.push({ kind: 'pushed', entryIds: p.edit.entryIds });
+      this.#rejected(sent);
+      for (const { items: failedItems, failure } of sent.failed) {
+        const edits = failedItems.map((p) => p.edit);
+        if (failure.kind !== 'not-found' || !firstTry) {
+          this.#failure(edits, failure);
+          continue;
+        }
+        // Deletes are all or nothing: a record already gone (deleted upstream too, or by an
+        // earlier send whose answer was lost) refuses the batch. Gone is what was asked.
+        const present = await this.#existing(edits);
+        if (present === undefined) continue;
+        for (const edit of edits) if (!present.has(edit.recordId)) this.#r.outcomes.push({ kind: 'pushed', entryIds: edit.entryIds });
+        await this.sendDeletes(edits.filter((e) => present.has(e.recordId)), false);
+      }
+    }
+  }
+
+  // ---- shared ----------------------------------------------------------------------------------
+
+  #chunks<T extends { body: unknown }>(items: readonly T[]): T[][] {
+    return chunkByPayload(items, this.#s.batch, (p) => p.body);
+  }
+
+  /** Ids of these edits' records that exist upstream; undefined (edits marked for retry) when that cannot be read. */
+  async #existing(edits: readonly PendingEdit[]): Promise<Set<number> | undefined> {
+    try {
+      const found = await this.#s.upstream.getRecordsByIds(this.#module, this.#table, edits.map((e) => e.recordId));
+      return new Set(found.map((r) => Number(r.id)));
+    } catch (error) {
+      this.#failure(edits, failureOf(error));
+      return undefined;
+    }
+  }
+
+  #rejected(sent: IsolatedSend<{ edit: PendingEdit }, unknown>): void {
+    for (const { item, message } of sent.rejected) this.#r.outcomes.push({ kind: 'failed', entryIds: item.edit.entryIds, message });
+  }
+
+  #failure(edits: readonly PendingEdit[], failure: Exclude<PushFailure, { kind: 'rejected' }>): void {
+    if (failure.kind === 'fatal') {
+      this.#r.fatal ??= failure.error;
+      this.#r.unsettled.push(...edits);
+      return;
+    }
+    if (failure.kind === 'not-found') {
+      // The table itself is gone (or a record vanished between look-up and send): the next
+      // schema pull sorts the table out; try again later.
+      this.#retry(edits, { kind: 'transient', message: `${tableLabel(this.#t.table)}: ${failure.message}`, retryAfterMs: undefined, maybeApplied: false });
+      return;
+    }
+    this.#retry(edits, failure);
+  }
+
+  #retry(edits: readonly PendingEdit[], failure: Extract<PushFailure, { kind: 'transient' }>): void {
+    const now = this.#s.now();
+    for (const edit of edits) {
+      this.#r.outcomes.push({
+        kind: 'retry',
+        entryIds: edit.entryIds,
+        message: failure.message,
+        nextAttemptAt: nextAttemptAt(now, edit.attempts + 1, failure.retryAfterMs, this.#s.retry),
+      });
+    }
+  }
+}
+
+/** A failed read (look-up before or after a send): a 400 there is not the edits' fault. */
+function failureOf(error: unknown): Exclude<PushFailure, { kind: 'rejected' }> {
+  const failure = classifyPushFailure(error);
+  return failure.kind === 'rejected' ? { kind: 'fatal', error } : failure;
+}
+
+function deletedMessage(recordId: number): string {
+  return `record ${recordId} was deleted upstream`;
+}
+
+function show(value: unknown): string {
+  const text = JSON.stringify(value ?? null);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/**
+ * The entries of an update split by field, when the mirror says which entry holds which field
+ * (`fieldEntryIds`); undefined when it does not.
+ */
+function splitByField(edit: PendingEdit, fields: ReadonlySet<string>): { conflicting: number[]; rest: number[] } | undefined {
+  const byField = edit.fieldEntryIds;
+  if (byField.size === 0) return undefined;
+  const conflicting = [...fields].flatMap((name) => byField.get(name) ?? []);
+  const taken = new Set(conflicting);
+  return { conflicting, rest: edit.entryIds.filter((id) => !taken.has(id)) };
+}

@@ -1,0 +1,47 @@
+import { afterEach, expect, it } from 'vitest';
+import { forEachDialect } from '../helpers/dialects.ts';
+import { catalogEntry } from '../helpers/mirror-snapshot.ts';
+import { daemonEnv, mirrorEnv, runWsmirror } from '../helpers/processes.ts';
+import { field } from '../helpers/schema.ts';
+import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
+
+/** `wsmirror outbox` as a real process: list, retry and discard what the push left behind. */
+forEachDialect('wsmirror outbox (real process)', (dialect) => {
+  let h: SyncHarness;
+  afterEach(async () => h?.close());
+
+  it('lists failed edits with table, record, change and error; retry makes them pending; discard restores upstream', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('crm');
+    await h.upstream.createTable('crm', 'people', { hasHistory: true }, [
+      field('name', 'string'), field('status', 'choice', { options: [{ name: 'lead' }] }),
+    ]);
+    const [id] = await h.upstream.createRecords('crm', 'people', [{ name: 'Ada' }]);
+    await h.sync();
+    const table = h.tm.table((await catalogEntry(h.tm, 'crm', 'people'))!.sqlName);
+    const p = dialect.dialect === 'postgres' ? '$1' : '?';
+    await h.tm.sql(`UPDATE ${table} SET status = 'no-such-option' WHERE id = ${p}`, [Number(id)]);
+    await h.sync();
+
+    const env = mirrorEnv(h.tm);
+    const listed = await runWsmirror(['outbox', '--json'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    const entries = JSON.parse(listed.stdout) as { entryId: number; table: string; recordId: number; fieldName: string; status: string; attempts: number; lastError: string }[];
+    expect(entries).toEqual([expect.objectContaining({
+      table: 'crm.people', recordId: Number(id), fieldName: 'status', status: 'failed', attempts: 1, lastError: expect.stringContaining('status'),
+    })]);
+    const text = await runWsmirror(['outbox', '--status', 'failed'], env);
+    expect(text.stdout).toMatch(/crm\.people\s+\d+\s+status: null → no-such-option\s+failed\s+1/);
+    expect((await runWsmirror(['outbox', '--status', 'pending'], env)).stdout).toBe('outbox: no entries\n');
+
+    const retried = await runWsmirror(['outbox', 'retry', String(entries[0]!.entryId)], env);
+    expect(retried.stdout).toBe('outbox: 1 entry pending again\n');
+    expect(JSON.parse((await runWsmirror(['outbox', '--json'], env)).stdout)).toEqual([expect.objectContaining({ status: 'pending', attempts: 1 })]);
+
+    expect((await runWsmirror(['outbox', 'discard', '--table', 'crm.nope'], daemonEnv(h.emu, h.tm))).code).toBe(2);
+    const discarded = await runWsmirror(['outbox', 'discard', '--table', 'crm.people'], daemonEnv(h.emu, h.tm));
+    expect(discarded.stdout, discarded.stderr).toBe('outbox: 1 entry discarded, 1 record restored from upstream\n');
+    expect(await h.tm.sql(`SELECT status FROM ${table}`)).toEqual([{ status: null }]);
+    expect((await runWsmirror(['outbox'], env)).stdout).toBe('outbox: no entries\n');
+  }, 60_000);
+});

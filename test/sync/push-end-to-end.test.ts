@@ -1,0 +1,236 @@
+import { afterEach, expect, it } from 'vitest';
+import { UpstreamError } from '../../src/errors.ts';
+import { SyncEngine, cycleProblems, type SyncOptions, type Upstream } from '../../src/sync/index.ts';
+import { forEachDialect, type TestMirror } from '../helpers/dialects.ts';
+import { catalogEntry } from '../helpers/mirror-snapshot.ts';
+import { field } from '../helpers/schema.ts';
+import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
+
+/**
+ * DESIGN §4.7-9 end to end: edits made with plain SQL on a separate connection (as a BI tool or
+ * psql would) reach upstream through the real mirror's triggers and outbox, the engine's push
+ * step and the emulator.
+ */
+
+/** Runs SQL with `?` placeholders on either dialect. */
+function sqlOf(tm: TestMirror) {
+  return <T = Record<string, unknown>>(text: string, params: unknown[] = []) => {
+    let n = 0;
+    return tm.sql<T>(tm.dialect === 'postgres' ? text.replace(/\?/g, () => `$${++n}`) : text, params);
+  };
+}
+
+async function sqlTable(h: SyncHarness, module: string, table: string): Promise<string> {
+  const entry = await catalogEntry(h.tm, module, table);
+  if (!entry) throw new Error(`${module}.${table} is not mirrored`);
+  return h.tm.table(entry.sqlName);
+}
+
+interface OutboxRow {
+  record_id: number | string;
+  operation: string;
+  column_name: string | null;
+  status: string;
+  attempts: number | string;
+  last_error: string | null;
+}
+
+async function outbox(h: SyncHarness): Promise<OutboxRow[]> {
+  return h.tm.sql<OutboxRow>(`SELECT record_id, operation, column_name, status, attempts, last_error FROM ${h.tm.table('_wsmirror_outbox')} ORDER BY entry_id`);
+}
+
+forEachDialect('push end to end', (dialect) => {
+  let h: SyncHarness;
+  afterEach(async () => h?.close());
+
+  async function people(options: Partial<SyncOptions> = {}, hasHistory = true) {
+    h = await startSyncHarness(dialect, { lookbackMs: 0, ...options });
+    await h.upstream.createModule('crm');
+    await h.upstream.createTable('crm', 'people', { hasHistory }, [
+      field('name', 'string'), field('age', 'number'), field('email', 'string'),
+      field('status', 'choice', { options: [{ name: 'lead' }, { name: 'customer' }] }),
+    ]);
+  }
+
+  it('sends each field type edited in SQL to upstream in the shape the API takes', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('crm');
+    await h.upstream.createTable('crm', 'companies', { hasHistory: true }, [field('name', 'string')]);
+    await h.upstream.createTable('crm', 'deals', { hasHistory: true }, [
+      field('title', 'string'), field('amount', 'number'), field('active', 'boolean'), field('due', 'date'),
+      field('seen_at', 'timestamp'), field('tags', 'multi', { options: [{ name: 'red' }, { name: 'blue' }] }),
+      field('stage', 'choice', { options: [{ name: 'open' }, { name: 'won' }] }),
+      field('company', 'reference', { refTableName: 'companies' }), field('meeting', 'appointment'),
+      field('glyph', 'icon'), field('tint', 'color'), field('starts', 'time'), field('notes', 'html'),
+      field('assignee', 'user'),
+    ]);
+    const [acme] = await h.upstream.createRecords('crm', 'companies', [{ name: 'Acme' }]);
+    const [deal] = await h.upstream.createRecords('crm', 'deals', [{ title: 'old', amount: 1, active: true, glyph: 'star' }]);
+    await h.sync();
+    const fields = (await h.upstream.getTable('crm', 'deals')).fields as { name: string; options?: { id: string; name: string }[] }[];
+    const option = (f: string, name: string) => fields.find((x) => x.name === f)!.options!.find((o) => o.name === name)!.id;
+    const pg = dialect.dialect === 'postgres';
+    const sql = sqlOf(h.tm);
+    const deals = await sqlTable(h, 'crm', 'deals');
+    const tags = JSON.stringify([option('tags', 'blue'), option('tags', 'red')]);
+    await sql(
+      `UPDATE ${deals} SET title = ?, amount = ?, active = ?, due = ?, seen_at = ?, tags = ?, stage = ?, company = ?,
+        meeting = ?, glyph = ?, tint = ?, starts = ?, notes = ?, assignee = ? WHERE id = ?`,
+      [
+        'new', 12.5, pg ? 'false' : 0, '2026-03-01', '2026-03-01T10:00:00.000Z', tags, option('stage', 'won'), Number(acme),
+        '[2026-03-01T09:00:00.000Z,2026-03-01T10:00:00.000Z)', 'rocket', '#aabbcc', '09:30', '<b>hi</b>', 'u42', Number(deal),
+      ],
+    );
+    expect((await outbox(h)).length).toBeGreaterThan(0);
+    await h.sync();
+    const [record] = await h.upstream.allRecords('crm', 'deals');
+    expect(record!.values).toEqual({
+      title: 'new', amount: 12.5, active: false, due: '2026-03-01', seen_at: '2026-03-01T10:00:00.000Z',
+      tags: JSON.parse(tags), stage: option('stage', 'won'), company: Number(acme),
+      meeting: '[2026-03-01T09:00:00.000Z,2026-03-01T10:00:00.000Z)', glyph: 'rocket', tint: '#aabbcc',
+      starts: '09:30', notes: '<b>hi</b>', assignee: 'u42',
+    });
+    expect(await outbox(h)).toEqual([]);
+    await h.expectConverged('crm', 'deals');
+  });
+
+  it('round-trips inserts and deletes; an inserted row takes its upstream id', async () => {
+    await people();
+    const [gone] = await h.upstream.createRecords('crm', 'people', [{ name: 'gone' }]);
+    await h.sync();
+    const sql = sqlOf(h.tm);
+    const table = await sqlTable(h, 'crm', 'people');
+    // `_synced_at` is NOT NULL: an INSERT gives it (docs/mirror.md, "Writing to the mirror").
+    await sql(`INSERT INTO ${table} (name, age, _synced_at) VALUES (?, ?, ?)`, ['Ada', 36, new Date().toISOString()]);
+    await sql(`DELETE FROM ${table} WHERE id = ?`, [Number(gone)]);
+    const [local] = await sql<{ id: number | string }>(`SELECT id FROM ${table} WHERE name = ?`, ['Ada']);
+    expect(Number(local!.id)).toBeLessThan(0);
+    await h.sync();
+    const upstream = await h.upstream.allRecords('crm', 'people');
+    expect(upstream.map((r) => r.values)).toEqual([{ name: 'Ada', age: 36, email: null, status: null }]);
+    const [after] = await sql<{ id: number | string }>(`SELECT id FROM ${table} WHERE name = ?`, ['Ada']);
+    expect(Number(after!.id)).toBe(Number(upstream[0]!.id));
+    expect(await outbox(h)).toEqual([]);
+    await h.expectConverged('crm', 'people');
+  });
+
+  it('pushes 97 of 100 edits and marks the 3 invalid ones failed with the upstream message', async () => {
+    await people();
+    const ids = await h.upstream.createRecords('crm', 'people', Array.from({ length: 100 }, (_, i) => ({ name: `p${i}` })));
+    await h.sync();
+    const sql = sqlOf(h.tm);
+    const table = await sqlTable(h, 'crm', 'people');
+    const bad = new Set([3, 42, 99]);
+    for (const [i, id] of ids.entries()) {
+      // A choice value that is no option of the field: upstream refuses it.
+      await sql(`UPDATE ${table} SET status = ?, age = ? WHERE id = ?`, [bad.has(i) ? 'no-such-option' : null, i, Number(id)]);
+    }
+    await h.sync();
+    const failed = (await outbox(h)).filter((e) => e.status === 'failed');
+    expect(failed.map((e) => Number(e.record_id)).sort((a, b) => a - b)).toEqual([...bad].map((i) => Number(ids[i])).sort((a, b) => a - b).flatMap((id) => [id, id]));
+    for (const e of failed) expect(e.last_error).toMatch(/status/);
+    const upstream = await h.upstream.allRecords('crm', 'people');
+    expect(upstream.filter((r) => typeof r.values.age === 'number')).toHaveLength(97);
+  });
+
+  it('marks an edit of a record deleted upstream as conflict', async () => {
+    await people();
+    const [a, b] = await h.upstream.createRecords('crm', 'people', [{ name: 'a' }, { name: 'b' }]);
+    await h.sync();
+    const sql = sqlOf(h.tm);
+    const table = await sqlTable(h, 'crm', 'people');
+    await sql(`UPDATE ${table} SET name = name || '!'`);
+    await h.upstream.deleteRecords('crm', 'people', [b!]);
+    await h.sync();
+    expect((await outbox(h)).map((e) => [Number(e.record_id), e.status, e.last_error])).toEqual([
+      [Number(b), 'conflict', `record ${b} was deleted upstream`],
+    ]);
+    expect((await h.upstream.allRecords('crm', 'people')).map((r) => [r.id, r.values.name])).toEqual([[a, 'a!']]);
+  });
+
+  for (const policy of ['local-wins', 'upstream-wins', 'manual'] as const) {
+    it(`conflict policy ${policy}: a field changed on both sides; other fields merge`, async () => {
+      await people({ conflictPolicies: [{ pattern: 'crm.*', policy }] });
+      const [id] = await h.upstream.createRecords('crm', 'people', [{ name: 'before', age: 1, email: 'x@example.com' }]);
+      await h.sync();
+      const sql = sqlOf(h.tm);
+      const table = await sqlTable(h, 'crm', 'people');
+      await sql(`UPDATE ${table} SET name = ?, age = ? WHERE id = ?`, ['local', 2, Number(id)]);
+      await h.upstream.updateRecords('crm', 'people', [{ id, name: 'upstream', email: 'y@example.com' }]);
+      await h.sync();
+      const [record] = await h.upstream.allRecords('crm', 'people');
+      const [row] = await sql<{ name: string; age: number; email: string }>(`SELECT name, age, email FROM ${table}`);
+      const entries = await outbox(h);
+      // Fields edited on one side only merge whatever the policy.
+      expect(record!.values).toMatchObject({ age: 2, email: 'y@example.com' });
+      expect(row).toMatchObject({ age: 2, email: 'y@example.com' });
+      if (policy === 'local-wins') {
+        expect(record!.values.name).toBe('local');
+        expect(row!.name).toBe('local');
+        expect(entries).toEqual([]);
+      } else if (policy === 'upstream-wins') {
+        expect(record!.values.name).toBe('upstream');
+        expect(row!.name).toBe('upstream');
+        expect(entries).toEqual([]);
+      } else {
+        expect(record!.values.name).toBe('upstream');
+        expect(row!.name).toBe('local');
+        expect(entries).toEqual([expect.objectContaining({ column_name: 'name', status: 'conflict', last_error: expect.stringContaining('"upstream"') })]);
+      }
+    });
+  }
+
+  it('a push the upstream refuses outright (401) fails the cycle, keeps the edits, and the pull still runs', async () => {
+    await people();
+    const [id] = await h.upstream.createRecords('crm', 'people', [{ name: 'a' }]);
+    await h.sync();
+    const sql = sqlOf(h.tm);
+    const table = await sqlTable(h, 'crm', 'people');
+    await sql(`UPDATE ${table} SET age = ? WHERE id = ?`, [5, Number(id)]);
+    await h.upstream.createRecords('crm', 'people', [{ name: 'b' }]);
+    const refused: Upstream = new Proxy(h.client, {
+      get(target, prop) {
+        if (prop === 'updateRecords') {
+          return () => Promise.reject(new UpstreamError({ endpoint: 'updateRecords', method: 'PATCH', path: '/records' }, 401, 'unauthorized', { attempts: 1 }));
+        }
+        const value = Reflect.get(target, prop);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const report = await new SyncEngine({ client: refused, mirror: h.tm.mirror, options: { lookbackMs: 0 } }).runCycle();
+    expect(report.ok).toBe(false);
+    expect(cycleProblems(report)).toEqual([expect.stringMatching(/^push: .*401/)]);
+    expect((await outbox(h)).map((e) => [e.status, Number(e.attempts)])).toEqual([['pending', 0]]);
+    // The pull ran: the record created upstream is in the mirror, and the local edit is still there.
+    expect((await sql<{ name: string; age: number | null }>(`SELECT name, age FROM ${table} ORDER BY id`)).map((r) => [r.name, r.age])).toEqual([['a', 5], ['b', null]]);
+  });
+
+  it('with 30 % injected faults, every valid edit eventually arrives, none twice', async () => {
+    await people({}, false);
+    const ids = await h.upstream.createRecords('crm', 'people', Array.from({ length: 40 }, (_, i) => ({ name: `p${i}` })));
+    await h.sync();
+    const sql = sqlOf(h.tm);
+    const table = await sqlTable(h, 'crm', 'people');
+    for (const [i, id] of ids.entries()) await sql(`UPDATE ${table} SET age = ? WHERE id = ?`, [i, Number(id)]);
+    for (let i = 0; i < 10; i++) {
+      await sql(`INSERT INTO ${table} (name, age, _synced_at) VALUES (?, ?, ?)`, [`new${i}`, 100 + i, new Date().toISOString()]);
+    }
+    await sql(`DELETE FROM ${table} WHERE id IN (?, ?)`, [Number(ids[0]), Number(ids[1])]);
+    await h.upstream.setFaults({ errorRate: 0.1, rateLimitRate: 0.1, dropRate: 0.1, retryAfterSeconds: 0, seed: 7 });
+    for (let cycle = 0; cycle < 30 && (await outbox(h)).length > 0; cycle++) {
+      await h.engine.runCycle({ forceFullScan: true }).catch(() => undefined);
+      // Entries waiting for their backoff are made due again, as time would.
+      await h.tm.sql(`UPDATE ${h.tm.table('_wsmirror_outbox')} SET next_attempt_at = NULL`);
+    }
+    await h.upstream.clearFaults();
+    expect(await outbox(h)).toEqual([]);
+    await h.sync();
+    const upstream = await h.upstream.allRecords('crm', 'people');
+    expect(upstream).toHaveLength(48);
+    expect(upstream.map((r) => r.values.name).filter((n) => String(n).startsWith('new')).sort()).toEqual(
+      Array.from({ length: 10 }, (_, i) => `new${i}`).sort(),
+    );
+    for (const r of upstream) if (String(r.values.name).startsWith('p')) expect(r.values.age).toBe(Number(String(r.values.name).slice(1)));
+    await h.expectConverged('crm', 'people');
+  }, 120_000);
+});

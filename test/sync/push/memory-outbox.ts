@@ -1,0 +1,131 @@
+import type { EditOutcome, OutboxStatus, PendingEdit } from '../../../src/mirror/index.ts';
+import type { Mirror } from '../../../src/mirror/mirror.ts';
+import type { PushMirror } from '../../../src/sync/push/push-step.ts';
+
+/**
+ * A test double of the mirror's outbox operations ONLY (the push's pure logic is tested against
+ * it; catalog and row writes are a real mirror's). One record per local edit, one entry per field
+ * (a create or delete: one entry), so outcomes can settle fields apart as the real outbox does.
+ */
+interface Entry {
+  entryId: number;
+  field: string | null;
+  status: OutboxStatus | 'done';
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+  sendingSince: string | null;
+}
+
+interface LocalRecord {
+  tableId: string;
+  recordId: number;
+  operation: PendingEdit['operation'];
+  values: Map<string, unknown>;
+  oldValues: Map<string, unknown>;
+  entries: Entry[];
+}
+
+export class MemoryOutbox implements PushMirror {
+  readonly records: LocalRecord[] = [];
+  readonly settled: EditOutcome[] = [];
+  readonly #mirror: Pick<Mirror, 'readCatalog' | 'applyRows'>;
+  #nextEntry = 1;
+
+  constructor(mirror: Pick<Mirror, 'readCatalog' | 'applyRows'>) {
+    this.#mirror = mirror;
+  }
+
+  readCatalog: Mirror['readCatalog'] = () => this.#mirror.readCatalog();
+  applyRows: Mirror['applyRows'] = (tableId, batch) => this.#mirror.applyRows(tableId, batch);
+
+  /** Records a local edit; returns its entry ids (one per field of an update). */
+  add(edit: {
+    tableId: string; recordId: number; operation: PendingEdit['operation'];
+    values?: Record<string, unknown>; oldValues?: Record<string, unknown>; sendingSince?: string;
+  }): number[] {
+    const values = new Map(Object.entries(edit.values ?? {}));
+    const fields = edit.operation === 'update' ? [...values.keys()] : [null];
+    const entries = fields.map((field): Entry => ({
+      entryId: this.#nextEntry++, field, status: 'pending', attempts: 0, lastError: null, nextAttemptAt: null,
+      sendingSince: edit.sendingSince ?? null,
+    }));
+    this.records.push({
+      tableId: edit.tableId, recordId: edit.recordId, operation: edit.operation, values,
+      oldValues: new Map(Object.entries(edit.oldValues ?? {})), entries,
+    });
+    return entries.map((e) => e.entryId);
+  }
+
+  entry(entryId: number): Entry {
+    const found = this.records.flatMap((r) => r.entries).find((e) => e.entryId === entryId);
+    if (!found) throw new Error(`no entry ${entryId}`);
+    return found;
+  }
+
+  async readPendingEdits(options: { now: string; limit: number }): Promise<PendingEdit[]> {
+    const out: PendingEdit[] = [];
+    for (const record of this.records) {
+      const due = record.entries.filter((e) => e.status === 'pending' && (e.nextAttemptAt === null || e.nextAttemptAt <= options.now));
+      if (due.length === 0) continue;
+      const fields = new Set(due.map((e) => e.field));
+      const pick = (m: Map<string, unknown>) => new Map([...m].filter(([k]) => record.operation !== 'update' || fields.has(k)));
+      out.push({
+        tableId: record.tableId, recordId: record.recordId, operation: record.operation,
+        entryIds: due.map((e) => e.entryId),
+        values: pick(record.values), oldValues: pick(record.oldValues),
+        fieldEntryIds: new Map(due.filter((e) => e.field !== null).map((e) => [e.field!, [e.entryId]])),
+        firstChangedAt: '2026-01-01T00:00:00.000Z',
+        attempts: Math.max(...due.map((e) => e.attempts)),
+        sendingSince: due.find((e) => e.sendingSince !== null)?.sendingSince ?? null,
+      } as PendingEdit);
+      if (out.length >= options.limit) break;
+    }
+    return out;
+  }
+
+  async markSending(entryIds: readonly number[], at: string): Promise<void> {
+    for (const id of entryIds) this.entry(id).sendingSince = at;
+  }
+
+  async settleEdits(outcomes: readonly EditOutcome[]): Promise<void> {
+    for (const outcome of outcomes) {
+      this.settled.push(outcome);
+      for (const id of outcome.entryIds) {
+        const e = this.entry(id);
+        e.sendingSince = null;
+        if (outcome.kind === 'pushed' || outcome.kind === 'discarded') e.status = 'done';
+        else {
+          e.attempts += 1;
+          e.lastError = outcome.message;
+          e.status = outcome.kind === 'retry' ? 'pending' : outcome.kind;
+          e.nextAttemptAt = outcome.kind === 'retry' ? outcome.nextAttemptAt : null;
+        }
+      }
+      if (outcome.kind === 'pushed' && outcome.createdId !== undefined) {
+        const created = this.records.find((r) => r.entries.some((e) => e.entryId === outcome.entryIds[0]))!;
+        const oldId = created.recordId;
+        created.recordId = outcome.createdId;
+        for (const r of this.records) {
+          for (const [k, v] of r.values) if (v === oldId) r.values.set(k, outcome.createdId);
+        }
+      }
+    }
+  }
+
+  async oldestPendingAt(): Promise<string | null> {
+    return null;
+  }
+
+  listOutbox(): never {
+    throw new Error('not part of the double');
+  }
+
+  retryOutbox(): never {
+    throw new Error('not part of the double');
+  }
+
+  discardOutbox(): never {
+    throw new Error('not part of the double');
+  }
+}

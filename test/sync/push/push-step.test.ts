@@ -1,0 +1,345 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WorkspaceClient, type RequestInfo } from '../../../src/client/index.ts';
+import { NetworkError, UpstreamError } from '../../../src/errors.ts';
+import { openMirror, type Mirror } from '../../../src/mirror/index.ts';
+import { SYNC_DEFAULTS, SyncEngine, type SyncOptions, type Upstream } from '../../../src/sync/index.ts';
+import { pushOutbox, type PushReport } from '../../../src/sync/push/push-step.ts';
+import { startEmulator, type RunningEmulator } from '../../helpers/emulator.ts';
+import { field } from '../../helpers/schema.ts';
+import { UpstreamWorkspace } from '../../helpers/workspace.ts';
+import { MemoryOutbox } from './memory-outbox.ts';
+
+/**
+ * The push's logic against a real emulator and a real client; the outbox is an in-memory double
+ * (the end-to-end suites drive the real mirror's triggers and outbox).
+ */
+interface Fixture {
+  emu: RunningEmulator;
+  upstream: UpstreamWorkspace;
+  client: WorkspaceClient;
+  requests: RequestInfo[];
+  mirror: Mirror;
+  outbox: MemoryOutbox;
+  tableId(name: string): Promise<string>;
+  push(options?: Partial<SyncOptions>, client?: Upstream): Promise<PushReport>;
+  close(): Promise<void>;
+}
+
+async function fixture(): Promise<Fixture> {
+  const emu = await startEmulator();
+  const upstream = new UpstreamWorkspace(emu);
+  const requests: RequestInfo[] = [];
+  const client = new WorkspaceClient({
+    baseUrl: emu.url, apiKey: emu.apiKey, workspaceId: emu.workspaceId, retryBaseMs: 1, retryMaxMs: 5, maxRetries: 2,
+    onRequest: (info) => requests.push(info),
+  });
+  const mirror = await openMirror(`sqlite:${join(mkdtempSync(join(tmpdir(), 'wsmirror-push-')), 'mirror.db')}`);
+  const outbox = new MemoryOutbox(mirror);
+  let synced = false;
+  const sync = async () => {
+    if (synced) return;
+    await new SyncEngine({ client, mirror }).runCycle({ forceFullScan: true });
+    synced = true;
+  };
+  return {
+    emu, upstream, client, requests, mirror, outbox,
+    async tableId(name) {
+      await sync();
+      const table = (await mirror.readCatalog()).tables.find((t) => t.tableName === name);
+      if (!table) throw new Error(`table ${name} not mirrored`);
+      return table.tableId;
+    },
+    async push(options = {}, upstreamPort = client) {
+      await sync();
+      requests.length = 0;
+      return pushOutbox({
+        client: upstreamPort, mirror: outbox, options: { ...SYNC_DEFAULTS, lookbackMs: 1000, ...options },
+        logger: { debug() {}, info() {}, warn() {}, error() {} },
+      });
+    },
+    async close() {
+      await client.close();
+      await mirror.close();
+      await emu.close();
+    },
+  };
+}
+
+/** The client with some methods replaced; the rest go to the real one. */
+function overriding(real: Upstream, overrides: Partial<Upstream>): Upstream {
+  return new Proxy(real, {
+    get(target, prop, receiver) {
+      const own = (overrides as Record<string | symbol, unknown>)[prop];
+      if (own !== undefined) return own;
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+const CALL = { endpoint: 'updateRecords', method: 'PATCH', path: '/records' };
+
+let f: Fixture;
+afterEach(async () => f?.close());
+
+async function people(hasHistory = false) {
+  f = await fixture();
+  await f.upstream.createModule('crm');
+  await f.upstream.createTable('crm', 'people', { hasHistory }, [field('name', 'string'), field('age', 'number'), field('born', 'date')]);
+}
+
+describe('push: updates', () => {
+  it('sends each field type in the shape the API takes and settles the edits as pushed', async () => {
+    f = await fixture();
+    await f.upstream.createModule('crm');
+    await f.upstream.createTable('crm', 'companies', {}, [field('name', 'string')]);
+    await f.upstream.createTable('crm', 'deals', {}, [
+      field('title', 'string'), field('amount', 'number'), field('active', 'boolean'), field('due', 'date'),
+      field('seen_at', 'timestamp'), field('tags', 'multi', { options: [{ name: 'red' }, { name: 'blue' }] }),
+      field('status', 'choice', { options: [{ name: 'open' }, { name: 'won' }] }), field('company', 'reference', { refTableName: 'companies' }),
+      field('meeting', 'appointment'), field('glyph', 'icon'), field('starts', 'time'), field('tint', 'color'), field('assignee', 'user'),
+    ]);
+    const [acme] = await f.upstream.createRecords('crm', 'companies', [{ name: 'Acme' }]);
+    const [deal] = await f.upstream.createRecords('crm', 'deals', [{ title: 'old', amount: 1, active: true, glyph: 'star' }]);
+    const table = await f.tableId('deals');
+    // Choice and multi values are option ids, as the mirror holds them.
+    const fields = (await f.upstream.getTable('crm', 'deals')).fields as { name: string; options?: { id: string; name: string }[] }[];
+    const option = (fieldName: string, name: string) => fields.find((x) => x.name === fieldName)!.options!.find((o) => o.name === name)!.id;
+    const values = {
+      title: 'new', amount: 12.5, active: false, due: '2026-03-01', seen_at: '2026-03-01T10:00:00.000Z',
+      tags: [option('tags', 'blue'), option('tags', 'red')], status: option('status', 'won'), company: Number(acme), meeting: '[2026-03-01T09:00:00.000Z,2026-03-01T10:00:00.000Z)',
+      glyph: 'rocket', starts: '09:30', tint: '#aabbcc', assignee: 'u42',
+    };
+    f.outbox.add({ tableId: table, recordId: Number(deal), operation: 'update', values });
+    const report = await f.push();
+    expect(report).toMatchObject({ pushed: 1, failed: 0, retry: 0 });
+    const [record] = await f.upstream.allRecords('crm', 'deals');
+    // The icon name read from the mirror goes out as the update shape, and reads back as the name.
+    expect(record!.values).toEqual(values);
+    expect(f.requests.map((r) => r.endpoint)).toEqual(['updateRecords']);
+  });
+
+  it('isolates 3 invalid edits among 100: 97 pushed, 3 failed with the upstream message, nothing blocked', async () => {
+    await people();
+    const ids = await f.upstream.createRecords('crm', 'people', Array.from({ length: 100 }, (_, i) => ({ name: `p${i}`, age: i })));
+    const table = await f.tableId('people');
+    const bad = new Set([7, 50, 93]);
+    const entries = ids.map((id, i) =>
+      f.outbox.add({ tableId: table, recordId: Number(id), operation: 'update', values: { age: bad.has(i) ? 'not a number' : i + 1000 } })[0]!);
+    const report = await f.push();
+    expect(report).toMatchObject({ pushed: 97, failed: 3 });
+    for (const i of bad) {
+      expect(f.outbox.entry(entries[i]!)).toMatchObject({ status: 'failed', attempts: 1, lastError: expect.stringContaining('age') });
+    }
+    const upstream = await f.upstream.allRecords('crm', 'people');
+    expect(upstream.filter((r) => (r.values.age as number) >= 1000)).toHaveLength(97);
+    // Isolating 3 of 100 by halving costs far fewer requests than one per record.
+    expect(f.requests.length).toBeLessThan(40);
+  });
+
+  it('marks an edit of a record deleted upstream as conflict and pushes the rest of the batch', async () => {
+    await people();
+    const [a, b, c] = await f.upstream.createRecords('crm', 'people', [{ name: 'a' }, { name: 'b' }, { name: 'c' }]);
+    const table = await f.tableId('people');
+    for (const id of [a, b, c]) f.outbox.add({ tableId: table, recordId: Number(id), operation: 'update', values: { name: `${id}!` } });
+    await f.upstream.deleteRecords('crm', 'people', [b!]);
+    const report = await f.push();
+    expect(report).toMatchObject({ pushed: 2, conflict: 1 });
+    expect(f.outbox.settled.find((o) => o.kind === 'conflict')).toMatchObject({ message: `record ${b} was deleted upstream` });
+    expect((await f.upstream.allRecords('crm', 'people')).map((r) => r.values.name)).toEqual([`${a}!`, `${c}!`]);
+  });
+
+  it('keeps batches under the payload limit', async () => {
+    await people();
+    const ids = await f.upstream.createRecords('crm', 'people', Array.from({ length: 30 }, (_, i) => ({ name: `p${i}` })));
+    const table = await f.tableId('people');
+    for (const id of ids) f.outbox.add({ tableId: table, recordId: Number(id), operation: 'update', values: { name: 'x'.repeat(1000) } });
+    const report = await f.push({ pushBatchBytes: 10_500 });
+    expect(report.pushed).toBe(30);
+    expect(f.requests.filter((r) => r.endpoint === 'updateRecords').length).toBe(3);
+  });
+});
+
+describe('push: retries', () => {
+  it('keeps edits pending after a 429, honouring Retry-After, with attempts and the error', async () => {
+    await people();
+    const [a] = await f.upstream.createRecords('crm', 'people', [{ name: 'a' }]);
+    const table = await f.tableId('people');
+    const [entry] = f.outbox.add({ tableId: table, recordId: Number(a), operation: 'update', values: { name: 'b' } });
+    const limited = overriding(f.client, {
+      updateRecords: () => Promise.reject(new UpstreamError(CALL, 429, 'slow down', { attempts: 3, retryAfterMs: 60_000 })),
+    });
+    const before = Date.now();
+    expect(await f.push({}, limited)).toMatchObject({ retry: 1, pushed: 0 });
+    const state = f.outbox.entry(entry!);
+    expect(state).toMatchObject({ status: 'pending', attempts: 1, lastError: expect.stringContaining('429') });
+    expect(Date.parse(state.nextAttemptAt!)).toBeGreaterThanOrEqual(before + 60_000);
+    // Not due yet: the next push leaves it alone.
+    expect(await f.push()).toMatchObject({ pushed: 0, retry: 0 });
+    state.nextAttemptAt = null;
+    expect(await f.push()).toMatchObject({ pushed: 1 });
+  });
+
+  it('backs off exponentially with jitter as attempts grow', async () => {
+    await people();
+    const [a] = await f.upstream.createRecords('crm', 'people', [{ name: 'a' }]);
+    const table = await f.tableId('people');
+    const [entry] = f.outbox.add({ tableId: table, recordId: Number(a), operation: 'update', values: { name: 'b' } });
+    const down = overriding(f.client, {
+      updateRecords: () => Promise.reject(new UpstreamError(CALL, 503, 'maintenance', { attempts: 3 })),
+    });
+    const ceilings: number[] = [];
+    for (let i = 1; i <= 4; i++) {
+      const before = Date.now();
+      await f.push({ pushRetryBaseMs: 1000, pushRetryMaxMs: 1_000_000 }, down);
+      const state = f.outbox.entry(entry!);
+      expect(state.attempts).toBe(i);
+      ceilings.push(1000 * 2 ** (i - 1));
+      expect(Date.parse(state.nextAttemptAt!) - before).toBeLessThanOrEqual(ceilings[i - 1]! + 50);
+      state.nextAttemptAt = null;
+    }
+  });
+
+  it('stops at a 401 without charging the edits an attempt', async () => {
+    await people();
+    const [a] = await f.upstream.createRecords('crm', 'people', [{ name: 'a' }]);
+    const table = await f.tableId('people');
+    const [entry] = f.outbox.add({ tableId: table, recordId: Number(a), operation: 'update', values: { name: 'b' } });
+    const denied = overriding(f.client, {
+      updateRecords: () => Promise.reject(new UpstreamError(CALL, 401, 'unauthorized', { attempts: 1 })),
+    });
+    await expect(f.push({}, denied)).rejects.toMatchObject({ status: 401 });
+    expect(f.outbox.entry(entry!)).toMatchObject({ status: 'pending', attempts: 0 });
+  });
+});
+
+describe('push: deletes', () => {
+  it('deletes records; one already gone upstream counts as done and does not block the others', async () => {
+    await people();
+    const [a, b, c] = await f.upstream.createRecords('crm', 'people', [{ name: 'a' }, { name: 'b' }, { name: 'c' }]);
+    const table = await f.tableId('people');
+    for (const id of [a, b, c]) f.outbox.add({ tableId: table, recordId: Number(id), operation: 'delete' });
+    f.outbox.add({ tableId: table, recordId: -5, operation: 'delete' });
+    await f.upstream.deleteRecords('crm', 'people', [b!]);
+    expect(await f.push()).toMatchObject({ pushed: 4, failed: 0, conflict: 0 });
+    expect(await f.upstream.allRecords('crm', 'people')).toEqual([]);
+  });
+});
+
+describe('push: creates', () => {
+  it('creates records and binds their upstream ids; a reference to a local row waits for its create', async () => {
+    f = await fixture();
+    await f.upstream.createModule('crm');
+    await f.upstream.createTable('crm', 'companies', {}, [field('name', 'string')]);
+    await f.upstream.createTable('crm', 'deals', {}, [field('title', 'string'), field('company', 'reference', { refTableName: 'companies' })]);
+    const companies = await f.tableId('companies');
+    const deals = await f.tableId('deals');
+    // The deal is older than its company in the outbox, and points at it by local id.
+    f.outbox.add({ tableId: deals, recordId: -2, operation: 'create', values: { title: 'big', company: -1 } });
+    f.outbox.add({ tableId: companies, recordId: -1, operation: 'create', values: { name: 'Acme', } });
+    expect(await f.push()).toMatchObject({ pushed: 2, failed: 0 });
+    const [company] = await f.upstream.allRecords('crm', 'companies');
+    const [deal] = await f.upstream.allRecords('crm', 'deals');
+    expect(deal!.values).toEqual({ title: 'big', company: Number(company!.id) });
+    expect(f.outbox.settled.filter((o) => o.kind === 'pushed').map((o) => (o as { createdId?: number }).createdId))
+      .toEqual([Number(company!.id), Number(deal!.id)]);
+  });
+
+  for (const hasHistory of [true, false]) {
+    it(`after a crash between send and acknowledgement, binds the records made instead of creating twice (history ${hasHistory})`, async () => {
+      await people(hasHistory);
+      const table = await f.tableId('people');
+      const sentAt = new Date(Date.now() - 2000).toISOString();
+      // Two identical rows and a third were sent in one batch before the crash…
+      await f.upstream.createRecords('crm', 'people', [{ name: 'twin', age: 2 }, { name: 'twin', age: 2 }, { name: 'solo', age: 1 }]);
+      for (const [id, values] of [[-1, { name: 'twin', age: 2 }], [-2, { name: 'twin', age: 2 }], [-3, { name: 'solo', age: 1 }]] as const) {
+        f.outbox.add({ tableId: table, recordId: id, operation: 'create', values: { ...values, born: null }, sendingSince: sentAt });
+      }
+      // …and one was marked but its batch never went out.
+      f.outbox.add({ tableId: table, recordId: -4, operation: 'create', values: { name: 'lost', age: 4 }, sendingSince: sentAt });
+      expect(await f.push()).toMatchObject({ pushed: 4 });
+      const rows = await f.upstream.allRecords('crm', 'people');
+      expect(rows.map((r) => r.values.name).sort()).toEqual(['lost', 'solo', 'twin', 'twin']);
+      const bound = f.outbox.settled.map((o) => (o as { createdId?: number }).createdId);
+      expect(new Set(bound).size).toBe(4);
+      expect(f.requests.filter((r) => r.endpoint === 'createRecords')).toHaveLength(1);
+    });
+  }
+
+  it('reads back at once when the answer to a create is lost, and never creates twice', async () => {
+    await people(true);
+    const table = await f.tableId('people');
+    f.outbox.add({ tableId: table, recordId: -1, operation: 'create', values: { name: 'once' } });
+    const lossy = overriding(f.client, {
+      async createRecords(...args: Parameters<Upstream['createRecords']>) {
+        await f.client.createRecords(...args);
+        throw new NetworkError({ endpoint: 'createRecords', method: 'POST', path: '/records' }, 'socket hang up', {
+          attempts: 1, timeout: false, causeCode: 'UND_ERR_SOCKET',
+        });
+      },
+    });
+    expect(await f.push({}, lossy)).toMatchObject({ pushed: 1, retry: 0 });
+    expect((await f.upstream.allRecords('crm', 'people')).map((r) => r.values.name)).toEqual(['once']);
+  });
+
+  it('marks a create the upstream refuses as failed, and creates the others of its batch', async () => {
+    await people();
+    const table = await f.tableId('people');
+    f.outbox.add({ tableId: table, recordId: -1, operation: 'create', values: { name: 'ok' } });
+    f.outbox.add({ tableId: table, recordId: -2, operation: 'create', values: { name: 'bad', born: 'yesterday' } });
+    expect(await f.push()).toMatchObject({ pushed: 1, failed: 1 });
+    expect(f.outbox.settled.find((o) => o.kind === 'failed')).toMatchObject({ message: expect.stringContaining('born') });
+  });
+});
+
+describe('push: conflict policies', () => {
+  async function conflicted(policy: SyncOptions['conflictPolicy']) {
+    await people();
+    const [a] = await f.upstream.createRecords('crm', 'people', [{ name: 'before', age: 1 }]);
+    const table = await f.tableId('people');
+    const entries = f.outbox.add({
+      tableId: table, recordId: Number(a), operation: 'update',
+      values: { name: 'local', age: 2 }, oldValues: { name: 'before', age: 1 },
+    });
+    // Upstream changed the name since the local edit (not the age).
+    await f.upstream.updateRecords('crm', 'people', [{ id: a, name: 'upstream' }]);
+    const report = await f.push({ conflictPolicy: 'local-wins', conflictPolicies: [{ pattern: 'crm.people', policy }] });
+    const [record] = await f.upstream.allRecords('crm', 'people');
+    const [row] = await f.mirror.readRows(table, [Number(a)]);
+    return { report, record: record!, row: row!, nameEntry: f.outbox.entry(entries[0]!), ageEntry: f.outbox.entry(entries[1]!) };
+  }
+
+  it('local-wins: the local value replaces upstream\'s', async () => {
+    const { record, report } = await conflicted('local-wins');
+    expect(report).toMatchObject({ pushed: 1 });
+    expect(record.values).toMatchObject({ name: 'local', age: 2 });
+  });
+
+  it('upstream-wins: the conflicting field\'s edit is dropped, the other field is pushed', async () => {
+    const { record, row, nameEntry, ageEntry } = await conflicted('upstream-wins');
+    expect(record.values).toMatchObject({ name: 'upstream', age: 2 });
+    // The mirror gets upstream's record back as it is after the push (the pushed age included).
+    expect(row.values).toMatchObject({ name: 'upstream', age: 2 });
+    expect(nameEntry.status).toBe('done');
+    expect(f.outbox.settled.find((o) => o.kind === 'discarded')!.entryIds).toEqual([nameEntry.entryId]);
+    expect(ageEntry.status).toBe('done');
+  });
+
+  it('manual: the conflicting field waits as conflict with both values, the other field is pushed', async () => {
+    const { record, nameEntry, ageEntry } = await conflicted('manual');
+    expect(record.values).toMatchObject({ name: 'upstream', age: 2 });
+    expect(nameEntry).toMatchObject({ status: 'conflict', lastError: expect.stringMatching(/"upstream".*"before".*"local"/) });
+    expect(ageEntry.status).toBe('done');
+  });
+
+  it('an edit already applied upstream (a resend after a crash) is no conflict', async () => {
+    await people();
+    const [a] = await f.upstream.createRecords('crm', 'people', [{ name: 'local' }]);
+    const table = await f.tableId('people');
+    f.outbox.add({ tableId: table, recordId: Number(a), operation: 'update', values: { name: 'local' }, oldValues: { name: 'before' } });
+    expect(await f.push({ conflictPolicy: 'manual' })).toMatchObject({ pushed: 1, conflict: 0 });
+  });
+});
