@@ -13,9 +13,9 @@ import { processMemory, spawnEmulator } from '../test/helpers/processes.ts';
 import { field } from '../test/helpers/schema.ts';
 import { UpstreamWorkspace } from '../test/helpers/workspace.ts';
 import type { BenchOptions } from './run.ts';
+import { round } from './stats.ts';
 
 const TARGETS = { rowsPerSecond: 50_000, rssGrowthBytes: 300 * 1024 * 1024 };
-const round = (n: number, digits = 2) => Number(n.toFixed(digits));
 const MiB = 1024 * 1024;
 
 /** Writes `rows` rows of ten columns (text with quotes and commas, numbers, booleans, choices, dates, timestamps). */

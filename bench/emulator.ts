@@ -6,16 +6,9 @@ import { processMemory, spawnEmulator } from '../test/helpers/processes.ts';
 import { field, ok, recordsPath } from '../test/helpers/schema.ts';
 import { UpstreamWorkspace } from '../test/helpers/workspace.ts';
 import type { BenchOptions } from './run.ts';
+import { median, round } from './stats.ts';
 
 const TARGETS = { createRecordsPerSecond: 30_000, listPageMs: 25, changesPageMs: 25, rssBytes: 1.5 * 1024 ** 3 };
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
-
-const round = (n: number, digits = 2) => Number(n.toFixed(digits));
 
 export async function run(options: BenchOptions = {}) {
   const total = Number(options.records ?? 1_000_000);
