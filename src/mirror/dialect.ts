@@ -96,6 +96,11 @@ export interface DialectDriver {
   upsertRows(tx: WriteTx, sqlTable: string, columns: readonly ColumnSpec[], rows: readonly SqlValue[][]): Promise<void>;
   /** Deletes rows by id inside `tx`; returns how many existed. */
   deleteRows(tx: WriteTx, sqlTable: string, ids: readonly number[]): Promise<number>;
+  /**
+   * Lets `column` of a mirrored table hold NULL (an older layout declared it NOT NULL), keeping
+   * every row, index, view and trigger as they are.
+   */
+  dropNotNull(tx: WriteTx, sqlTable: string, column: string): Promise<void>;
   /** Sets the comment of a table or column (Postgres); a no-op where comments do not exist. */
   comment(tx: WriteTx, sqlTable: string, column: string | null, text: string | null): Promise<void>;
 
