@@ -48,6 +48,8 @@ export interface Dialect {
   /** Drops / creates the capture triggers of one mirrored table (docs/mirror.md, "Writing to the mirror"). */
   dropCaptureSql(names: SqlNames, table: CaptureTable): string[];
   createCaptureSql(names: SqlNames, table: CaptureTable): string[];
+  /** SQL type of the readable views' list columns (option labels, record ids). */
+  readonly viewListType: string;
   /** Creates / drops the readable view of one mirrored table (readable-view.ts), with its comments. */
   createViewSql(names: SqlNames, view: ReadableView): string[];
   dropViewSql(names: SqlNames, viewName: string): string[];

@@ -33,6 +33,7 @@ export const postgresDialect: Dialect = {
   captureSetupSql,
   dropCaptureSql,
   createCaptureSql,
+  viewListType: 'text[]',
   createViewSql,
   dropViewSql: (names, viewName) => [dropViewStatement(names, viewName)],
   async open(location, options) {

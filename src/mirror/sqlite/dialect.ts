@@ -33,6 +33,7 @@ export const sqliteDialect: Dialect = {
   captureSetupSql: () => [],
   dropCaptureSql,
   createCaptureSql,
+  viewListType: 'TEXT',
   createViewSql,
   dropViewSql: (names, viewName) => [dropViewStatement(names, viewName)],
   async open(location, options) {
