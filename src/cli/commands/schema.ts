@@ -12,17 +12,17 @@ export function defineSchemaCommand(program: Command): Command {
       .description("print the mirror's data dictionary as Markdown: every table and view, column, type, label and reference (reads only the mirror)")
       .option('--erd', 'print a Mermaid ER diagram of the tables and their references instead'),
   ).action(async (flags: ConfigFlags & { erd?: boolean }) => {
-    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, mirrors, { mirrorUrlOf }] = await Promise.all([
+    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { openConfiguredMirror }, mirrors] = await Promise.all([
       import('../command-config.ts'),
       import('../../daemon/daemon.ts'),
+      import('../../daemon/configured-mirror.ts'),
       import('../../mirror/index.ts'),
-      import('../sync-stack.ts'),
     ]);
     const config = loadCommandConfig(flags, { upstream: 'optional' });
     // stdout carries the document; logs go to stderr.
     const logger = commandLogger(config, { toStderr: true });
     logConfiguration(logger, config);
-    const mirror = await mirrors.openMirror(mirrorUrlOf(config), { pgSchema: config.mirror.pgSchema, logger, mustExist: true });
+    const mirror = await openConfiguredMirror(config, { logger, mustExist: true });
     try {
       const catalog = await mirror.readCatalog();
       process.stdout.write(flags.erd ? mirrors.entityRelationshipDiagram(catalog) : mirrors.dataDictionaryMarkdown(catalog));
