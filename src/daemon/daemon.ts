@@ -3,8 +3,9 @@
  * fed from its outcomes, the operations HTTP server, and SIGTERM/SIGINT handling. The CLI builds
  * the engine, passes its cycle here and waits for `stopped`.
  */
-import type { Config, LocalConfig } from './config-schema.ts';
-import { redactConfig, unknownEnvironmentVariables } from './load-config.ts';
+import type { Config, LocalConfig } from './config-types.ts';
+import { describeUnknownVariable, unknownEnvironmentVariables } from './config-variables.ts';
+import { redactConfig } from './load-config.ts';
 import { startHttpServer } from './http-server.ts';
 import type { HttpServer } from './http-server.ts';
 import type { Logger } from './logger.ts';
@@ -117,5 +118,7 @@ export function logConfiguration(
   logger.debug({ config: redactConfig(config) }, 'configuration');
   for (const warning of config.warnings) logger.warn({}, warning);
   const unknown = unknownEnvironmentVariables(env);
-  if (unknown.length > 0) logger.warn({ variables: unknown }, `ignoring unknown environment variables: ${unknown.join(', ')}`);
+  if (unknown.length > 0) {
+    logger.warn({ variables: unknown }, `ignoring unknown environment variables: ${unknown.map(describeUnknownVariable).join(', ')}`);
+  }
 }
