@@ -3,8 +3,8 @@
  * path to `/dev/zero` or a log file given by mistake must not fill the memory.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
 import { ConfigError } from '../errors.ts';
 import { formatSize } from './units.ts';
 
@@ -30,6 +30,9 @@ export function readConfigFile(name: string, explicit: boolean, cwd: string): Co
     throw new ConfigError(`${name}: cannot read the configuration file: ${describeFsError(error)}`, { cause: error });
   }
   if (read.tooLarge) throw new ConfigError(`${name}: the configuration file is larger than ${formatSize(MAX_CONFIG_FILE_BYTES)}`);
+  // Loaded only when there is a file to parse: most runs configure through the environment, and
+  // the parser is some seventy modules of start-up.
+  const { LineCounter, parseDocument } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
   const lineCounter = new LineCounter();
   const doc = parseDocument(read.text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   // YAML errors carry no value text once prettyErrors is off; their position is enough.
