@@ -12,11 +12,11 @@ export function defineSchemaCommand(program: Command): Command {
       .description("print the mirror's data dictionary as Markdown: every table and view, column, type, label and reference (reads only the mirror)")
       .option('--erd', 'print a Mermaid ER diagram of the tables and their references instead'),
   ).action(async (flags: ConfigFlags & { erd?: boolean }) => {
-    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { openConfiguredMirror }, mirrors] = await Promise.all([
+    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { openConfiguredMirror }, dictionary] = await Promise.all([
       import('../command-config.ts'),
-      import('../../daemon/daemon.ts'),
+      import('../../daemon/log-configuration.ts'),
       import('../../daemon/configured-mirror.ts'),
-      import('../../mirror/index.ts'),
+      import('../../mirror/data-dictionary.ts'),
     ]);
     const config = loadCommandConfig(flags, { upstream: 'optional' });
     // stdout carries the document; logs go to stderr.
@@ -25,7 +25,7 @@ export function defineSchemaCommand(program: Command): Command {
     const mirror = await openConfiguredMirror(config, { logger, mustExist: true });
     try {
       const catalog = await mirror.readCatalog();
-      process.stdout.write(flags.erd ? mirrors.entityRelationshipDiagram(catalog) : mirrors.dataDictionaryMarkdown(catalog));
+      process.stdout.write(flags.erd ? dictionary.entityRelationshipDiagram(catalog) : dictionary.dataDictionaryMarkdown(catalog));
     } finally {
       await mirror.close();
     }
