@@ -27,6 +27,13 @@ export interface ProbeRequest {
   auth?: 'key' | 'none' | 'wrong';
 }
 
+interface Answer {
+  status: number;
+  body: unknown;
+  json: boolean;
+  retryAfter: string | string[] | undefined;
+}
+
 /** One request and its answer, as a failed check shows it. */
 export interface Exchange<N extends EndpointName = EndpointName> {
   endpoint: N;
@@ -110,7 +117,14 @@ export class Probe {
     for (let attempt = 1; ; attempt++) {
       await this.#pacer.wait(signal);
       this.stats.requests++;
-      const answer = await this.#attempt(def.method, target, headers, text, signal);
+      let answer: Answer;
+      try {
+        answer = await this.#attempt(def.method, target, headers, text, signal);
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        // No answer at all: the report names the request that got none.
+        throw new Error(this.#redact(`${def.method} ${shownTarget}: no answer: ${error instanceof Error ? error.message : String(error)}`), { cause: error });
+      }
       const limited = answer.status === 429 || answer.status === 503;
       if (limited && attempt <= this.#probe.maxRateLimitRetries) {
         const retryAfter = parseRetryAfter(answer.retryAfter);
@@ -134,7 +148,7 @@ export class Probe {
 
   async #attempt(
     method: string, path: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined,
-  ): Promise<{ status: number; body: unknown; json: boolean; retryAfter: string | string[] | undefined }> {
+  ): Promise<Answer> {
     const timeout = AbortSignal.timeout(this.#probe.timeoutMs);
     const res = await this.#pool.request({
       path, method: method as 'GET', headers, body: body ?? null,
