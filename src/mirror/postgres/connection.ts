@@ -217,6 +217,10 @@ class PostgresDriver implements DialectDriver {
     return Number(result.numAffectedRows ?? 0n);
   }
 
+  async dropNotNull(tx: WriteTx, sqlTable: string, column: string): Promise<void> {
+    await sql`ALTER TABLE ${this.table(sqlTable)} ALTER COLUMN ${sql.id(column)} DROP NOT NULL`.execute(tx.db);
+  }
+
   async comment(tx: WriteTx, sqlTable: string, column: string | null, text: string | null): Promise<void> {
     // COMMENT takes no bind parameters: the text goes in as a literal escaped by pg.
     const value = text === null ? sql.raw('NULL') : sql.raw(pg.escapeLiteral(text));
