@@ -15,6 +15,14 @@ async function create(ctx: CheckContext, tableName: string, names: string[]): Pr
   return expectOk(res, 'POST records succeeds').data.ids;
 }
 
+/** A new history table, a poll opened on it, then one record created: the start of most checks here. */
+async function oneCreate(ctx: CheckContext, purpose: string): Promise<{ table: string; since: string; id: string }> {
+  const table = await historyTable(ctx, purpose);
+  const since = await pollStart(ctx, 'listRecordChanges', table);
+  const [id] = await create(ctx, table, ['a']);
+  return { table, since, id: id! };
+}
+
 export const recordChangeChecks = [
   defineCheck({
     id: 'record-changes.history-required-400',
@@ -66,9 +74,7 @@ export const recordChangeChecks = [
     rule: 'since is inclusive: a poll from the changedAt of a change lists that change.',
     scratchTables: ['inclusive'],
     async run(ctx) {
-      const table = await historyTable(ctx, 'inclusive');
-      const since = await pollStart(ctx, 'listRecordChanges', table);
-      const [a] = await create(ctx, table, ['a']);
+      const { table, since, id: a } = await oneCreate(ctx, 'inclusive');
       const change = itemsOf(await pollAll<RecordChange>(ctx, 'listRecordChanges', since, { tableName: table })).find((c) => c.id === a);
       expectTrue(change !== undefined, 'the create is listed', `a change of ${a}`, 'none');
       const again = await pollAll<RecordChange>(ctx, 'listRecordChanges', change!.changedAt, { tableName: table });
@@ -110,9 +116,7 @@ export const recordChangeChecks = [
     emulatorChoice: 'create and delete',
     scratchTables: ['change_types'],
     async run(ctx) {
-      const table = await historyTable(ctx, 'change_types');
-      const since = await pollStart(ctx, 'listRecordChanges', table);
-      const [a] = await create(ctx, table, ['a']);
+      const { table, since, id: a } = await oneCreate(ctx, 'change_types');
       expectOk(await ctx.send('deleteRecords', { params: { tableName: table }, body: { records: [a] } }));
       const types = itemsOf(await pollAll<RecordChange>(ctx, 'listRecordChanges', since, { tableName: table }))
         .filter((c) => c.id === a).map((c) => c.changeType);
