@@ -5,8 +5,8 @@
  * variable, and the bad value; the API key's value never appears in one.
  */
 import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { formatPath } from '../api/issues.ts';
 import { ConfigError } from '../errors.ts';
@@ -114,6 +114,9 @@ function readConfigFile(name: string, explicit: boolean, cwd: string): FileRead 
   }
   if (read.tooLarge) throw new ConfigError(`${name}: the configuration file is larger than ${formatSize(MAX_CONFIG_FILE_BYTES)}`);
   const text = read.text;
+  // Loaded only when there is a file to parse: most runs configure through the environment, and
+  // the parser is some seventy modules of start-up.
+  const { LineCounter, parseDocument } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   // YAML errors carry no value text once prettyErrors is off; their position is enough.

@@ -9,7 +9,7 @@ export function defineRunCommand(program: Command): Command {
   ).action(async (flags: ConfigFlags) => {
     const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { runSyncDaemon }] = await Promise.all([
       import('../command-config.ts'),
-      import('../../daemon/daemon.ts'),
+      import('../../daemon/log-configuration.ts'),
       import('../../daemon/sync-daemon.ts'),
     ]);
     const config = loadCommandConfig(flags);

@@ -150,7 +150,7 @@ export function defineStatusCommand(program: Command): Command {
   ).action(async (flags: ConfigFlags & { json?: boolean }) => {
     const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { openConfiguredMirror }] = await Promise.all([
       import('../command-config.ts'),
-      import('../../daemon/daemon.ts'),
+      import('../../daemon/log-configuration.ts'),
       import('../../daemon/configured-mirror.ts'),
     ]);
     // The upstream is not needed: a machine that only reads the mirror has no key.

@@ -11,7 +11,7 @@ export function defineSyncCommand(program: Command): Command {
   ).action(async (flags: ConfigFlags & { json?: boolean }) => {
     const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { runSingleCycle }, { cycleProblems }] = await Promise.all([
       import('../command-config.ts'),
-      import('../../daemon/daemon.ts'),
+      import('../../daemon/log-configuration.ts'),
       import('../../daemon/single-cycle.ts'),
       import('../../sync/index.ts'),
     ]);
