@@ -3,7 +3,7 @@
  * fed from its outcomes, the operations HTTP server, and SIGTERM/SIGINT handling. The CLI builds
  * the engine, passes its cycle here and waits for `stopped`.
  */
-import type { Config } from './config-schema.ts';
+import type { Config } from './config-types.ts';
 import { startHttpServer } from './http-server.ts';
 import type { HttpServer } from './http-server.ts';
 import type { Logger } from './logger.ts';

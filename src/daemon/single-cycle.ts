@@ -5,7 +5,7 @@
  * A second signal exits at once.
  */
 import type { CycleReport } from '../sync/index.ts';
-import type { Config } from './config-schema.ts';
+import type { Config } from './config-types.ts';
 import type { CycleTally } from './cycle-observer.ts';
 import type { Logger } from './logger.ts';
 import { handleShutdownSignals, type ShutdownSignal } from './shutdown.ts';

@@ -6,7 +6,7 @@
 import type { WorkspaceClient } from '../client/index.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { SyncEngine, cycleProblems, type CycleOptions, type CycleReport } from '../sync/index.ts';
-import type { Config } from './config-schema.ts';
+import type { Config } from './config-types.ts';
 import { openConfiguredMirror } from './configured-mirror.ts';
 import { createCycleObserver, type CycleTally } from './cycle-observer.ts';
 import type { Logger } from './logger.ts';

@@ -3,9 +3,10 @@
  * server fed by it, until SIGTERM or SIGINT. `demo --keep-running` runs the same loop over the
  * cycle it opened itself.
  */
-import type { Config } from './config-schema.ts';
+import type { Config } from './config-types.ts';
 import { startDaemon } from './daemon.ts';
-import { createRedactor, type Logger } from './logger.ts';
+import { createRedactor } from '../api/secret-redaction.ts';
+import type { Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
 import { openSyncCycle, type SyncCycle } from './sync-cycle.ts';
 

@@ -10,7 +10,7 @@ import type { CatalogDb } from '../catalog-tables.ts';
 import { catalogTableDdl, catalogTablesOf } from '../catalog-ddl.ts';
 import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
 import type { ColumnSpec, Dialect, DialectDriver, SqlValue, WriteTx } from '../dialect.ts';
-import type { MirrorLocation } from '../mirror-url.ts';
+import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-url.ts';
 import { hash8 } from '../naming.ts';
 import { copyTextRows } from './copy-text.ts';
 import { quoteIdent } from '../sql-text.ts';
@@ -48,8 +48,8 @@ export async function openPostgresDriver(
   dialect: Dialect, location: Extract<MirrorLocation, { dialect: 'postgres' }>, options: { pgSchema: string; mustExist?: boolean },
 ): Promise<DialectDriver> {
   const schema = options.pgSchema;
-  if (schema === '' || Buffer.byteLength(schema) > 63) {
-    throw new ConfigError(`Postgres schema ${JSON.stringify(schema)} must be 1 to 63 bytes long`);
+  if (checkPgSchema(schema) === undefined) {
+    throw new ConfigError(`${JSON.stringify(schema)} is not ${PG_SCHEMA_RULE}`);
   }
   const pool = new pg.Pool({
     connectionString: location.connectionString,
