@@ -18,4 +18,3 @@ export { resolveClientOptions } from './client-options.ts';
 export type { ResolvedClientOptions } from './client-options.ts';
 export { backoffDelay, parseRetryAfter } from './retry-policy.ts';
 export { readBoundedBody } from './bounded-body.ts';
-export { secretRedactor } from './secret-redaction.ts';

@@ -1,7 +1,8 @@
 import { Pool } from 'undici';
 import { buildPath, endpoints, type EndpointName } from '../api/index.ts';
+import { createRedactor } from '../api/secret-redaction.ts';
 import {
-  backoffDelay, parseRetryAfter, readBoundedBody, resolveClientOptions, secretRedactor, type ResolvedClientOptions,
+  backoffDelay, parseRetryAfter, readBoundedBody, resolveClientOptions, type ResolvedClientOptions,
 } from '../client/index.ts';
 import { RequestPacer, delay } from './request-pacer.ts';
 
@@ -93,7 +94,7 @@ export class Probe {
     this.#probe = { timeoutMs: 30_000, maxRateLimitRetries: 5, retryAfterMaxMs: 120_000, ...options };
     this.#pool = new Pool(this.#options.origin, { connections: 1 });
     this.#pacer = new RequestPacer(options.rate);
-    this.#redact = secretRedactor(this.#options.apiKey);
+    this.#redact = createRedactor([this.#options.apiKey]);
   }
 
   /** Text safe to print: the API key never appears in it. */
