@@ -5,6 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConformanceReport } from '../../src/conformance/index.ts';
 import { runWsmirror, spawnEmulator, type EmulatorProcess } from '../helpers/processes.ts';
+import { startHoldingProxy, type HoldingProxy } from '../helpers/holding-proxy.ts';
 import { startRewritingProxy, type RewritingProxy, type Rewrite } from '../helpers/rewriting-proxy.ts';
 
 /**
@@ -166,30 +167,31 @@ describe('wsmirror conformance against an endpoint that breaks one rule', () => 
 });
 
 describe('wsmirror conformance interrupted', () => {
-  /** Starts a run and stops it (signal) as soon as one of its scratch tables exists upstream. */
+  let proxy: HoldingProxy;
+  beforeAll(async () => {
+    proxy = await startHoldingProxy(emu.url);
+  });
+  afterAll(() => proxy.close());
+
+  /**
+   * Starts a run through a proxy that holds back the answer to its first records create (the
+   * records and their scratch table exist upstream by then), and sends `signal` at that moment.
+   */
   async function interrupted(signal: NodeJS.Signals) {
     let child: ChildProcess | undefined;
     let seen: string[] = [];
-    const watcher = setInterval(() => {
-      void tableNames().then((names) => {
-        const scratch = names.filter((n) => !FOREIGN.includes(n));
-        if (scratch.length > 0 && child?.exitCode === null && seen.length === 0) {
-          seen = scratch;
-          child.kill(signal);
-        }
-      });
-    }, 25);
-    try {
-      const run = await runWsmirror(['conformance', '--module', MODULE, '--rate', '40'], envFor(emu.url), {
-        killAfterMs: 120_000,
-        onSpawn: (_kill, c) => {
-          child = c;
-        },
-      });
-      return { run, seen };
-    } finally {
-      clearInterval(watcher);
-    }
+    const held = proxy.holdNext((method, path) => method === 'POST' && /\/records$/.test(path)).then(async () => {
+      seen = (await tableNames()).filter((n) => !FOREIGN.includes(n));
+      child?.kill(signal);
+    });
+    const run = await runWsmirror(['conformance', '--module', MODULE, '--rate', '0'], envFor(proxy.url), {
+      killAfterMs: 120_000,
+      onSpawn: (_kill, c) => {
+        child = c;
+      },
+    });
+    await held;
+    return { run, seen };
   }
 
   it('kill -9 mid-run leaves scratch tables; the next run removes them first, and only them', async () => {
