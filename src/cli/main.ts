@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, EXIT, UsageError } from '../errors.ts';
+import { defineConformanceCommand } from './commands/conformance.ts';
 import { defineDemoCommand } from './commands/demo.ts';
 import { defineEmulatorCommand } from './commands/emulator.ts';
 import { defineImportCommand } from './commands/import.ts';
@@ -19,7 +20,7 @@ export function buildProgram(): Command {
     .exitOverride();
   for (const define of [
     defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineOutboxCommand, defineSchemaCommand,
-    defineDemoCommand, defineOpenApiCommand, defineImportCommand,
+    defineDemoCommand, defineOpenApiCommand, defineImportCommand, defineConformanceCommand,
   ]) {
     define(program).exitOverride();
   }
