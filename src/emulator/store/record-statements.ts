@@ -60,9 +60,15 @@ function ensureIndex(db: Db, name: string, definition: string): void {
   dynamicStatement(db, `CREATE INDEX IF NOT EXISTS "${name}" ON ${definition}`).run();
 }
 
-/** An expression index per unique field keeps the check fast on large tables. */
-export function ensureUniqueIndex(db: Db, table: TableRow, plan: FieldPlan): void {
-  ensureIndex(db, uniqueIndexName(table.key, plan.field.id), `records (json_extract(data, '${plan.path}')) WHERE table_id = ${table.key}`);
+/**
+ * An expression index per unique field keeps the check fast on large tables. Queries name it
+ * (`INDEXED BY`): without statistics SQLite prefers the (table_id, id) index and reads every
+ * record of the table for each look-up.
+ */
+export function ensureUniqueIndex(db: Db, table: TableRow, plan: FieldPlan): string {
+  const name = uniqueIndexName(table.key, plan.field.id);
+  ensureIndex(db, name, `records (json_extract(data, '${plan.path}')) WHERE table_id = ${table.key}`);
+  return name;
 }
 
 /**
