@@ -180,3 +180,47 @@ export function recordValueSchema(type: FieldType, mode: ValueMode): z.ZodType {
   }
   return schema;
 }
+
+/** What a value shortcut answers when it does not decide: the schema does. */
+export const ASK_SCHEMA: unique symbol = Symbol('ask the schema');
+
+export type RecordValueShortcut = (raw: unknown) => unknown;
+
+const isString = (raw: unknown): raw is string => typeof raw === 'string';
+const asIs = (accepts: (raw: unknown) => boolean): RecordValueShortcut => (raw) => (raw === null || accepts(raw) ? raw : ASK_SCHEMA);
+
+/**
+ * The common, valid shapes of a value, accepted without running the schema: what
+ * `recordValueSchema(type, mode)` outputs for them in either mode, through the same rules
+ * (parseDate, parseTimestamp, formatTimestamp). Anything else (every invalid value too) gets
+ * ASK_SCHEMA, and the schema decides and words the error. Bulk writes (the CSV import) check
+ * millions of values, and a schema run costs far more than these tests.
+ * test/api/value-shortcuts.test.ts holds each shortcut to its schema.
+ */
+export function recordValueShortcut(type: FieldType): RecordValueShortcut | undefined {
+  switch (type) {
+    case 'string':
+    case 'html':
+    case 'react':
+    case 'styled':
+    case 'file':
+    case 'user':
+      return asIs(isString);
+    case 'number':
+      return asIs((raw) => typeof raw === 'number' && Number.isFinite(raw));
+    case 'boolean':
+      return asIs((raw) => typeof raw === 'boolean');
+    case 'choice':
+      return asIs((raw) => isString(raw) && raw.length > 0);
+    case 'date':
+      return asIs((raw) => isString(raw) && parseDate(raw) !== undefined);
+    case 'timestamp':
+      return (raw) => {
+        if (raw === null) return null;
+        const ms = isString(raw) ? parseTimestamp(raw) : undefined;
+        return ms === undefined ? ASK_SCHEMA : formatTimestamp(ms);
+      };
+    default:
+      return undefined;
+  }
+}
