@@ -187,6 +187,8 @@ export const ASK_SCHEMA: unique symbol = Symbol('ask the schema');
 export type RecordValueShortcut = (raw: unknown) => unknown;
 
 const isString = (raw: unknown): raw is string => typeof raw === 'string';
+/** `YYYY-MM-DDTHH:MM:SS.mmmZ` */
+const CANONICAL_TIMESTAMP_LENGTH = 24;
 const asIs = (accepts: (raw: unknown) => boolean): RecordValueShortcut => (raw) => (raw === null || accepts(raw) ? raw : ASK_SCHEMA);
 
 /**
@@ -218,7 +220,9 @@ export function recordValueShortcut(type: FieldType): RecordValueShortcut | unde
       return (raw) => {
         if (raw === null) return null;
         const ms = isString(raw) ? parseTimestamp(raw) : undefined;
-        return ms === undefined ? ASK_SCHEMA : formatTimestamp(ms);
+        if (ms === undefined || !isString(raw)) return ASK_SCHEMA;
+        // A valid timestamp of 24 characters has seconds and milliseconds: it is its canonical form.
+        return raw.length === CANONICAL_TIMESTAMP_LENGTH ? raw : formatTimestamp(ms);
       };
     default:
       return undefined;

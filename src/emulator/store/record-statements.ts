@@ -11,7 +11,6 @@ import { recordsIndexName, uniqueIndexName } from './table-indexes.ts';
  */
 
 interface Statements {
-  insert: Statement;
   update: Statement;
   remove: Statement;
   rowsIn: Statement;
@@ -26,7 +25,6 @@ export function recordStatements(db: Db): Statements {
   let st = statementsByDb.get(db);
   if (!st) {
     st = {
-      insert: db.prepare('INSERT INTO records (table_id, data) VALUES (?, ?)'),
       update: db.prepare('UPDATE records SET data = ? WHERE id = ?'),
       remove: db.prepare('DELETE FROM records WHERE id = ?'),
       rowsIn: db.prepare('SELECT id, data FROM records WHERE table_id = ? AND id IN (SELECT value FROM json_each(?))'),
