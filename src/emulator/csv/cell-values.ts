@@ -22,7 +22,11 @@ const NUMBER_SYNTAX: Record<CsvNumberFormat, { pattern: RegExp; group: RegExp; d
   eu: { pattern: /^[-+]?(\d{1,3}([. \u00a0\u202f]\d{3})+|\d*)(,\d+)?([eE][-+]?\d+)?$/, group: /[. \u00a0\u202f]/g, decimal: ',', example: '1.234,5' },
 };
 
+/** Digits with an optional sign: a plain integer reads the same in both formats. */
+const PLAIN_INTEGER = /^[-+]?\d+$/;
+
 function numberCell(text: string, format: CsvNumberFormat): unknown {
+  if (PLAIN_INTEGER.test(text)) return Number(text);
   const syntax = NUMBER_SYNTAX[format];
   if (!syntax.pattern.test(text) || !/\d/.test(text)) {
     return new CellFault(`expected a number in the ${format} format, such as ${syntax.example}`);

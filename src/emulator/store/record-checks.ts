@@ -100,7 +100,10 @@ export function checkUnique(db: Db, table: TableRow, plans: FieldPlans, pending:
         continue;
       }
       seen.set(k, p);
-      if (p.touched.has(key)) toCheck.set(k, [...(toCheck.get(k) ?? []), p]);
+      if (!p.touched.has(key)) continue;
+      const same = toCheck.get(k);
+      if (same) same.push(p);
+      else toCheck.set(k, [p]);
     }
     if (toCheck.size === 0) continue;
     const index = ensureUniqueIndex(db, table, plan);
