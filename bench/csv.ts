@@ -55,7 +55,9 @@ export async function run(options: BenchOptions = {}) {
   const file = join(dir, 'bench.csv');
   await writeFile(file, rows);
   const fileBytes = (await stat(file)).size;
-  const emu = await spawnEmulator({ stderr: 'inherit' });
+  // --onDisk: the emulator keeps its store in a file (--data) rather than in memory.
+  const onDisk = options.onDisk === true || options.onDisk === 'true';
+  const emu = await spawnEmulator({ stderr: 'inherit', args: onDisk ? ['--data', join(dir, 'emulator.db')] : [] });
   const pid = emu.child.pid!;
   const client = new WorkspaceClient({ baseUrl: emu.url, apiKey: emu.apiKey, workspaceId: emu.workspaceId });
   try {
@@ -98,6 +100,7 @@ export async function run(options: BenchOptions = {}) {
     return {
       rows,
       columns: 10,
+      store: onDisk ? 'file' : 'memory',
       fileBytes,
       batchSize,
       seconds: round(seconds),
