@@ -92,7 +92,7 @@ class RecordImport {
     this.#table = table;
     this.#fields = fields;
     this.#options = options;
-    this.#writer = new RecordWriter(ctx, table, fields, actor);
+    this.#writer = new RecordWriter(ctx, table, fields, actor, true);
   }
 
   async run(records: AsyncIterable<CsvRecord>): Promise<ImportCounts> {

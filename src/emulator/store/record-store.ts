@@ -102,7 +102,11 @@ export class RecordWriter {
   readonly create: (records: readonly RecordValues[], place: RecordPlace) => number[];
   readonly update: (records: readonly RecordUpdate[], place: RecordPlace) => number[];
 
-  constructor(ctx: EmulatorContext, table: TableRow, fields: readonly FieldRow[], actor: ApiKeyGrant = SYSTEM_ACTOR) {
+  /**
+   * `bulk`: the caller holds a transaction over every call and abandons it at the first error (the
+   * CSV import), so a call needs no savepoint of its own.
+   */
+  constructor(ctx: EmulatorContext, table: TableRow, fields: readonly FieldRow[], actor: ApiKeyGrant = SYSTEM_ACTOR, bulk = false) {
     this.#ctx = ctx;
     this.#table = table;
     this.#plans = buildFieldPlans(fields);
@@ -113,8 +117,10 @@ export class RecordWriter {
     this.#defaults = this.#plans.list
       .filter((plan) => literal.has(plan.field.id))
       .map((plan) => ({ id: plan.field.id, name: plan.field.name, value: literal.get(plan.field.id) }));
-    this.create = ctx.db.transaction((records: readonly RecordValues[], place: RecordPlace) => this.#create(records, place));
-    this.update = ctx.db.transaction((records: readonly RecordUpdate[], place: RecordPlace) => this.#update(records, place));
+    const create = (records: readonly RecordValues[], place: RecordPlace) => this.#create(records, place);
+    const update = (records: readonly RecordUpdate[], place: RecordPlace) => this.#update(records, place);
+    this.create = bulk ? create : ctx.db.transaction(create);
+    this.update = bulk ? update : ctx.db.transaction(update);
   }
 
   /** The names that are no field of the table, or undefined (allocates only for a fault). */
