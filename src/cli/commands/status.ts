@@ -148,18 +148,17 @@ export function defineStatusCommand(program: Command): Command {
       .description('show each mirrored table: mode, state, rows, last pull, lag and outbox counts (reads only the mirror)')
       .option('--json', 'print the report as one JSON document'),
   ).action(async (flags: ConfigFlags & { json?: boolean }) => {
-    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { openMirror }, { mirrorUrlOf }] = await Promise.all([
+    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { openConfiguredMirror }] = await Promise.all([
       import('../command-config.ts'),
-      import('../../daemon/daemon.ts'),
-      import('../../mirror/index.ts'),
-      import('../sync-stack.ts'),
+      import('../../daemon/log-configuration.ts'),
+      import('../../daemon/configured-mirror.ts'),
     ]);
     // The upstream is not needed: a machine that only reads the mirror has no key.
     const config = loadCommandConfig(flags, { upstream: 'optional' });
     // stdout carries the report; logs (e.g. unknown WSMIRROR_* variables) go to stderr.
     const logger = commandLogger(config, { toStderr: true });
     logConfiguration(logger, config);
-    const mirror = await openMirror(mirrorUrlOf(config), { pgSchema: config.mirror.pgSchema, logger, mustExist: true });
+    const mirror = await openConfiguredMirror(config, { logger, mustExist: true });
     try {
       const report = await collectStatus(mirror, { pgSchema: config.mirror.pgSchema });
       process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatusText(report));

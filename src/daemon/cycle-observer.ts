@@ -1,0 +1,60 @@
+/**
+ * Turns what the engine reports during a cycle into metrics and progress, and keeps the tally a
+ * stopped cycle prints (which tables were finished, which were left).
+ */
+import type { SyncObserver } from '../sync/index.ts';
+import type { Metrics } from './metrics.ts';
+import type { ProgressReporter, ProgressTask } from './progress.ts';
+
+export interface CycleTally {
+  /** Every table the mirror holds, as of the last schema pull. */
+  readonly tables: readonly string[];
+  /** Tables the running (or last) cycle is done with. */
+  readonly pulled: ReadonlySet<string>;
+  /** Rows read so far by this cycle's backfills and scans, per table. */
+  readonly rowsRead: ReadonlyMap<string, number>;
+}
+
+export interface CycleObserver extends SyncObserver {
+  tally(): CycleTally;
+  /** Forgets the last cycle's tally: called when a cycle begins. */
+  reset(): void;
+}
+
+export function createCycleObserver(deps: { metrics?: Metrics; progress?: ProgressReporter }): CycleObserver {
+  const tasks = new Map<string, ProgressTask>();
+  const rowsRead = new Map<string, number>();
+  const pulled = new Set<string>();
+  let tables: readonly string[] = [];
+  return {
+    rowsApplied: (table, operation, count) => deps.metrics?.observeRowsApplied(table, operation, count),
+    scanProgress: (table, rows) => {
+      rowsRead.set(table, (rowsRead.get(table) ?? 0) + rows);
+      if (!deps.progress) return;
+      let task = tasks.get(table);
+      if (!task) tasks.set(table, (task = deps.progress.task(table)));
+      task.add(rows);
+    },
+    scanFinished: (table) => {
+      tasks.get(table)?.done();
+      tasks.delete(table);
+    },
+    tablePulled: (table, at) => deps.metrics?.setTableCurrentAsOf(table, at),
+    tableFinished: (table) => {
+      pulled.add(table);
+    },
+    tablesMirrored: (names) => {
+      tables = names;
+      deps.metrics?.retainTables(names);
+    },
+    outboxChecked: (counts, oldestPendingAt) => {
+      deps.metrics?.setOutboxDepth(counts);
+      deps.metrics?.setOldestPendingEdit(oldestPendingAt);
+    },
+    tally: () => ({ tables, pulled, rowsRead }),
+    reset: () => {
+      pulled.clear();
+      rowsRead.clear();
+    },
+  };
+}
