@@ -95,8 +95,12 @@ const readOnly = (type: FieldType) =>
 
 const dynamicRecordId = z.union([z.string().regex(/^[0-9]+$/), z.number().int().positive()]).transform(String);
 
+/** Types whose values are any string, stored as sent. */
+const PLAIN_TEXT_TYPES: ReadonlySet<FieldType> = new Set(['string', 'html', 'react', 'styled', 'file', 'user']);
+
 function baseSchema(type: FieldType, mode: ValueMode): z.ZodType {
   if (isReadOnlyType(type)) return readOnly(type);
+  if (PLAIN_TEXT_TYPES.has(type)) return z.string({ error: 'expected a string' });
   switch (type) {
     case 'any':
     case 'unknown':
@@ -149,13 +153,6 @@ function baseSchema(type: FieldType, mode: ValueMode): z.ZodType {
       return mode === 'create'
         ? z.number({ error: 'expected a finite number' }).finite()
         : z.union([z.number().finite(), numericString], { error: 'expected a finite number or a numeric string' });
-    case 'string':
-    case 'html':
-    case 'react':
-    case 'styled':
-    case 'file':
-    case 'user':
-      return z.string({ error: 'expected a string' });
     case 'icon':
       return mode === 'create' ? z.string().min(1, 'expected an icon name') : iconJsonString;
     case 'reference':
@@ -200,14 +197,8 @@ const asIs = (accepts: (raw: unknown) => boolean): RecordValueShortcut => (raw) 
  * test/api/value-shortcuts.test.ts holds each shortcut to its schema.
  */
 export function recordValueShortcut(type: FieldType): RecordValueShortcut | undefined {
+  if (PLAIN_TEXT_TYPES.has(type)) return asIs(isString);
   switch (type) {
-    case 'string':
-    case 'html':
-    case 'react':
-    case 'styled':
-    case 'file':
-    case 'user':
-      return asIs(isString);
     case 'number':
       return asIs((raw) => typeof raw === 'number' && Number.isFinite(raw));
     case 'boolean':
