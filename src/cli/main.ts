@@ -7,6 +7,7 @@ import { defineImportCommand } from './commands/import.ts';
 import { defineOpenApiCommand } from './commands/openapi.ts';
 import { defineOutboxCommand } from './commands/outbox.ts';
 import { defineRunCommand } from './commands/run.ts';
+import { defineSchemaCommand } from './commands/schema.ts';
 import { defineStatusCommand } from './commands/status.ts';
 import { defineSyncCommand } from './commands/sync.ts';
 
@@ -18,7 +19,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   for (const define of [
-    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineOutboxCommand,
+    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineOutboxCommand, defineSchemaCommand,
     defineDemoCommand, defineOpenApiCommand, defineImportCommand, defineConformanceCommand,
   ]) {
     define(program).exitOverride();

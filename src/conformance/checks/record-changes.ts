@@ -45,6 +45,21 @@ export const recordChangeChecks = [
     },
   }),
   defineCheck({
+    id: 'record-changes.query-400-404',
+    section: 'Timestamp parameters; Records',
+    rule: 'since and asOf are UTC date-times YYYY-MM-DDTHH:MM[:SS[.fraction]]Z with a valid calendar date: anything else answers 400; an unknown table answers 404.',
+    scratchTables: ['bad_since'],
+    async run(ctx) {
+      const tableName = await historyTable(ctx, 'bad_since');
+      for (const since of ['2020-01-01', '2020-01-01T00:00:00', '2021-02-29T00:00:00Z', 'yesterday']) {
+        expectError(await ctx.send('listRecordChanges', { params: { tableName }, query: { since } }), 400, `since=${since} answers 400`);
+      }
+      expectError(await ctx.send('listRecordChanges', { params: { tableName }, query: { since: EPOCH, asOf: '2020-13-01T00:00Z' } }), 400, 'asOf in month 13 answers 400');
+      expectOk(await ctx.send('listRecordChanges', { params: { tableName }, query: { since: '2024-02-29T00:00Z' } }), 'since on a leap day, without seconds, is accepted');
+      expectError(await ctx.send('listRecordChanges', { params: { tableName: ctx.missingName }, query: { since: EPOCH } }), 404, 'an unknown table answers 404');
+    },
+  }),
+  defineCheck({
     id: 'record-changes.lists-changes',
     section: 'Records: rules (4)',
     rule: 'A poll returns the records created, updated or deleted at or after since, with changedAt, and meta.asOf no earlier than any of them; updates have changeType update.',

@@ -94,13 +94,15 @@ export const recordChecks = [
     scratchTables: ['update'],
     async run(ctx) {
       const table = await recordsTable(ctx, 'update');
-      const [a, b] = await create(ctx, table, [{ name: 'a', size: 1 }, { name: 'b', size: 2 }]);
-      const res = await ctx.send('updateRecords', { params: { tableName: table }, body: { records: [{ id: Number(a), size: 10 }, { id: b, name: null }] } });
-      expectEqual(expectOk(res, 'PATCH records succeeds').data.updatedIds, [a, b], 'the answer lists the updated ids as strings, in order', res);
+      const [a, b, c] = await create(ctx, table, [{ name: 'a', size: 1 }, { name: 'b', size: 2 }, { name: 'c', size: 3 }]);
+      const records = [{ id: Number(a), size: 10 }, { id: b, name: null }, { id: c, name: 'C' }];
+      const res = await ctx.send('updateRecords', { params: { tableName: table }, body: { records } });
+      expectEqual(expectOk(res, 'PATCH records succeeds').data.updatedIds, [a, b, c], 'the answer lists the updated ids as strings, in order (ids sent as numbers or strings)', res);
       const all = await readAll(ctx, table);
       expectEqual([all.get(a!)?.name, all.get(a!)?.size], ['a', 10], 'the first record has its new size and kept its name');
       expectTrue(all.get(b!)?.name === null || all.get(b!)?.name === undefined, 'null cleared the name of the second record', 'null or absent', all.get(b!)?.name);
       expectEqual(all.get(b!)?.size, 2, 'the second record kept its size');
+      expectEqual([all.get(c!)?.name, all.get(c!)?.size], ['C', 3], 'the third record has its new name and kept its size');
     },
   }),
   defineCheck({
@@ -142,14 +144,14 @@ export const recordChecks = [
     scratchTables: ['delete'],
     async run(ctx) {
       const table = await recordsTable(ctx, 'delete');
-      const [a, b, gone] = await create(ctx, table, [{ name: 'a' }, { name: 'b' }, { name: 'gone' }]);
+      const [a, b, c, gone] = await create(ctx, table, [{ name: 'a' }, { name: 'b' }, { name: 'c' }, { name: 'gone' }]);
       const params = { tableName: table };
       expectOk(await ctx.send('deleteRecords', { params, body: { records: [gone!] } }));
       expectError(await ctx.send('deleteRecords', { params, body: { records: [a!, gone!] } }), 404, 'an id that does not exist answers 404');
-      expectEqual([...(await readAll(ctx, table)).keys()].sort(), [a, b].sort(), 'the failed delete deleted nothing');
+      expectEqual([...(await readAll(ctx, table)).keys()].sort(), [a, b, c].sort(), 'the failed delete deleted nothing');
       const res = await ctx.send('deleteRecords', { params, body: { records: [Number(a), b!] } });
-      expectEqual(expectOk(res).data.deletedIds, [a, b], 'the answer lists the deleted ids as strings', res);
-      expectEqual((await readAll(ctx, table)).size, 0, 'the records are gone');
+      expectEqual(expectOk(res).data.deletedIds, [a, b], 'the answer lists the deleted ids as strings (sent as a number and a string)', res);
+      expectEqual([...(await readAll(ctx, table)).keys()], [c], 'the deleted records are gone, the other is kept');
     },
   }),
   defineCheck({

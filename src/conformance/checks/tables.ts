@@ -90,7 +90,7 @@ export const tableChecks = [
   defineCheck({
     id: 'tables.patch.flags',
     section: 'Tables',
-    rule: 'PATCH sets hasHistory and the other flags; hasHistory can be switched off and on again.',
+    rule: 'PATCH sets hasHistory and the other flags (hasFiles, hasGlobalSearch, isHidden); hasHistory can be switched off and on again.',
     scratchTables: ['flags'],
     async run(ctx) {
       const { name } = await ctx.scratch.create('flags');
@@ -98,15 +98,15 @@ export const tableChecks = [
         const res = await ctx.send('updateTable', { params: { tableName: name }, body: { hasHistory } });
         expectEqual(expectOk(res).data.hasHistory, hasHistory, `PATCH hasHistory ${hasHistory} is kept`, res);
       }
-      const res = await ctx.send('updateTable', { params: { tableName: name }, body: { isHidden: true, hasFiles: true } });
+      const res = await ctx.send('updateTable', { params: { tableName: name }, body: { isHidden: true, hasFiles: true, hasGlobalSearch: true } });
       const table = expectOk(res).data;
-      expectEqual([table.isHidden, table.hasFiles, table.hasHistory], [true, true, true], 'PATCH sets the flags sent and keeps the others', res);
+      expectEqual([table.isHidden, table.hasFiles, table.hasGlobalSearch, table.hasHistory], [true, true, true, true], 'PATCH sets the flags sent and keeps the others', res);
     },
   }),
   defineCheck({
     id: 'tables.delete',
     section: 'Tables',
-    rule: 'DELETE answers { data: { id } } with the table id; the table is then 404, and so is a second DELETE.',
+    rule: 'DELETE answers { data: { id } } with the table id; the table and its fields are then 404, and so is a second DELETE; a new table of that name starts empty.',
     scratchTables: ['deleted'],
     async run(ctx) {
       const table = await ctx.scratch.create('deleted', {}, [field('title', 'string')]);
@@ -116,6 +116,9 @@ export const tableChecks = [
       expectError(await ctx.send('getTable', { params }), 404, 'the deleted table answers 404');
       expectError(await ctx.send('listFields', { params }), 404, 'the fields of the deleted table answer 404');
       expectError(await ctx.send('deleteTable', { params }), 404, 'a second DELETE answers 404');
+      const again = await ctx.scratch.create('deleted');
+      expectTrue(again.id !== table.id && (again.fields ?? []).length === 0, 'a new table of the same name is a new, empty table',
+        `an id other than ${table.id} and no fields`, again);
     },
   }),
 ];
