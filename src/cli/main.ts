@@ -1,11 +1,13 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, EXIT, UsageError } from '../errors.ts';
+import { defineConformanceCommand } from './commands/conformance.ts';
 import { defineDemoCommand } from './commands/demo.ts';
 import { defineEmulatorCommand } from './commands/emulator.ts';
 import { defineImportCommand } from './commands/import.ts';
 import { defineOpenApiCommand } from './commands/openapi.ts';
 import { defineOutboxCommand } from './commands/outbox.ts';
 import { defineRunCommand } from './commands/run.ts';
+import { defineSchemaCommand } from './commands/schema.ts';
 import { defineStatusCommand } from './commands/status.ts';
 import { defineSyncCommand } from './commands/sync.ts';
 
@@ -17,8 +19,8 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   for (const define of [
-    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineOutboxCommand,
-    defineDemoCommand, defineOpenApiCommand, defineImportCommand,
+    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineOutboxCommand, defineSchemaCommand,
+    defineDemoCommand, defineOpenApiCommand, defineImportCommand, defineConformanceCommand,
   ]) {
     define(program).exitOverride();
   }
@@ -27,6 +29,7 @@ export function buildProgram(): Command {
 
 /** Runs the command line and returns the process exit code (DESIGN §2). */
 export async function main(argv: string[]): Promise<number> {
+  endQuietlyOnClosedPipe();
   const program = buildProgram();
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -46,5 +49,18 @@ export async function main(argv: string[]): Promise<number> {
     }
     process.stderr.write(`wsmirror: ${error instanceof Error ? error.message : String(error)}\n`);
     return EXIT.syncFailed;
+  }
+}
+
+/**
+ * `wsmirror openapi | head`: once the reader has what it wants and closes the pipe, the rest of
+ * the output has nowhere to go. That is no failure of wsmirror's: end at once, without a stack.
+ */
+function endQuietlyOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(EXIT.ok);
+      throw error;
+    });
   }
 }

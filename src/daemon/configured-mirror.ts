@@ -4,7 +4,7 @@
  */
 import type { Mirror } from '../mirror/mirror.ts';
 import { openMirror } from '../mirror/open-mirror.ts';
-import type { Config, LocalConfig } from './config-schema.ts';
+import type { Config, LocalConfig } from './config-types.ts';
 import type { Logger } from './logger.ts';
 
 /**

@@ -9,10 +9,10 @@ import type { ProgressReporter, ProgressTask } from './progress.ts';
 export interface CycleTally {
   /** Every table the mirror holds, as of the last schema pull. */
   readonly tables: readonly string[];
-  /** Tables whose records were pulled in the running (or last) cycle. */
+  /** Tables the running (or last) cycle is done with. */
   readonly pulled: ReadonlySet<string>;
-  /** Tables being scanned now, with the rows read so far. */
-  readonly scanning: ReadonlyMap<string, number>;
+  /** Rows read so far by this cycle's backfills and scans, per table. */
+  readonly rowsRead: ReadonlyMap<string, number>;
 }
 
 export interface CycleObserver extends SyncObserver {
@@ -23,26 +23,25 @@ export interface CycleObserver extends SyncObserver {
 
 export function createCycleObserver(deps: { metrics?: Metrics; progress?: ProgressReporter }): CycleObserver {
   const tasks = new Map<string, ProgressTask>();
-  const scanning = new Map<string, number>();
+  const rowsRead = new Map<string, number>();
   const pulled = new Set<string>();
   let tables: readonly string[] = [];
   return {
     rowsApplied: (table, operation, count) => deps.metrics?.observeRowsApplied(table, operation, count),
     scanProgress: (table, rows) => {
-      scanning.set(table, (scanning.get(table) ?? 0) + rows);
+      rowsRead.set(table, (rowsRead.get(table) ?? 0) + rows);
       if (!deps.progress) return;
       let task = tasks.get(table);
       if (!task) tasks.set(table, (task = deps.progress.task(table)));
       task.add(rows);
     },
     scanFinished: (table) => {
-      scanning.delete(table);
       tasks.get(table)?.done();
       tasks.delete(table);
     },
-    tablePulled: (table, at) => {
+    tablePulled: (table, at) => deps.metrics?.setTableCurrentAsOf(table, at),
+    tableFinished: (table) => {
       pulled.add(table);
-      deps.metrics?.setTableCurrentAsOf(table, at);
     },
     tablesMirrored: (names) => {
       tables = names;
@@ -52,10 +51,10 @@ export function createCycleObserver(deps: { metrics?: Metrics; progress?: Progre
       deps.metrics?.setOutboxDepth(counts);
       deps.metrics?.setOldestPendingEdit(oldestPendingAt);
     },
-    tally: () => ({ tables, pulled, scanning }),
+    tally: () => ({ tables, pulled, rowsRead }),
     reset: () => {
       pulled.clear();
-      scanning.clear();
+      rowsRead.clear();
     },
   };
 }

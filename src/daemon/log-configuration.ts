@@ -1,5 +1,6 @@
-import type { Config, LocalConfig } from './config-schema.ts';
-import { redactConfig, unknownEnvironmentVariables } from './load-config.ts';
+import type { Config, LocalConfig } from './config-types.ts';
+import { describeUnknownVariable, unknownEnvironmentVariables } from './config-variables.ts';
+import { redactConfig } from './load-config.ts';
 import type { Logger } from './logger.ts';
 
 /**
@@ -14,5 +15,7 @@ export function logConfiguration(
   logger.debug({ config: redactConfig(config) }, 'configuration');
   for (const warning of config.warnings) logger.warn({}, warning);
   const unknown = unknownEnvironmentVariables(env);
-  if (unknown.length > 0) logger.warn({ variables: unknown }, `ignoring unknown environment variables: ${unknown.join(', ')}`);
+  if (unknown.length > 0) {
+    logger.warn({ variables: unknown }, `ignoring unknown environment variables: ${unknown.map(describeUnknownVariable).join(', ')}`);
+  }
 }

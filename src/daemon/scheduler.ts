@@ -8,7 +8,7 @@
  * transaction and return at the next safe point — and resolves once it has returned.
  */
 import { Cron } from 'croner';
-import type { Schedule } from './config-schema.ts';
+import type { Schedule } from './schedule.ts';
 import type { Logger } from './logger.ts';
 import type { CycleResult } from './metrics.ts';
 

@@ -5,7 +5,7 @@
  * A second signal exits at once.
  */
 import type { CycleReport } from '../sync/index.ts';
-import type { Config } from './config-schema.ts';
+import type { Config } from './config-types.ts';
 import type { CycleTally } from './cycle-observer.ts';
 import type { Logger } from './logger.ts';
 import { handleShutdownSignals, type ShutdownSignal } from './shutdown.ts';
@@ -45,7 +45,7 @@ export async function runSingleCycle(config: Config, options: SingleCycleOptions
     return { report };
   } catch (error) {
     if (received === undefined) throw error;
-    return { stoppedBy: received, tally: cycle?.tally() ?? { tables: [], pulled: new Set(), scanning: new Map() } };
+    return { stoppedBy: received, tally: cycle?.tally() ?? { tables: [], pulled: new Set(), rowsRead: new Map() } };
   } finally {
     await cycle?.close();
     removeSignalHandlers();

@@ -3,7 +3,7 @@
  * it here, so a request is counted in the metrics the same way whoever made it.
  */
 import { WorkspaceClient } from '../client/index.ts';
-import type { Config } from './config-schema.ts';
+import type { Config } from './config-types.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 

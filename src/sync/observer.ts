@@ -10,6 +10,8 @@ export interface SyncObserver {
   scanProgress?(table: string, rows: number): void;
   scanFinished?(table: string): void;
   tablePulled?(table: string, at: Date): void;
+  /** The table is done for this cycle: pulled, or skipped because nothing was due. */
+  tableFinished?(table: string): void;
   /** Once a cycle, after the push: outbox entries by status, and when the oldest pending one was made. */
   outboxChecked?(counts: Readonly<Record<OutboxStatus, number>>, oldestPendingAt: string | null): void;
   /** Once a cycle, after the schema pull: every table the mirror now holds. */

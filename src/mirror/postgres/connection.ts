@@ -10,7 +10,7 @@ import type { CatalogDb } from '../catalog-tables.ts';
 import { catalogTableDdl, catalogTablesOf } from '../catalog-ddl.ts';
 import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
 import type { ColumnSpec, Dialect, DialectDriver, RowSink, RowsToKeep, WriteTx } from '../dialect.ts';
-import type { MirrorLocation } from '../mirror-url.ts';
+import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-url.ts';
 import { hash8 } from '../naming.ts';
 import { CopyTextRows } from './copy-text.ts';
 import { quoteIdent } from '../sql-text.ts';
@@ -48,8 +48,8 @@ export async function openPostgresDriver(
   dialect: Dialect, location: Extract<MirrorLocation, { dialect: 'postgres' }>, options: { pgSchema: string; mustExist?: boolean },
 ): Promise<DialectDriver> {
   const schema = options.pgSchema;
-  if (schema === '' || Buffer.byteLength(schema) > 63) {
-    throw new ConfigError(`Postgres schema ${JSON.stringify(schema)} must be 1 to 63 bytes long`);
+  if (checkPgSchema(schema) === undefined) {
+    throw new ConfigError(`${JSON.stringify(schema)} is not ${PG_SCHEMA_RULE}`);
   }
   const pool = new pg.Pool({
     connectionString: location.connectionString,
@@ -65,7 +65,9 @@ export async function openPostgresDriver(
   });
   const driver = new PostgresDriver(dialect, pool, schema);
   try {
-    await sql`SELECT 1`.execute(driver.db);
+    const { rows } = await sql<{ v: number }>`SELECT current_setting('server_version_num')::int AS v`.execute(driver.db);
+    // NOT ENFORCED foreign keys arrived in PostgreSQL 18.
+    driver.informationalForeignKeys = Number(rows[0]?.v ?? 0) >= 180_000;
   } catch (error) {
     await driver.close();
     throw new ConfigError(`cannot reach the Postgres mirror ${location.display}: ${(error as Error).message}`, { cause: error });
@@ -88,6 +90,7 @@ export async function openPostgresDriver(
 class PostgresDriver implements DialectDriver {
   readonly dialect: Dialect;
   readonly preferredBatchRows = 2_000;
+  informationalForeignKeys = false;
   readonly #stagesByClient = new WeakMap<pg.PoolClient, Set<string>>();
   readonly db: Kysely<CatalogDb>;
   readonly #pool: pg.Pool;
