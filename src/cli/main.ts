@@ -1,11 +1,13 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, EXIT, UsageError } from '../errors.ts';
+import { defineConformanceCommand } from './commands/conformance.ts';
 import { defineDemoCommand } from './commands/demo.ts';
 import { defineEmulatorCommand } from './commands/emulator.ts';
 import { defineImportCommand } from './commands/import.ts';
 import { defineOpenApiCommand } from './commands/openapi.ts';
 import { defineOutboxCommand } from './commands/outbox.ts';
 import { defineRunCommand } from './commands/run.ts';
+import { defineSchemaCommand } from './commands/schema.ts';
 import { defineStatusCommand } from './commands/status.ts';
 import { defineSyncCommand } from './commands/sync.ts';
 
@@ -17,8 +19,8 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   for (const define of [
-    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineOutboxCommand,
-    defineDemoCommand, defineOpenApiCommand, defineImportCommand,
+    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineOutboxCommand, defineSchemaCommand,
+    defineDemoCommand, defineOpenApiCommand, defineImportCommand, defineConformanceCommand,
   ]) {
     define(program).exitOverride();
   }

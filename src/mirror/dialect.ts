@@ -2,6 +2,7 @@ import type { Kysely, RawBuilder } from 'kysely';
 import type { CatalogColumnKind, CatalogDb, CatalogTableDef } from './catalog-tables.ts';
 import type { MirrorLocation } from './mirror-url.ts';
 import type { NamingRules } from './naming.ts';
+import type { ReadableView } from './readable-view.ts';
 import type { CaptureTable, SqlNames } from './sql-text.ts';
 import type { ValueKind } from './value-kind.ts';
 
@@ -11,7 +12,8 @@ export type DialectName = 'sqlite' | 'postgres';
  * Everything the mirror needs to know about one SQL dialect, stated in one place: its folder
  * (`src/mirror/<name>/`) exports one `Dialect`, registered in dialects.ts. Adding a dialect is
  * adding a folder with the same files: `dialect.ts` (this statement), `connection.ts` (the
- * `DialectDriver`), `capture-triggers.ts` (the SQL that records local edits).
+ * `DialectDriver`), `capture-triggers.ts` (the SQL that records local edits), `readable-views.ts` (the SQL of the
+ * readable views).
  *
  * The statement is plain data and pure functions, cheap to import (the planner uses it); the
  * driver, which loads the database client, is imported only by `open`.
@@ -51,6 +53,11 @@ export interface Dialect {
   /** Drops / creates the capture triggers of one mirrored table (docs/mirror.md, "Writing to the mirror"). */
   dropCaptureSql(names: SqlNames, table: CaptureTable): string[];
   createCaptureSql(names: SqlNames, table: CaptureTable): string[];
+  /** SQL type of the readable views' list columns (option labels, record ids). */
+  readonly viewListType: string;
+  /** Creates / drops the readable view of one mirrored table (readable-view.ts), with its comments. */
+  createViewSql(names: SqlNames, view: ReadableView): string[];
+  dropViewSql(names: SqlNames, viewName: string): string[];
   /** Opens the database at `location`, creating the catalog unless `mustExist`. */
   open(location: MirrorLocation, options: DialectOpenOptions): Promise<DialectDriver>;
 }

@@ -38,6 +38,19 @@ export function baseTableName(rules: NamingRules, moduleName: string, tableName:
   return rules.reservedTablePrefixes.some((p) => name.startsWith(p)) ? `${TABLE_RENAME_PREFIX}${name}` : name;
 }
 
+/** Suffix of a readable view's name: the view of `crm__deals` is `crm__deals_v`. */
+export const VIEW_SUFFIX = '_v';
+
+/** The name asked for the readable view of `sqlTable` (the allocator may disambiguate it). */
+export function baseViewName(sqlTable: string): string {
+  return `${sqlTable}${VIEW_SUFFIX}`;
+}
+
+/** The salt that disambiguates a view's name: its table's upstream id, marked as the view's. */
+export function viewSalt(tableId: string): string {
+  return `${tableId}#view`;
+}
+
 /** The field name, prefixed with `f_` when it is a system column or starts with `_wsmirror_`. */
 export function baseColumnName(fieldName: string): string {
   return isReservedColumn(fieldName) ? `${FIELD_RENAME_PREFIX}${fieldName}` : fieldName;

@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { CATALOG_VERSION } from '../../src/mirror/catalog-tables.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
 import type { TestMirror } from '../helpers/dialects.ts';
 import { field, module, sync, table, workspace } from './fixtures.ts';
@@ -151,7 +152,7 @@ forEachDialect('capture of local edits', ({ fresh, dialect }) => {
   });
 });
 
-forEachDialect('catalog layout 1 → 2', ({ fresh, dialect }) => {
+forEachDialect('catalog layout 1 → current', ({ fresh, dialect }) => {
   it('adds the outbox columns and installs capture on the existing tables when opened', async () => {
     const t = await seeded(fresh);
     // Make it look like a layout-1 mirror: no sending_since, no triggers, no capture version.
@@ -166,6 +167,9 @@ forEachDialect('catalog layout 1 → 2', ({ fresh, dialect }) => {
       for (const { name } of triggers) await t.sql(`DROP TRIGGER "${name}"`);
     }
     await t.sql(`ALTER TABLE ${t.table('_wsmirror_outbox')} DROP COLUMN "sending_since"`);
+    await t.sql(`DROP VIEW ${t.table('crm__deals_v')}`);
+    await t.sql(`ALTER TABLE ${t.table('_wsmirror_tables')} DROP COLUMN "view_name"`);
+    for (const column of ['sql_table', 'ref_sql_table']) await t.sql(`ALTER TABLE ${t.table('_wsmirror_fields')} DROP COLUMN "${column}"`);
     // Tables of older mirrors declared _synced_at NOT NULL.
     if (dialect === 'postgres') await t.sql(`ALTER TABLE ${t.table('crm__deals')} ALTER COLUMN "_synced_at" SET NOT NULL`);
     else await rewriteSqliteTable(t.url, 'crm__deals', (ddl) => ddl.replace('"_synced_at" TEXT', '"_synced_at" TEXT NOT NULL'));
@@ -177,7 +181,7 @@ forEachDialect('catalog layout 1 → 2', ({ fresh, dialect }) => {
 
     const again = await t.reopen();
     const [version] = await t.sql<{ value: string }>(`SELECT "value" FROM ${t.table('_wsmirror_meta')} WHERE "key" = 'catalog_version'`);
-    expect(version!.value).toBe('2');
+    expect(version!.value).toBe(String(CATALOG_VERSION));
     await t.sql(`UPDATE ${t.table('crm__deals')} SET "title" = 'after' WHERE "id" = 1`);
     const entries = await t.sql<{ sending_since: unknown; column_name: string }>(`SELECT "sending_since", "column_name" FROM ${t.table('_wsmirror_outbox')}`);
     expect(entries).toEqual([{ sending_since: null, column_name: 'title' }]);

@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import type { Dialect } from '../dialect.ts';
 import { CATALOG_PREFIX } from '../naming.ts';
 import { captureSetupSql, createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
+import { createViewSql } from './readable-views.ts';
+import { dropViewStatement } from '../view-sql.ts';
 import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
 
 /** PostgreSQL (pg): one schema of a database. */
@@ -33,6 +35,9 @@ export const postgresDialect: Dialect = {
   captureSetupSql,
   dropCaptureSql,
   createCaptureSql,
+  viewListType: 'text[]',
+  createViewSql,
+  dropViewSql: (names, viewName) => [dropViewStatement(names, viewName)],
   async open(location, options) {
     if (location.dialect !== 'postgres') throw new Error(`not a Postgres location: ${location.display}`);
     const { openPostgresDriver } = await import('./connection.ts');

@@ -1,0 +1,36 @@
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import type { MirrorField } from '../catalog.ts';
+import type { WriteTx } from '../dialect.ts';
+import type { MirrorContext } from '../mirror-context.ts';
+import { CATALOG_PREFIX } from '../naming.ts';
+import { valueKindOf } from '../value-kind.ts';
+
+/**
+ * An index on every reference column, so joins through a reference (and BI tools following it)
+ * do not scan. The statement is the same in both dialects. An index is named after the upstream
+ * ids of its field, with the catalog prefix that no table takes: it survives table and column
+ * renames, which carry indexes along, and never collides with a table or view name.
+ */
+export function referenceIndexName(tableId: string, fieldId: string): string {
+  return `${CATALOG_PREFIX}ref_${createHash('sha256').update(`${tableId}\u0000${fieldId}`).digest('hex').slice(0, 16)}`;
+}
+
+export function isIndexed(field: Pick<MirrorField, 'fieldType'>): boolean {
+  return valueKindOf(field.fieldType) === 'reference';
+}
+
+/** Creates the index of `field` when it is a reference (no-op otherwise, or when it exists). */
+export async function createReferenceIndex(ctx: MirrorContext, tx: WriteTx, sqlTable: string, field: MirrorField): Promise<void> {
+  if (!isIndexed(field)) return;
+  const name = referenceIndexName(field.tableId, field.fieldId);
+  await sql`CREATE INDEX IF NOT EXISTS ${sql.id(name)} ON ${ctx.driver.table(sqlTable)} (${sql.id(field.columnName)})`.execute(tx.db);
+}
+
+/**
+ * Drops the index of `field`'s column, if there is one (whatever the field's type now: a retyped
+ * field had its old one); SQLite refuses to drop an indexed column.
+ */
+export async function dropReferenceIndex(ctx: MirrorContext, tx: WriteTx, field: Pick<MirrorField, 'tableId' | 'fieldId'>): Promise<void> {
+  await sql`DROP INDEX IF EXISTS ${ctx.driver.table(referenceIndexName(field.tableId, field.fieldId))}`.execute(tx.db);
+}
