@@ -68,6 +68,11 @@ export const recordChecks = [
         seen.push(...page.data.map((r) => r.id));
       }
       expectEqual([...seen].sort(), [...ids].sort(), 'the pages hold every record once');
+      const exact = await ctx.send('listRecords', { params: { tableName: table }, query: { limit: 5 } });
+      expectEqual(expectOk(exact).page_info.has_more, false, 'a page that holds exactly the last record has has_more false', exact);
+      const beyond = await ctx.send('listRecords', { params: { tableName: table }, query: { limit: 2, offset: 50 } });
+      const past = expectOk(beyond);
+      expectEqual([past.data.length, past.page_info.has_more], [0, false], 'a page past the end is empty, has_more false', beyond);
     },
   }),
   defineCheck({
