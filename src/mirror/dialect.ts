@@ -55,11 +55,24 @@ export interface Dialect {
   createCaptureSql(names: SqlNames, table: CaptureTable): string[];
   /** SQL type of the readable views' list columns (option labels, record ids). */
   readonly viewListType: string;
+  /**
+   * Adds / drops a foreign key that documents a reference without checking it (used only where
+   * the driver has `informationalForeignKeys`); null where the dialect cannot declare one.
+   */
+  foreignKeySql(names: SqlNames, fk: ForeignKey): { create: string; drop: string } | null;
   /** Creates / drops the readable view of one mirrored table (readable-view.ts), with its comments. */
   createViewSql(names: SqlNames, view: ReadableView): string[];
   dropViewSql(names: SqlNames, viewName: string): string[];
   /** Opens the database at `location`, creating the catalog unless `mustExist`. */
   open(location: MirrorLocation, options: DialectOpenOptions): Promise<DialectDriver>;
+}
+
+/** A foreign key from a reference column to the `id` of the referenced table. */
+export interface ForeignKey {
+  name: string;
+  sqlTable: string;
+  column: string;
+  refSqlTable: string;
 }
 
 export interface DialectOpenOptions {
@@ -90,6 +103,11 @@ export interface DialectDriver {
   readonly dialect: Dialect;
   /** Rows per write transaction that suit this dialect (see Mirror.preferredBatchRows). */
   readonly preferredBatchRows: number;
+  /**
+   * Whether the database declares foreign keys that it does not enforce (PostgreSQL 18's
+   * `NOT ENFORCED`): the mirror then declares one per reference (operations/foreign-keys.ts).
+   */
+  readonly informationalForeignKeys: boolean;
   /** Kysely on the whole database/pool, for reads. */
   readonly db: Kysely<CatalogDb>;
   /** The catalog tables through `db` (Postgres: in the mirror's schema). */
