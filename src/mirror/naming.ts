@@ -109,6 +109,15 @@ export class NameAllocator {
   }
 }
 
+/**
+ * Name of a database object that belongs to one field (its index, its foreign key): the catalog
+ * prefix, which no table takes, the kind, and 16 hex characters of a hash of the field's
+ * upstream ids, so the name survives renames and never collides with a table or view name.
+ */
+export function fieldObjectName(kind: string, tableId: string, fieldId: string): string {
+  return `${CATALOG_PREFIX}${kind}_${createHash('sha256').update(`${tableId}\u0000${fieldId}`).digest('hex').slice(0, 16)}`;
+}
+
 /** Temporary names used while swapping names within one plan; the prefix is never handed out. */
 export function temporaryName(index: number): string {
   return `${CATALOG_PREFIX}tmp_${index}`;

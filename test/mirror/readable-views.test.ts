@@ -201,6 +201,32 @@ forEachDialect('readable views', ({ dialect, fresh }) => {
   });
 });
 
+forEachDialect('foreign keys', ({ dialect, fresh }) => {
+  it('declares a NOT ENFORCED foreign key per reference on PostgreSQL 18 and later, none where it would be enforced', async () => {
+    const t = await seeded(fresh); // deal 3 references company 99, which is not there
+    const version = dialect === 'postgres'
+      ? Number((await t.sql<{ v: number }>(`SELECT current_setting('server_version_num')::int AS v`))[0]!.v)
+      : 0;
+    const keys = async () => dialect === 'postgres'
+      ? t.sql<{ name: string; from: string; to: string }>(
+        `SELECT c.conname AS name, c.conrelid::regclass::text AS "from", c.confrelid::regclass::text AS "to"
+         FROM pg_constraint c WHERE c.contype = 'f' AND c.connamespace = $1::regnamespace ORDER BY 1`, [t.pgSchema])
+      : t.sql<{ name: string; from: string; to: string }>(
+        `SELECT 'fk' AS name, 'crm__deals' AS "from", "table" AS "to" FROM pragma_foreign_key_list('crm__deals')`);
+    if (dialect === 'postgres' && version >= 180_000) {
+      const [fk] = await keys();
+      expect(fk).toMatchObject({ name: expect.stringMatching(/^_wsmirror_fk_[0-9a-f]{16}$/) as unknown, from: expect.stringContaining('crm__deals') as unknown });
+      expect(fk!.to).toContain('crm__companies');
+      // Not checked: a deleted company and a dangling reference are fine.
+      await t.mirror.applyRows('tc', { deletes: [10] });
+      await t.mirror.applyRows('td', { upserts: [{ id: 5, values: { title: 'fifth', company: 12345 } }] });
+      // Kept in step: the referenced table leaves the mirror, its key goes.
+      await sync(t.mirror, workspace(module('m1', 'crm', [table('td', 'deals', DEAL_FIELDS)])));
+    }
+    expect(await keys()).toEqual([]);
+  });
+});
+
 forEachDialect('catalog layout 2 → 3', ({ fresh }) => {
   it('gives a mirror made before views its views, reference indexes and field tables when opened', async () => {
     const t = await seeded(fresh);

@@ -12,6 +12,7 @@ import { captureTables, createCapture, dropCapture } from './capture.ts';
 import { deleteFieldRows, insertTableRow, touchTableRow, updateTableRow, writeFieldRows } from './catalog-rows.ts';
 import { writeCursors } from './cursors.ts';
 import { refreshFieldTables } from './field-tables.ts';
+import { createForeignKeys, dropForeignKeys } from './foreign-keys.ts';
 import { createViews, dropViews } from './readable-views.ts';
 import { createReferenceIndex, dropReferenceIndex } from './reference-indexes.ts';
 import { readRevision } from './read-catalog.ts';
@@ -38,8 +39,12 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
       }
       // SQLite cannot drop or rename a column a trigger names: capture is set aside during the DDL.
       if (plan.ops.length > 0) await dropCapture(ctx, tx, await captureTables(ctx, tx));
-      // Views name columns and other tables: set aside too, and made again from the new catalog.
-      if (plan.ops.length > 0) await dropViews(ctx, tx);
+      // Views and foreign keys name columns and other tables: set aside too, and made again
+      // from the new catalog.
+      if (plan.ops.length > 0) {
+        await dropViews(ctx, tx);
+        await dropForeignKeys(ctx, tx);
+      }
       for (const op of plan.ops) {
         ctx.logger?.info({ op: op.op }, describeOp(op));
         await runOp(ctx, tx, op);
@@ -50,6 +55,7 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
       if (plan.ops.length > 0) {
         await refreshFieldTables(ctx, tx);
         await createViews(ctx, tx);
+        await createForeignKeys(ctx, tx);
         await createCapture(ctx, tx, await captureTables(ctx, tx));
         await cat.updateTable('_wsmirror_meta').set({ value: String(revision + 1) }).where('key', '=', 'revision').execute();
       }

@@ -8,6 +8,7 @@ import { missingViewNames } from '../schema-planner.ts';
 import { SYNCED_AT_COLUMN } from '../naming.ts';
 import { installCapture } from './capture.ts';
 import { refreshFieldTables } from './field-tables.ts';
+import { createForeignKeys, dropForeignKeys } from './foreign-keys.ts';
 import { readCatalog, readCatalogTables } from './read-catalog.ts';
 import { createViews, dropViews } from './readable-views.ts';
 import { createReferenceIndex } from './reference-indexes.ts';
@@ -58,7 +59,7 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
 
 /**
  * Layout 3 on a mirror made before it: view names, the fields' SQL tables, the indexes of
- * reference columns, the readable views.
+ * reference columns, the readable views, the foreign keys.
  */
 async function addBiObjects(ctx: MirrorContext, tx: WriteTx, viewNames: ReadonlyMap<string, string>): Promise<void> {
   const cat = ctx.driver.catalog(tx.db);
@@ -71,4 +72,6 @@ async function addBiObjects(ctx: MirrorContext, tx: WriteTx, viewNames: Readonly
   for (const f of fields) await createReferenceIndex(ctx, tx, sqlNameOf.get(f.tableId)!, f);
   await dropViews(ctx, tx);
   await createViews(ctx, tx);
+  await dropForeignKeys(ctx, tx);
+  await createForeignKeys(ctx, tx);
 }

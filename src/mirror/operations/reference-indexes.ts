@@ -1,19 +1,17 @@
-import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { MirrorField } from '../catalog.ts';
 import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
-import { CATALOG_PREFIX } from '../naming.ts';
+import { fieldObjectName } from '../naming.ts';
 import { valueKindOf } from '../value-kind.ts';
 
 /**
  * An index on every reference column, so joins through a reference (and BI tools following it)
- * do not scan. The statement is the same in both dialects. An index is named after the upstream
- * ids of its field, with the catalog prefix that no table takes: it survives table and column
- * renames, which carry indexes along, and never collides with a table or view name.
+ * do not scan. The statement is the same in both dialects. Table and column renames carry
+ * indexes along; the name (naming.ts, `fieldObjectName`) stays right through them.
  */
 export function referenceIndexName(tableId: string, fieldId: string): string {
-  return `${CATALOG_PREFIX}ref_${createHash('sha256').update(`${tableId}\u0000${fieldId}`).digest('hex').slice(0, 16)}`;
+  return fieldObjectName('ref', tableId, fieldId);
 }
 
 export function isIndexed(field: Pick<MirrorField, 'fieldType'>): boolean {

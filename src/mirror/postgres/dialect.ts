@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Dialect } from '../dialect.ts';
-import { CATALOG_PREFIX } from '../naming.ts';
+import { CATALOG_PREFIX, ID_COLUMN } from '../naming.ts';
+import { quoteIdent } from '../sql-text.ts';
 import { captureSetupSql, createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
 import { createViewSql } from './readable-views.ts';
 import { dropViewStatement } from '../view-sql.ts';
@@ -36,6 +37,10 @@ export const postgresDialect: Dialect = {
   dropCaptureSql,
   createCaptureSql,
   viewListType: 'text[]',
+  foreignKeySql: (names, fk) => ({
+    create: `ALTER TABLE ${names.qualify(fk.sqlTable)} ADD CONSTRAINT ${quoteIdent(fk.name)} FOREIGN KEY (${quoteIdent(fk.column)}) REFERENCES ${names.qualify(fk.refSqlTable)} (${quoteIdent(ID_COLUMN)}) NOT ENFORCED`,
+    drop: `ALTER TABLE IF EXISTS ${names.qualify(fk.sqlTable)} DROP CONSTRAINT IF EXISTS ${quoteIdent(fk.name)}`,
+  }),
   createViewSql,
   dropViewSql: (names, viewName) => [dropViewStatement(names, viewName)],
   async open(location, options) {

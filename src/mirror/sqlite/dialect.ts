@@ -36,6 +36,7 @@ export const sqliteDialect: Dialect = {
   dropCaptureSql,
   createCaptureSql,
   viewListType: 'TEXT',
+  foreignKeySql: () => null,
   createViewSql,
   dropViewSql: (names, viewName) => [dropViewStatement(names, viewName)],
   async open(location, options) {
