@@ -108,7 +108,9 @@ describe('wsmirror conformance, alone and gentle', { timeout: 120_000 }, () => {
 
   it('waits out 429 answers (Retry-After) and repeats the request: a rate limit is no failure', async () => {
     const admin = (method: string, body?: unknown) => fetch(`${emu.url}/_emulator/faults`, {
-      method, headers: { authorization: `Bearer ${emu.adminToken}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}),
+      method,
+      headers: { authorization: `Bearer ${emu.adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
     });
     expect((await admin('PUT', { rateLimitRate: 0.3, retryAfterSeconds: 0, seed: 7 })).status).toBe(200);
     try {
@@ -118,7 +120,7 @@ describe('wsmirror conformance, alone and gentle', { timeout: 120_000 }, () => {
       expect(report.rateLimited).toBeGreaterThan(0);
       expect(run.code).toBe(0);
     } finally {
-      await admin('DELETE');
+      expect((await admin('DELETE')).status).toBe(200);
     }
     expect(await tableNames()).toEqual([...FOREIGN].sort());
   });
