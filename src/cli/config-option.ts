@@ -1,7 +1,9 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { LOG_FORMATS } from '../daemon/terminal.ts';
 
 export interface ConfigFlags {
   config?: string;
+  logFormat?: string;
 }
 
 /**
@@ -9,5 +11,10 @@ export interface ConfigFlags {
  * loading code so declaring the command line loads nothing heavy.
  */
 export function withConfigOption(command: Command): Command {
-  return command.option('--config <file>', 'configuration file (default: $WSMIRROR_CONFIG, else ./wsmirror.yaml if present)');
+  return command
+    .option('--config <file>', 'configuration file (default: $WSMIRROR_CONFIG, else ./wsmirror.yaml if present)')
+    .addOption(
+      new Option('--log-format <format>', 'readable lines and progress bars on a terminal (auto), or always JSON lines or readable ones; overrides $WSMIRROR_LOG_FORMAT')
+        .choices(LOG_FORMATS),
+    );
 }

@@ -1,4 +1,5 @@
 import { recordCursorKey, tableCursorPrefix } from '../mirror/catalog.ts';
+import { changesBeforeScan, type SeenChanges } from './backfill-window.ts';
 import { pullHistory } from './history-pull.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
 import type { PulledTable, SyncContext } from './sync-context.ts';
@@ -40,18 +41,23 @@ export async function pullTable(
     }
     const backfillKey = backfillCursorKey(table.tableId);
     let from = await mirror.getCursor(backfillKey);
+    let seen: SeenChanges | undefined;
     if (from === undefined) {
       const probe = await client.listRecordChanges(table.moduleName, table.tableName, { since: BEGINNING, limit: 1 });
       from = nextSince(probe.meta.asOf, options.lookbackMs);
       await mirror.setCursor(backfillKey, from);
+      // Only for a scan that starts after it, in this run: a backfill resumed from a stored
+      // cursor may hold rows read before this point.
+      seen = await changesBeforeScan(ctx, table, from, probe.meta.asOf);
     }
     const scanned = await scanTable(ctx, table, {
       cursors: { [cursorKey]: from, [backfillKey]: null },
       state: 'ready',
     });
     // The scan read every record that lived through it (the pager steps back when records move);
-    // what changed meanwhile is in the change feed from the cursor taken before it.
-    const caughtUp = await pullHistory(ctx, table, from);
+    // what changed meanwhile is in the change feed from the cursor taken before it, less the
+    // changes the scan is known to include (backfill-window.ts).
+    const caughtUp = await pullHistory(ctx, table, from, seen);
     return {
       action: 'backfill',
       upserted: scanned.upserted + caughtUp.upserted,

@@ -1,4 +1,4 @@
-import type { CursorWrites, Mirror, RecordId } from '../mirror/mirror.ts';
+import type { CursorWrites, EncodedRows, Mirror, RecordId } from '../mirror/mirror.ts';
 import type { MirrorTable, TableState } from '../mirror/catalog.ts';
 import { tableLabel, type SyncContext } from './sync-context.ts';
 
@@ -12,8 +12,9 @@ export interface RowWriterTotals {
 /**
  * Batches rows of one table into mirror transactions of about `batchRows` rows, with at most one
  * write in flight while the caller goes on fetching: writing overlaps fetching instead of adding
- * to it. The last write carries the cursors and state that the whole run covers, so they commit
- * only with the data they vouch for.
+ * to it. Each page is encoded for the mirror as it is added, so the page itself is garbage at
+ * once and a batch waits as the mirror's compact form. The last write carries the cursors and
+ * state that the whole run covers, so they commit only with the data they vouch for.
  */
 export class RowWriter {
   readonly #ctx: SyncContext;
@@ -21,7 +22,7 @@ export class RowWriter {
   readonly #tableId: string;
   readonly #label: string;
   readonly #batchRows: number;
-  #upserts: Row[] = [];
+  #rows: EncodedRows | undefined;
   #deletes: RecordId[] = [];
   #inFlight: Promise<void> | undefined;
   readonly totals: RowWriterTotals = { upserted: 0, deleted: 0 };
@@ -35,9 +36,9 @@ export class RowWriter {
   }
 
   async add(upserts: readonly Row[], deletes: readonly RecordId[] = []): Promise<void> {
-    for (const row of upserts) this.#upserts.push(row);
+    if (upserts.length > 0) this.#rows = await this.#mirror.encodeRows(this.#tableId, upserts, this.#rows);
     for (const id of deletes) this.#deletes.push(id);
-    if (this.#upserts.length + this.#deletes.length >= this.#batchRows) {
+    if ((this.#rows?.count ?? 0) + this.#deletes.length >= this.#batchRows) {
       await this.#settle();
       this.#inFlight = this.#write({});
     }
@@ -58,12 +59,12 @@ export class RowWriter {
   }
 
   async #write(final: { cursors?: CursorWrites; state?: TableState }): Promise<void> {
-    const upserts = this.#upserts;
+    const rows = this.#rows;
     const deletes = this.#deletes;
-    this.#upserts = [];
+    this.#rows = undefined;
     this.#deletes = [];
     const result = await this.#mirror.applyRows(this.#tableId, {
-      upserts,
+      ...(rows ? { encoded: rows } : {}),
       deletes,
       ...(final.cursors ? { cursors: final.cursors } : {}),
       ...(final.state ? { state: final.state } : {}),
