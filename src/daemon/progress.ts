@@ -173,7 +173,7 @@ export class ProgressReporter {
     const snap = task.snapshot(this.now());
     const average = snap.elapsedMs > 0 ? (snap.done * 1000) / snap.elapsedMs : 0;
     const line =
-      `${this.#label} ${snap.name}: ${count(snap.done)} ${this.#unit} in ${formatDuration(snap.elapsedMs)}` +
+      `${this.#label} ${snap.name}: ${count(snap.done)} ${snap.done === 1 ? this.#unit.replace(/s$/, '') : this.#unit} in ${formatDuration(snap.elapsedMs)}` +
       ` (${count(average)} ${this.#unit}/s)`;
     if (this.#tty && this.#bars) {
       this.#bars.finish(snap.name, line);
