@@ -35,7 +35,7 @@ function crm(dealFields: Field[] = DEAL_FIELDS, companyFields: Field[] = COMPANY
 async function seeded(fresh: () => Promise<TestMirror>): Promise<TestMirror> {
   const t = await fresh();
   await sync(t.mirror, crm());
-  await t.mirror.applyRows('tc', { upserts: [{ id: 10, values: { name: 'Acme', size: 5 } }, { id: 11, values: { name: 'Globex', size: 9 } }] });
+  await t.mirror.applyRows('tc', { upserts: [{ id: 10, values: { name: 'Acme', size: 5 } }, { id: 11, values: { name: 'Globex', size: 9 } }], state: 'ready' });
   await t.mirror.applyRows('td', {
     upserts: [
       {
@@ -48,6 +48,7 @@ async function seeded(fresh: () => Promise<TestMirror>): Promise<TestMirror> {
       { id: 2, values: { title: 'second', stage: 'o_won', tags: [], company: 11, picks: null, meeting: null } },
       { id: 3, values: { title: 'third', stage: 'o_gone', tags: ['o_gone'], company: 99 } },
     ],
+    state: 'ready', // the end of the first full read
   });
   return t;
 }
@@ -109,7 +110,7 @@ forEachDialect('readable views', ({ dialect, fresh }) => {
     await sync(t.mirror, crm(DEAL_FIELDS.map((f) => (f.id === 'fs' ? relabelled : f))));
     expect((await view(t, 'crm__deals_v', '"stage_label"')).map((r) => r['stage_label'])).toEqual(['Prospecting', 'Won', 'o_gone']);
     const states = await t.sql<{ state: string }>(`SELECT "state" FROM ${t.table('_wsmirror_tables')} WHERE "table_id" = 'td'`);
-    expect(states).toEqual([{ state: 'needs_backfill' }]); // as after the first sync: no re-read asked for
+    expect(states).toEqual([{ state: 'ready' }]); // no re-read asked for
     // Nothing but the option row: the view has no copy of the labels.
     await t.sql(`UPDATE ${t.table('_wsmirror_choice_options')} SET "label" = 'Closed' WHERE "option_id" = 'o_won'`);
     expect((await view(t, 'crm__deals_v', '"stage_label"')).map((r) => r['stage_label'])).toEqual(['Prospecting', 'Closed', 'o_gone']);
@@ -181,6 +182,18 @@ forEachDialect('readable views', ({ dialect, fresh }) => {
       ['fa', 'crm__deals', null], ['fs', 'crm__deals', null], ['ft', 'crm__deals', null], ['fc', 'crm__deals', 'crm__companies'],
       ['fp', 'crm__deals', null], ['fm', 'crm__deals', null],
     ]);
+  });
+
+  it('indexes a new table\'s reference columns when its first full read ends, not row by row during it', async () => {
+    const t = await fresh();
+    await sync(t.mirror, crm());
+    await t.mirror.applyRows('td', { upserts: [{ id: 1, values: { title: 'first', company: 10 } }] });
+    expect(await indexNames(t, 'crm__deals')).toEqual([]);
+    await t.mirror.applyRows('td', { upserts: [{ id: 2, values: { title: 'second', company: 11 } }], state: 'ready' });
+    expect(await indexNames(t, 'crm__deals')).toHaveLength(1);
+    // Later full scans end in `ready` too: nothing changes.
+    await t.mirror.setTableState('td', { state: 'ready' });
+    expect(await indexNames(t, 'crm__deals')).toHaveLength(1);
   });
 
   it('indexes reference columns: a join through a reference uses the index', async () => {

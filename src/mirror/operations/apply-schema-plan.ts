@@ -86,8 +86,8 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: SchemaOp): Promise<voi
       for (const f of op.fields) {
         await d.comment(tx, op.table.sqlName, f.columnName, f.label);
         await writeFieldRows(ctx, tx, op.table.sqlName, f);
-        await createReferenceIndex(ctx, tx, op.table.sqlName, f);
       }
+      // Its reference indexes come when its first full read ends (reference-indexes.ts).
       return;
     }
     case 'dropTable': {
