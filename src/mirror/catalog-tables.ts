@@ -43,14 +43,19 @@ export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
 export const OUTBOX_OPERATIONS = ['insert', 'update', 'delete'] as const;
 
 /** Version of the catalog layout, stored in `_wsmirror_meta`. */
-export const CATALOG_VERSION = 2;
+export const CATALOG_VERSION = 3;
 
 /**
  * Layout changes since layout 1, applied in order to an older catalog when it is opened for
- * writing (operations/migrate-catalog.ts). Layout 2: `_wsmirror_outbox.sending_since`.
+ * writing (operations/migrate-catalog.ts). Layout 2: `_wsmirror_outbox.sending_since`. Layout 3:
+ * the sync state of each table (`current_as_of`, `last_error*`).
  */
 export const CATALOG_MIGRATIONS: readonly { version: number; addColumns: readonly { table: CatalogTableName; column: string }[] }[] = [
   { version: 2, addColumns: [{ table: '_wsmirror_outbox', column: 'sending_since' }] },
+  {
+    version: 3,
+    addColumns: ['current_as_of', 'last_error_code', 'last_error', 'last_error_at'].map((column) => ({ table: '_wsmirror_tables', column })),
+  },
 ];
 
 /** Refuses (ConfigError) a catalog this version cannot read: a newer layout, or no version row. */
@@ -87,6 +92,10 @@ export const CATALOG_TABLES: readonly CatalogTableDef[] = [
       { name: 'mode', kind: 'text', notNull: true, oneOf: ['history', 'fullscan'], comment: 'how records are pulled' },
       { name: 'state', kind: 'text', notNull: true, oneOf: ['needs_backfill', 'ready'], comment: 'needs_backfill: every record must be read again' },
       { name: 'last_pull_at', kind: 'timestamp', comment: 'end of the last successful record pull' },
+      { name: 'current_as_of', kind: 'timestamp', comment: 'start of the last successful record pull: the mirror holds upstream as of then (lag = now - this)' },
+      { name: 'last_error_code', kind: 'text', comment: 'code of the error that failed the last pull (SAFETY_VALVE: blocked); null when it succeeded' },
+      { name: 'last_error', kind: 'text', comment: 'message of the error that failed the last pull; null when it succeeded' },
+      { name: 'last_error_at', kind: 'timestamp', comment: 'when the last pull failed; null when it succeeded' },
       { name: 'schema_changed_at', kind: 'timestamp', notNull: true, default: 'now', comment: 'when wsmirror last changed this table' },
     ],
     primaryKey: ['table_id'],
@@ -186,6 +195,10 @@ export interface CatalogDb {
     mode: string;
     state: string;
     last_pull_at: unknown;
+    current_as_of: unknown;
+    last_error_code: string | null;
+    last_error: string | null;
+    last_error_at: unknown;
     schema_changed_at: unknown;
   };
   _wsmirror_fields: {

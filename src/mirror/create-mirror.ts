@@ -12,6 +12,7 @@ import { retryOutbox } from './operations/retry-outbox.ts';
 import { settleEdits } from './operations/settle-edits.ts';
 import { readCatalog } from './operations/read-catalog.ts';
 import { countRows, readRows, streamIds } from './operations/read-rows.ts';
+import { readSyncState, recordCycle } from './operations/sync-status.ts';
 import { setTableState } from './operations/table-state.ts';
 
 /**
@@ -41,6 +42,8 @@ export function createMirror(ctx: MirrorContext, displayUrl: string): Mirror {
     retryOutbox: (filter) => retryOutbox(ctx, filter),
     discardOutbox: (filter) => discardOutbox(ctx, filter),
     setTableState: (tableId, patch) => setTableState(ctx, tableId, patch),
+    readSyncState: () => readSyncState(ctx),
+    recordCycle: (cycle) => recordCycle(ctx, cycle),
     async close() {
       if (ctx.closed) return;
       ctx.closed = true;

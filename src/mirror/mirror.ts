@@ -3,6 +3,9 @@ import type { Catalog, TableState } from './catalog.ts';
 import type { OutboxStatus } from './catalog-tables.ts';
 import type { DialectName } from './dialect.ts';
 import type { MirrorOutbox } from './outbox.ts';
+import type { StreamIdsOptions } from './operations/read-rows.ts';
+import type { CycleRecord, CycleSummary, TableSyncState } from './operations/sync-status.ts';
+import type { TableStatePatch } from './operations/table-state.ts';
 import type { SchemaPlan } from './schema-planner.ts';
 
 /**
@@ -47,7 +50,7 @@ export interface Mirror extends MirrorOutbox {
   applyRows(tableId: string, batch: RowBatch): Promise<RowBatchResult>;
 
   /** Ids of a table in ascending order, read page by page (bounded memory). */
-  streamIds(tableId: string, options?: { after?: number; pageSize?: number }): AsyncIterable<number>;
+  streamIds(tableId: string, options?: StreamIdsOptions): AsyncIterable<number>;
 
   /** Number of rows in a table. */
   countRows(tableId: string): Promise<number>;
@@ -67,8 +70,14 @@ export interface Mirror extends MirrorOutbox {
    */
   outboxSummary(): Promise<OutboxCount[]>;
 
-  /** Updates a table's sync state and/or the time of its last successful pull. */
-  setTableState(tableId: string, patch: { state?: TableState; lastPullAt?: string | null }): Promise<void>;
+  /** Updates a table's sync state: backfill state, last successful pull, last error. */
+  setTableState(tableId: string, patch: TableStatePatch): Promise<void>;
+
+  /** What the engine recorded: per table (lag, last error) and about its cycles. */
+  readSyncState(): Promise<{ tables: TableSyncState[]; cycle: CycleSummary }>;
+
+  /** Stores the outcome of a cycle (last success or failure, next run). */
+  recordCycle(cycle: CycleRecord): Promise<void>;
 
   /** Closes the connection(s); the mirror cannot be used afterwards. */
   close(): Promise<void>;
