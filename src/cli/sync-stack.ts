@@ -48,8 +48,15 @@ function observerFor(deps: SyncStackDeps): SyncObserver {
       tasks.get(table)?.done();
       tasks.delete(table);
     },
-    tablePulled: (table, at) => deps.metrics?.setTableCurrentAsOf(table, at),
-    tablesMirrored: (tables) => deps.metrics?.retainTables(tables),
+    scanStarted: (table, { rowsRead, estimatedRows }) => {
+      if (!deps.progress) return;
+      const task = deps.progress.task(table);
+      tasks.set(table, task);
+      if (estimatedRows !== null) task.setTotal(estimatedRows);
+      task.add(rowsRead);
+    },
+    tablePulled: (table, currentAsOf) => deps.metrics?.setTableCurrentAsOf(table, currentAsOf),
+    tablesMirrored: (tables) => deps.metrics?.setTables(tables),
     outboxChecked: (counts, oldestPendingAt) => {
       deps.metrics?.setOutboxDepth(counts);
       deps.metrics?.setOldestPendingEdit(oldestPendingAt);

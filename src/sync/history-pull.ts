@@ -1,6 +1,6 @@
 import { recordCursorKey } from '../mirror/catalog.ts';
 import { nextSince } from './poll-window.ts';
-import { RowWriter, type RowWriterTotals } from './row-writer.ts';
+import { PullTally, RowWriter, type RowWriterTotals } from './row-writer.ts';
 import type { PulledTable, SyncContext } from './sync-context.ts';
 
 /**
@@ -8,9 +8,11 @@ import type { PulledTable, SyncContext } from './sync-context.ts';
  * `records/changes`, their values are read back through the list endpoint filtered by id, and
  * an id that is no longer there is deleted locally. The new cursor commits with the last rows.
  */
-export async function pullHistory(ctx: SyncContext, table: PulledTable, since: string): Promise<RowWriterTotals> {
+export async function pullHistory(
+  ctx: SyncContext, table: PulledTable, since: string, tally: PullTally = new PullTally(),
+): Promise<RowWriterTotals> {
   const { client, options } = ctx;
-  const writer = new RowWriter(ctx, table);
+  const writer = new RowWriter(ctx, table, tally);
   try {
     const poll = client.pollRecordChanges(table.moduleName, table.tableName, { since, pageSize: options.pageSize });
     for await (const changes of poll) {

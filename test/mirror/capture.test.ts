@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { forEachDialect } from '../helpers/dialects.ts';
+import { CATALOG_VERSION } from '../../src/mirror/index.ts';
 import type { TestMirror } from '../helpers/dialects.ts';
 import { field, module, sync, table, workspace } from './fixtures.ts';
 
@@ -140,8 +141,8 @@ forEachDialect('capture of local edits', ({ fresh, dialect }) => {
   });
 });
 
-forEachDialect('catalog layout 1 → 2', ({ fresh, dialect }) => {
-  it('adds the outbox columns and installs capture on the existing tables when opened', async () => {
+forEachDialect('catalog layout 1 → current', ({ fresh, dialect }) => {
+  it('adds the outbox and table state columns and installs capture on the existing tables when opened', async () => {
     const t = await seeded(fresh);
     // Make it look like a layout-1 mirror: no sending_since, no triggers, no capture version.
     if (dialect === 'postgres') {
@@ -155,6 +156,9 @@ forEachDialect('catalog layout 1 → 2', ({ fresh, dialect }) => {
       for (const { name } of triggers) await t.sql(`DROP TRIGGER "${name}"`);
     }
     await t.sql(`ALTER TABLE ${t.table('_wsmirror_outbox')} DROP COLUMN "sending_since"`);
+    for (const column of ['current_as_of', 'last_error_code', 'last_error', 'last_error_at']) {
+      await t.sql(`ALTER TABLE ${t.table('_wsmirror_tables')} DROP COLUMN "${column}"`);
+    }
     await t.sql(`UPDATE ${t.table('_wsmirror_meta')} SET "value" = '1' WHERE "key" = 'catalog_version'`);
     await t.sql(`DELETE FROM ${t.table('_wsmirror_meta')} WHERE "key" = 'capture_version'`);
     await t.sql(`UPDATE ${t.table('crm__deals')} SET "title" = 'before' WHERE "id" = 1`);
@@ -162,7 +166,11 @@ forEachDialect('catalog layout 1 → 2', ({ fresh, dialect }) => {
 
     const again = await t.reopen();
     const [version] = await t.sql<{ value: string }>(`SELECT "value" FROM ${t.table('_wsmirror_meta')} WHERE "key" = 'catalog_version'`);
-    expect(version!.value).toBe('2');
+    expect(version!.value).toBe(String(CATALOG_VERSION));
+    await again.setTableState('t1', { currentAsOf: '2026-01-01T00:00:00.000Z', lastError: { code: 'X', message: 'm', at: '2026-01-01T00:00:01.000Z' } });
+    expect((await again.readSyncState()).tables.find((r) => r.tableId === 't1')).toEqual({
+      tableId: 't1', currentAsOf: '2026-01-01T00:00:00.000Z', lastError: { code: 'X', message: 'm', at: '2026-01-01T00:00:01.000Z' },
+    });
     await t.sql(`UPDATE ${t.table('crm__deals')} SET "title" = 'after' WHERE "id" = 1`);
     const entries = await t.sql<{ sending_since: unknown; column_name: string }>(`SELECT "sending_since", "column_name" FROM ${t.table('_wsmirror_outbox')}`);
     expect(entries).toEqual([{ sending_since: null, column_name: 'title' }]);
