@@ -102,6 +102,15 @@ export class RowWriter {
     if (deleted > 0) observer.rowsApplied?.(this.#label, 'delete', deleted);
   }
 
+  /**
+   * Writes what is queued with the latest checkpoint (not the final cursors): a scan stopped by a
+   * shutdown keeps every page it read, and resumes after the last one.
+   */
+  async flush(): Promise<void> {
+    await this.#settle();
+    if (this.#upserts.length + this.#deletes.length > 0) await this.#write(this.#checkpoint ? { cursors: this.#checkpoint } : {});
+  }
+
   /** Drops a write in flight on error paths so its rejection is not left unhandled. */
   async abandon(): Promise<void> {
     await this.#settle().catch(() => undefined);

@@ -11,3 +11,12 @@ export function tableLagMs(currentAsOf: Date | string | number | null, now: numb
   const at = currentAsOf instanceof Date ? currentAsOf.getTime() : typeof currentAsOf === 'string' ? Date.parse(currentAsOf) : currentAsOf;
   return Number.isNaN(at) ? null : Math.max(0, now - at);
 }
+
+/**
+ * The lag beyond which a table needs attention (`wsmirror status` exit code 1, `/readyz`):
+ * `sync.maxLag`, plus `sync.fullScanEvery` for a full-scan table, whose lag climbs by that
+ * much between two scans by design.
+ */
+export function lagBoundMs(mode: 'history' | 'fullscan', bounds: { maxLagMs: number; fullScanEveryMs: number }): number {
+  return mode === 'fullscan' ? bounds.maxLagMs + bounds.fullScanEveryMs : bounds.maxLagMs;
+}

@@ -120,6 +120,8 @@ export async function scanTable(
     const totals = await writer.finish({ ...final, cursors: { ...final.cursors, [key]: null } });
     return { ...totals, rowsRead, startedAt: checkpoint.startedAt };
   } catch (error) {
+    // What was read is good whatever stopped the scan (a shutdown, a failing request): keep it.
+    await writer.flush().catch(() => undefined);
     await writer.abandon();
     await local.return?.();
     throw error;
