@@ -82,8 +82,18 @@ async function sqliteFigures(rows: number, repeat: number, columns: number) {
     const outboxRows = (db.prepare(`SELECT count(*) AS n FROM "_wsmirror_outbox"`).get() as { n: number }).n;
     for (const s of DIALECTS.sqlite.dropCaptureSql(names, CAPTURE_TABLE)) db.exec(s);
     const without = await timed(update, reset, repeat);
+    // The floor of any row trigger: one that does nothing, and one that appends a bare row to an
+    // unindexed table (what the least capture could write).
+    db.exec(`CREATE TRIGGER "bench_empty" AFTER UPDATE ON "${TABLE}" BEGIN SELECT 1; END`);
+    const emptyTrigger = await timed(update, reset, repeat);
+    db.exec(`DROP TRIGGER "bench_empty"; CREATE TABLE "bench_log" ("id" INTEGER, "v" TEXT)`);
+    db.exec(`CREATE TRIGGER "bench_append" AFTER UPDATE ON "${TABLE}" BEGIN INSERT INTO "bench_log" VALUES (NEW."id", NEW."amount"); END`);
+    const appendTrigger = await timed(update, async () => { await reset(); db.exec(`DELETE FROM "bench_log"`); }, repeat);
     db.close();
-    return { withTriggersMs: withTriggers, withoutTriggersMs: without, ratio: round(withTriggers / without), outboxRowsPerUpdate: outboxRows };
+    return {
+      withTriggersMs: withTriggers, withoutTriggersMs: without, ratio: round(withTriggers / without), outboxRowsPerUpdate: outboxRows,
+      emptyTriggerRatio: round(emptyTrigger / without), appendTriggerRatio: round(appendTrigger / without),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -104,7 +114,23 @@ async function postgresFigures(url: string, rows: number, repeat: number, column
     const outboxRows = Number((await c.query(`SELECT count(*) AS n FROM ${names.qualify('_wsmirror_outbox')}`)).rows[0].n);
     for (const s of DIALECTS.postgres.dropCaptureSql(names, CAPTURE_TABLE)) await c.query(s);
     const without = await timed(update, reset, repeat);
-    return { withTriggersMs: withTriggers, withoutTriggersMs: without, ratio: round(withTriggers / without), outboxRowsPerUpdate: outboxRows };
+    // The floor of a statement trigger over transition tables: one that does nothing with them,
+    // and one that copies the new ids and values into an unindexed table (the least capture).
+    await c.query(`CREATE TABLE ${names.qualify('bench_log')} (id bigint, v double precision)`);
+    await c.query(`CREATE FUNCTION ${names.qualify('bench_empty')}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`);
+    await c.query(`CREATE FUNCTION ${names.qualify('bench_append')}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+      INSERT INTO ${names.qualify('bench_log')} SELECT n.id, n.amount FROM bench_new n; RETURN NULL; END $$`);
+    await c.query(`CREATE TRIGGER bench_t AFTER UPDATE ON ${table} REFERENCING OLD TABLE AS bench_old NEW TABLE AS bench_new
+      FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify('bench_empty')}()`);
+    const emptyTrigger = await timed(update, reset, repeat);
+    await c.query(`DROP TRIGGER bench_t ON ${table}`);
+    await c.query(`CREATE TRIGGER bench_t AFTER UPDATE ON ${table} REFERENCING OLD TABLE AS bench_old NEW TABLE AS bench_new
+      FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify('bench_append')}()`);
+    const appendTrigger = await timed(update, async () => { await reset(); await c.query(`TRUNCATE ${names.qualify('bench_log')}`); }, repeat);
+    return {
+      withTriggersMs: withTriggers, withoutTriggersMs: without, ratio: round(withTriggers / without), outboxRowsPerUpdate: outboxRows,
+      emptyTriggerRatio: round(emptyTrigger / without), appendTriggerRatio: round(appendTrigger / without),
+    };
   } finally {
     await mirror.close();
     await c.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import type { Config, LocalConfig } from '../daemon/config-schema.ts';
+import type { Config, LocalConfig } from '../daemon/config-types.ts';
 import { loadConfig } from '../daemon/load-config.ts';
 import { createLogger, type Logger } from '../daemon/logger.ts';
 import type { ConfigFlags } from './config-option.ts';

@@ -3,6 +3,8 @@ import type { EndpointName, HttpMethod } from '../api/endpoints.ts';
 import { workspaceIdSchema } from '../api/identifiers.ts';
 import { describeIssues } from '../api/issues.ts';
 import { ConfigError } from '../errors.ts';
+import { API_KEY_RULE, checkApiKey } from './api-key.ts';
+import { checkBaseUrl } from './base-url.ts';
 
 /** One attempt of one request, reported to `onRequest` (the daemon turns it into metrics). */
 export interface RequestInfo {
@@ -47,14 +49,23 @@ export interface WorkspaceClientOptions {
   logger?: ClientLogger;
 }
 
+/** The defaults, here and only here: the configuration's `upstream` section takes them from this. */
 export const CLIENT_DEFAULTS = {
   timeoutMs: 30_000,
-  maxRetries: 5,
+  maxRetries: 6,
   retryBaseMs: 250,
   retryMaxMs: 30_000,
   retryAfterMaxMs: 120_000,
-  concurrency: 8,
+  concurrency: 4,
   maxResponseBytes: 64 * 1024 * 1024,
+} as const;
+
+/** Accepted ranges (inclusive), also the configuration's. */
+export const CLIENT_LIMITS = {
+  maxRetries: { min: 0, max: 100 },
+  concurrency: { min: 1, max: 64 },
+  /** A smaller limit could not hold an error body. */
+  maxResponseBytes: { min: 1024 },
 } as const;
 
 export interface ResolvedClientOptions {
@@ -78,24 +89,30 @@ const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().min(0);
 
 const optionsSchema = z.object({
-  baseUrl: z.string().refine((s) => {
-    try {
-      const url = new URL(s);
-      return (url.protocol === 'http:' || url.protocol === 'https:') && url.search === '' && url.hash === '';
-    } catch {
-      return false;
+  baseUrl: z.unknown().transform((value, ctx) => {
+    const checked = checkBaseUrl(value);
+    if ('problem' in checked) {
+      ctx.addIssue({ code: 'custom', message: checked.problem });
+      return z.NEVER;
     }
-  }, 'must be an http(s) URL without query or fragment, such as https://db.example.com'),
-  // The message never repeats the value: it is a secret.
-  apiKey: z.string().refine((s) => s.length > 0 && !/[\r\n\0]/.test(s), 'must be a non-empty key without line breaks'),
+    return checked.url;
+  }),
+  apiKey: z.unknown().transform((value, ctx) => {
+    const key = checkApiKey(value);
+    if (key === undefined) {
+      ctx.addIssue({ code: 'custom', message: API_KEY_RULE });
+      return z.NEVER;
+    }
+    return key;
+  }),
   workspaceId: workspaceIdSchema,
   timeoutMs: positiveInt,
-  maxRetries: nonNegativeInt,
+  maxRetries: nonNegativeInt.min(CLIENT_LIMITS.maxRetries.min).max(CLIENT_LIMITS.maxRetries.max),
   retryBaseMs: nonNegativeInt,
   retryMaxMs: nonNegativeInt,
   retryAfterMaxMs: nonNegativeInt,
-  concurrency: positiveInt.max(1024),
-  maxResponseBytes: positiveInt,
+  concurrency: positiveInt.min(CLIENT_LIMITS.concurrency.min).max(CLIENT_LIMITS.concurrency.max),
+  maxResponseBytes: positiveInt.min(CLIENT_LIMITS.maxResponseBytes.min),
 });
 
 /** Fills defaults and checks every option, naming the one at fault. */

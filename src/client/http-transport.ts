@@ -13,7 +13,7 @@ import {
   backoffDelay, defaultRetryMode, isNotSentCode, isRetryable, networkErrorCode, parseRetryAfter,
   type AttemptFailure, type RetryMode,
 } from './retry-policy.ts';
-import { secretRedactor } from './secret-redaction.ts';
+import { createRedactor } from '../api/secret-redaction.ts';
 
 /** The validated response body of an endpoint. */
 export type EndpointResponse<N extends EndpointName> = z.output<(typeof endpoints)[N]['response']>;
@@ -70,7 +70,7 @@ export class HttpTransport {
   constructor(options: ResolvedClientOptions) {
     this.#options = options;
     this.#limit = new ConcurrencyLimit(options.concurrency);
-    this.#redact = secretRedactor(options.apiKey);
+    this.#redact = createRedactor([options.apiKey]);
     this.#authorization = `Bearer ${options.apiKey}`;
     this.#pool = new Pool(options.origin, {
       connections: options.concurrency,

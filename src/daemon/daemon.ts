@@ -3,8 +3,7 @@
  * fed from its outcomes, the operations HTTP server, and SIGTERM/SIGINT handling. The CLI builds
  * the engine, passes its cycle here and waits for `stopped`.
  */
-import type { Config, LocalConfig } from './config-schema.ts';
-import { redactConfig, unknownEnvironmentVariables } from './load-config.ts';
+import type { Config } from './config-types.ts';
 import { startHttpServer } from './http-server.ts';
 import type { HttpServer } from './http-server.ts';
 import type { Logger } from './logger.ts';
@@ -103,19 +102,4 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   scheduler.start();
   logger.info({ schedule: config.sync.schedule }, 'daemon started');
   return { scheduler, metrics, http, readiness, stop, stopped };
-}
-
-/**
- * Logs the effective configuration (key and passwords hidden) at debug, the configuration's own
- * warnings, and warns about `WSMIRROR_*` variables that configure nothing (most likely misspelt).
- */
-export function logConfiguration(
-  logger: Pick<Logger, 'debug' | 'warn'>,
-  config: Config | LocalConfig,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): void {
-  logger.debug({ config: redactConfig(config) }, 'configuration');
-  for (const warning of config.warnings) logger.warn({}, warning);
-  const unknown = unknownEnvironmentVariables(env);
-  if (unknown.length > 0) logger.warn({ variables: unknown }, `ignoring unknown environment variables: ${unknown.join(', ')}`);
 }

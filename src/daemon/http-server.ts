@@ -6,10 +6,13 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { HttpConfig } from './config-schema.ts';
+import type { HttpConfig } from './config-types.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { ReadinessReport } from './readiness.ts';
+
+/** Where the operations endpoints listen unless configured: local only, Prometheus's port range. */
+export const HTTP_DEFAULTS = { host: '127.0.0.1', port: 9464 } as const;
 
 export interface HttpServerDeps {
   metrics: Pick<Metrics, 'render' | 'contentType'>;

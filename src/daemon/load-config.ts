@@ -4,24 +4,17 @@
  * `config-schema.ts`. Every error is a ConfigError naming the file and key, or the environment
  * variable, and the bad value; the API key's value never appears in one.
  */
-import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
+import { resolve } from 'node:path';
 import type { z } from 'zod';
 import { formatPath } from '../api/issues.ts';
+import { REDACTED, createRedactor, redactUrlPasswords } from '../api/secret-redaction.ts';
 import { ConfigError } from '../errors.ts';
-import {
-  API_KEY_RULE,
-  CONFIG_FILE_VARIABLE,
-  CONFIG_KEYS,
-  NON_CONFIG_VARIABLE,
-  SECTIONS,
-  checkApiKey,
-  configFileSchema,
-  hideUrlPassword,
-} from './config-schema.ts';
-import type { Config, ConfigFile, LocalConfig, MirrorConfig, UpstreamConfig } from './config-schema.ts';
-import { formatSize } from './units.ts';
+import { CREDENTIAL_NAME, envKeyProblem, nonEmpty, resolveApiKey, type Findings } from './api-key-source.ts';
+import { readConfigFile } from './config-file.ts';
+import { SECTIONS, configFileSchema, type ConfigFile } from './config-schema.ts';
+import type { Config, LocalConfig, MirrorConfig, UpstreamConfig } from './config-types.ts';
+import { CONFIG_FILE_VARIABLE, CONFIG_KEYS } from './config-variables.ts';
+import { closestName } from './did-you-mean.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -43,11 +36,6 @@ export interface LoadConfigOptions extends ResolveConfigOptions {
 }
 
 const DEFAULT_FILE = 'wsmirror.yaml';
-const CREDENTIAL_NAME = 'wsmirror-api-key';
-/** An API key is a short token: a key file holding more is a mistake (or `/dev/zero`). */
-const MAX_KEY_FILE_BYTES = 4096;
-/** Far above any real configuration; a larger file is not one. */
-const MAX_CONFIG_FILE_BYTES = 1024 ** 2;
 
 export function loadConfig(options?: LoadConfigOptions & { upstream?: 'required' }): Config;
 export function loadConfig(options: LoadConfigOptions & { upstream: 'optional' }): LocalConfig;
@@ -78,57 +66,16 @@ export function resolveConfig(
   return build(raw, options, options.source ?? 'configuration', null);
 }
 
-/** `WSMIRROR_*` variables that configure nothing (likely typos), for the caller to warn about. */
-export function unknownEnvironmentVariables(env: Env = process.env): string[] {
-  const known = new Set(CONFIG_KEYS.map((k) => k.env));
-  return Object.keys(env)
-    .filter((name) => name.startsWith('WSMIRROR_') && !known.has(name) && !NON_CONFIG_VARIABLE.test(name))
-    .sort();
-}
-
 /** A copy safe to log: the API key hidden, any password in the mirror URL hidden. */
 export function redactConfig(config: Config | LocalConfig): unknown {
   return {
     ...config,
-    upstream: config.upstream === null ? null : { ...config.upstream, apiKey: '[redacted]' },
-    mirror: { ...config.mirror, url: hideUrlPassword(config.mirror.url) },
+    upstream: config.upstream === null ? null : { ...config.upstream, apiKey: REDACTED },
+    mirror: { ...config.mirror, url: redactUrlPasswords(config.mirror.url) },
   };
 }
 
 // ---------------------------------------------------------------------------------------------
-
-interface FileRead {
-  label: string;
-  absolute: string | null;
-  raw: unknown;
-}
-
-function readConfigFile(name: string, explicit: boolean, cwd: string): FileRead {
-  const absolute = resolve(cwd, name);
-  let read: BoundedRead;
-  try {
-    read = readBounded(absolute, MAX_CONFIG_FILE_BYTES);
-  } catch (error) {
-    if (!explicit && errorCode(error) === 'ENOENT') return { label: name, absolute: null, raw: {} };
-    throw new ConfigError(`${name}: cannot read the configuration file: ${describeFsError(error)}`, { cause: error });
-  }
-  if (read.tooLarge) throw new ConfigError(`${name}: the configuration file is larger than ${formatSize(MAX_CONFIG_FILE_BYTES)}`);
-  const text = read.text;
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
-  // YAML errors carry no value text once prettyErrors is off; their position is enough.
-  const problems = [...doc.errors, ...doc.warnings].map((problem) => {
-    const { line, col } = lineCounter.linePos(problem.pos[0]);
-    const message = problem.message.split('\n')[0] ?? problem.code;
-    return `${name}: line ${line}, column ${col}: ${message}`;
-  });
-  if (problems.length > 0) throw new ConfigError(problems.join('; '));
-  try {
-    return { label: name, absolute, raw: doc.toJS() };
-  } catch (error) {
-    throw new ConfigError(`${name}: ${error instanceof Error ? error.message : String(error)}`);
-  }
-}
 
 function build(rawInput: unknown, options: ResolveConfigOptions, label: string, configFile: string | null): Config | LocalConfig {
   const env = options.env ?? process.env;
@@ -174,16 +121,17 @@ function build(rawInput: unknown, options: ResolveConfigOptions, label: string, 
   const upstream = resolveUpstream(file, env, cwd, label, configFile !== null, options.upstream ?? 'required', { problems, warnings, secrets });
   if (problems.length > 0) throw new ConfigError(scrub(problems.join('; '), secrets));
 
-  const mirrorUrl = file.mirror.url;
+  // The mirror's own reading of the URL, with a relative SQLite path made absolute here.
+  const { url: mirrorUrl, location } = file.mirror.url;
   const mirror: MirrorConfig =
-    mirrorUrl.dialect === 'sqlite'
+    location.dialect === 'sqlite'
       ? {
           dialect: 'sqlite',
-          url: mirrorUrl.url,
-          path: mirrorUrl.path === ':memory:' ? mirrorUrl.path : resolve(cwd, mirrorUrl.path),
+          url: mirrorUrl,
+          path: location.path === ':memory:' ? location.path : resolve(cwd, location.path),
           pgSchema: file.mirror.pgSchema,
         }
-      : { dialect: 'postgres', url: mirrorUrl.url, pgSchema: file.mirror.pgSchema };
+      : { dialect: 'postgres', url: mirrorUrl, pgSchema: file.mirror.pgSchema };
 
   return deepFreeze({
     configFile,
@@ -253,116 +201,6 @@ function resolveUpstream(
   };
 }
 
-type KeyResult = { key: string; source: string } | { error: string } | { missing: true };
-
-/** What building the configuration collects besides the values: errors, warnings, secrets to scrub. */
-interface Findings {
-  problems: string[];
-  warnings: string[];
-  secrets: Set<string>;
-}
-
-/**
- * The key, first found of: WSMIRROR_API_KEY, WSMIRROR_API_KEY_FILE, upstream.apiKey,
- * upstream.apiKeyFile, `$CREDENTIALS_DIRECTORY/wsmirror-api-key` (systemd LoadCredential).
- */
-function resolveApiKey(file: ConfigFile, env: Env, cwd: string, label: string, found: Findings): KeyResult {
-  const envKey = nonEmpty(env.WSMIRROR_API_KEY);
-  const envFile = nonEmpty(env.WSMIRROR_API_KEY_FILE);
-  const problem = envKeyProblem(env);
-  if (problem !== undefined) return { error: problem };
-  if (envKey !== undefined) return { key: checkApiKey(envKey) ?? envKey, source: 'WSMIRROR_API_KEY' };
-  if (envFile !== undefined) return readKeyFile(envFile, cwd, 'WSMIRROR_API_KEY_FILE', found);
-  const { apiKey, apiKeyFile } = file.upstream;
-  if (apiKey !== undefined && apiKeyFile !== undefined) {
-    return { error: `${label}: upstream.apiKey and upstream.apiKeyFile are both set: keep only one` };
-  }
-  if (apiKey !== undefined) return { key: apiKey, source: `${label} upstream.apiKey` };
-  if (apiKeyFile !== undefined) return readKeyFile(apiKeyFile, cwd, `${label}: upstream.apiKeyFile`, found);
-  const credentials = nonEmpty(env.CREDENTIALS_DIRECTORY);
-  if (credentials !== undefined) {
-    const path = join(credentials, CREDENTIAL_NAME);
-    if (existsSync(path)) {
-      const name = `systemd credential ${CREDENTIAL_NAME}`;
-      return readKeyFile(path, cwd, name, found, name);
-    }
-  }
-  return { missing: true };
-}
-
-function envKeyProblem(env: Env): string | undefined {
-  const envKey = nonEmpty(env.WSMIRROR_API_KEY);
-  if (envKey !== undefined && nonEmpty(env.WSMIRROR_API_KEY_FILE) !== undefined) {
-    return 'WSMIRROR_API_KEY and WSMIRROR_API_KEY_FILE are both set: set only one';
-  }
-  if (envKey !== undefined && checkApiKey(envKey) === undefined) {
-    return `WSMIRROR_API_KEY: the API key ${API_KEY_RULE} (value not shown)`;
-  }
-  return undefined;
-}
-
-/**
- * Reads a key file with a bound (`/dev/zero` or a log file named by mistake must not fill the
- * memory). A key file that other users can read still works, with a warning.
- */
-function readKeyFile(path: string, cwd: string, where: string, found: Findings, source?: string): KeyResult {
-  const absolute = resolve(cwd, path);
-  let read: BoundedRead;
-  try {
-    read = readBounded(absolute, MAX_KEY_FILE_BYTES);
-  } catch (error) {
-    return { error: `${where}: cannot read the API key file ${absolute}: ${describeFsError(error)}` };
-  }
-  if (read.tooLarge) {
-    return { error: `${where}: the API key file ${absolute} is larger than ${formatSize(MAX_KEY_FILE_BYTES)}: it must hold only the key` };
-  }
-  const trimmed = read.text.trim();
-  if (trimmed !== '') found.secrets.add(trimmed);
-  if (trimmed === '') return { error: `${where}: the API key file ${absolute} is empty` };
-  const key = checkApiKey(trimmed);
-  if (key === undefined) {
-    return { error: `${where}: the API key file ${absolute} holds more than a key: the API key ${API_KEY_RULE} (value not shown)` };
-  }
-  if (read.regularFile && (read.mode & 0o044) !== 0) {
-    const mode = (read.mode & 0o777).toString(8).padStart(4, '0');
-    found.warnings.push(`${where}: the API key file ${absolute} is readable by other users (mode ${mode}): chmod 600 it`);
-  }
-  return { key, source: source ?? absolute };
-}
-
-interface BoundedRead {
-  /** The first `limit` bytes as UTF-8. */
-  text: string;
-  /** The file holds more than `limit` bytes (or never ends). */
-  tooLarge: boolean;
-  regularFile: boolean;
-  /** Permission bits of the file opened (after symbolic links). */
-  mode: number;
-}
-
-/** Reads at most `limit` bytes, plus one to tell whether there is more. */
-function readBounded(path: string, limit: number): BoundedRead {
-  const fd = openSync(path, 'r');
-  try {
-    const stat = fstatSync(fd);
-    const buffer = Buffer.alloc(limit + 1);
-    let length = 0;
-    while (length < buffer.length) {
-      const n = readSync(fd, buffer, length, buffer.length - length, null);
-      if (n === 0) break;
-      length += n;
-    }
-    return {
-      text: buffer.toString('utf8', 0, Math.min(length, limit)),
-      tooLarge: length > limit,
-      regularFile: stat.isFile(),
-      mode: stat.mode,
-    };
-  } finally {
-    closeSync(fd);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 
 function describeIssue(issue: z.core.$ZodIssue, label: string, envSources: Map<string, string>): string[] {
@@ -385,29 +223,13 @@ function suggest(path: readonly PropertyKey[], key: string): string {
   else if (path.length === 1 && typeof path[0] === 'string' && path[0] in SECTIONS) {
     known = Object.keys(SECTIONS[path[0] as keyof typeof SECTIONS].shape);
   } else return '';
-  const squash = (s: string) => s.toLowerCase().replace(/[-_]/g, '');
-  const close = known.find((k) => squash(k) === squash(key)) ?? known.find((k) => editDistance(squash(k), squash(key)) <= 2);
+  const close = closestName(key, known);
   return close !== undefined ? ` (did you mean ${close}?)` : ` (known keys: ${known.join(', ')})`;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }
 
 /** Belt and braces: whatever path a message took, the key's value does not leave in it. */
 function scrub(message: string, secrets: Set<string>): string {
-  let out = message;
-  for (const secret of secrets) if (secret.length > 0) out = out.split(secret).join('[redacted]');
-  return out;
+  return createRedactor([...secrets])(message);
 }
 
 /** `key:` with no value in YAML means "use the default". */
@@ -421,29 +243,6 @@ function stripNulls(value: unknown): unknown {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
-}
-
-/** An empty variable counts as unset (compose files and unit files often pass empty ones). */
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value;
-}
-
-function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
-}
-
-function describeFsError(error: unknown): string {
-  switch (errorCode(error)) {
-    case 'ENOENT':
-      return 'no such file';
-    case 'EACCES':
-    case 'EPERM':
-      return 'permission denied';
-    case 'EISDIR':
-      return 'it is a directory';
-    default:
-      return error instanceof Error ? error.message : String(error);
-  }
 }
 
 function deepFreeze<T>(value: T): T {

@@ -5,9 +5,13 @@
  */
 import { pino } from 'pino';
 import type { DestinationStream, Logger as PinoLogger } from 'pino';
-import type { LogLevel } from './config-schema.ts';
+import { REDACTED, createRedactor } from '../api/secret-redaction.ts';
 
 export type Logger = PinoLogger;
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const DEFAULT_LOG_LEVEL: LogLevel = 'info';
 
 export interface LoggerOptions {
   /** Default `info`. */
@@ -20,11 +24,9 @@ export interface LoggerOptions {
   bindings?: Record<string, unknown>;
 }
 
-export const REDACTED = '[Redacted]';
-
 export function createLogger(options: LoggerOptions = {}): Logger {
   const inner = options.destination ?? pino.destination({ dest: 1, sync: true });
-  const redact = createRedactor(options.secrets ?? []);
+  const redact = createLogRedactor(options.secrets ?? []);
   const stream: DestinationStream & { flush?: (cb?: (err?: Error) => void) => void } = {
     write(line: string) {
       inner.write(redact(line));
@@ -34,7 +36,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   if (typeof flushable.flush === 'function') stream.flush = (cb) => flushable.flush?.(cb);
   return pino(
     {
-      level: options.level ?? 'info',
+      level: options.level ?? DEFAULT_LOG_LEVEL,
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       ...(options.bindings ? { base: { pid: process.pid, ...options.bindings } } : {}),
@@ -46,28 +48,16 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 // Keys whose values are secrets wherever they sit in a logged object.
 const SECRET_KEY = /^(?:api[-_]?key|authorization|proxy-authorization|x-api-key)$/i;
 const SECRET_KEY_IN_JSON = /"(?:api[-_]?key|authorization|proxy-authorization|x-api-key)"\s*:/i;
-const BEARER = /\b(Bearer\s+)[^\s"\\,;]+/gi;
-const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"\\]*:)[^\s@/"\\]+@/gi;
-// Shorter values would blank out ordinary words; keys are far longer.
-const MIN_SECRET_LENGTH = 6;
 
 /**
- * Returns a function that hides, in a JSON log line (or any text): the given secret values,
- * `Bearer …` tokens, passwords in URLs, and the values of `apiKey`/`authorization` keys.
+ * Returns a function that hides, in a JSON log line (or any text), what `createRedactor` of
+ * `src/api/secret-redaction.ts` hides, and the values of `apiKey`/`authorization` keys.
  */
-export function createRedactor(secrets: readonly (string | null | undefined)[]): (line: string) => string {
-  const needles = new Set<string>();
-  for (const secret of secrets) {
-    if (typeof secret !== 'string' || secret.trim().length < MIN_SECRET_LENGTH) continue;
-    needles.add(secret.trim());
-    needles.add(JSON.stringify(secret.trim()).slice(1, -1)); // as it reads inside a JSON string
-  }
+export function createLogRedactor(secrets: readonly (string | null | undefined)[]): (line: string) => string {
+  const redact = createRedactor(secrets);
   return (line) => {
-    let out = line;
-    for (const needle of needles) if (out.includes(needle)) out = out.split(needle).join(REDACTED);
-    out = out.replace(BEARER, `$1${REDACTED}`).replace(URL_PASSWORD, `$1${REDACTED}@`);
-    if (SECRET_KEY_IN_JSON.test(out)) out = redactKeys(out);
-    return out;
+    const out = redact(line);
+    return SECRET_KEY_IN_JSON.test(out) ? redactKeys(out) : out;
   };
 }
 

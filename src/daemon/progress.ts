@@ -53,6 +53,8 @@ export interface TaskSnapshot {
 }
 
 const RATE_WINDOW_MS = 10_000;
+/** Off a terminal, how often a progress line is logged unless configured (`log.progressInterval`). */
+export const DEFAULT_PROGRESS_LOG_INTERVAL_MS = 10_000;
 
 class Task implements ProgressTask {
   readonly name: string;
@@ -124,7 +126,7 @@ export class ProgressReporter {
     this.#stream = options.stream ?? process.stderr;
     this.#tty = options.tty ?? this.#stream.isTTY === true;
     this.#logger = options.logger;
-    this.#intervalMs = this.#tty ? (options.redrawIntervalMs ?? 250) : (options.logIntervalMs ?? 10_000);
+    this.#intervalMs = this.#tty ? (options.redrawIntervalMs ?? 250) : (options.logIntervalMs ?? DEFAULT_PROGRESS_LOG_INTERVAL_MS);
   }
 
   /** Starts tracking a task (a table). */

@@ -4,6 +4,9 @@
  */
 import type { CycleOutcome } from './scheduler.ts';
 
+/** How far behind upstream a table may be before `/readyz` fails, unless configured. */
+export const DEFAULT_MAX_LAG_MS = 5 * 60_000;
+
 export interface ReadinessInput {
   lastCycle: CycleOutcome | undefined;
   /** The most lagging table (Metrics.maxLag()), or null when none has been pulled. */

@@ -8,7 +8,7 @@
  * transaction and return at the next safe point — and resolves once it has returned.
  */
 import { Cron } from 'croner';
-import type { Schedule } from './config-schema.ts';
+import type { Schedule } from './schedule.ts';
 import type { Logger } from './logger.ts';
 import type { CycleResult } from './metrics.ts';
 
@@ -101,6 +101,12 @@ export class Scheduler {
   /** Cycles finished so far. */
   get cycleCount(): number {
     return this.#cycles;
+  }
+
+  /** When the cycle after one that ran from `startedAt` to `finishedAt` starts; null when never. */
+  nextRunAfter(startedAt: Date, finishedAt: Date): Date | null {
+    const at = this.#nextRun(startedAt.getTime(), finishedAt.getTime());
+    return at === null ? null : new Date(at);
   }
 
   #firstRun(now: number): number | null {

@@ -37,6 +37,11 @@ export interface Dialect {
    * other client: the capture triggers skip the daemon's writes with `NOT (…)`.
    */
   readonly daemonWriteCondition: string;
+  /**
+   * The right-hand side of `x IN …` listing `ids` as ONE bound parameter, so a long list costs
+   * one statement instead of one per few hundred ids.
+   */
+  idSet(ids: readonly number[]): RawBuilder<unknown>;
   /** A boolean as this dialect stores it (SQLite: 1/0). */
   booleanToSql(value: boolean): boolean | number;
   /** Whether JSON columns come back parsed from the mirror's connection (Postgres jsonb) or as text. */
@@ -96,6 +101,11 @@ export interface DialectDriver {
   upsertRows(tx: WriteTx, sqlTable: string, columns: readonly ColumnSpec[], rows: readonly SqlValue[][]): Promise<void>;
   /** Deletes rows by id inside `tx`; returns how many existed. */
   deleteRows(tx: WriteTx, sqlTable: string, ids: readonly number[]): Promise<number>;
+  /**
+   * Lets `column` of a mirrored table hold NULL (an older layout declared it NOT NULL), keeping
+   * every row, index, view and trigger as they are.
+   */
+  dropNotNull(tx: WriteTx, sqlTable: string, column: string): Promise<void>;
   /** Sets the comment of a table or column (Postgres); a no-op where comments do not exist. */
   comment(tx: WriteTx, sqlTable: string, column: string | null, text: string | null): Promise<void>;
 

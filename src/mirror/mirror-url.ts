@@ -1,22 +1,22 @@
+import { redactUrlPasswords } from '../api/secret-redaction.ts';
 import { ConfigError } from '../errors.ts';
 
 export type MirrorLocation =
   | { dialect: 'sqlite'; path: string; display: string }
   | { dialect: 'postgres'; connectionString: string; display: string };
 
-/** The URL with any password replaced by `***`, safe for messages and logs. */
+/** The Postgres schema of a mirror when none is configured. */
+export const DEFAULT_PG_SCHEMA = 'public';
+export const PG_SCHEMA_RULE = 'a Postgres schema name (1 to 63 bytes)';
+
+/** The schema name, or undefined when Postgres could not hold it. */
+export function checkPgSchema(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' && Buffer.byteLength(value) <= 63 && !value.includes('\0') ? value : undefined;
+}
+
+/** The URL with any password hidden, safe for messages and logs. */
 export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') {
-      u.password = '***';
-      return u.toString();
-    }
-    return url;
-  } catch {
-    // Not parseable: mask whatever sits between `user:` and `@`.
-    return url.replace(/(\/\/[^/:@]*:)[^@/]*@/, '$1***@');
-  }
+  return redactUrlPasswords(url);
 }
 
 /** Parses `sqlite:PATH`, `sqlite://PATH`, `postgres://…` or `postgresql://…`. */

@@ -2,7 +2,7 @@ import { createMirror } from './create-mirror.ts';
 import { DIALECTS } from './dialects.ts';
 import type { Mirror, OpenMirrorOptions } from './mirror.ts';
 import { createContext } from './mirror-context.ts';
-import { parseMirrorUrl } from './mirror-url.ts';
+import { DEFAULT_PG_SCHEMA, parseMirrorUrl } from './mirror-url.ts';
 import { migrateCatalog } from './operations/migrate-catalog.ts';
 
 /**
@@ -13,7 +13,7 @@ import { migrateCatalog } from './operations/migrate-catalog.ts';
 export async function openMirror(url: string, options: OpenMirrorOptions = {}): Promise<Mirror> {
   const location = parseMirrorUrl(url);
   const driver = await DIALECTS[location.dialect].open(location, {
-    pgSchema: options.pgSchema ?? 'public',
+    pgSchema: options.pgSchema ?? DEFAULT_PG_SCHEMA,
     mustExist: options.mustExist === true,
   });
   const ctx = createContext(driver, options.logger);

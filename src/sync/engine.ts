@@ -44,7 +44,7 @@ export interface CycleOptions {
   /** Stops the cycle between two mirror transactions (graceful shutdown). */
   signal?: AbortSignal;
   /** When the next cycle will start, given when this one ends (`wsmirror run`); stored for `wsmirror status`. */
-  nextRunAt?: (finishedAt: Date) => Date | null;
+  nextRunAt?: (startedAt: Date, finishedAt: Date) => Date | null;
 }
 
 /** What went wrong in a cycle, one line each (`push: …`, `crm.deals: …`); empty when it succeeded. */
@@ -98,7 +98,7 @@ export class SyncEngine {
 
   async #recordCycle(startedAt: Date, problems: string[], opts: CycleOptions): Promise<void> {
     const finishedAt = new Date();
-    const next = opts.nextRunAt?.(finishedAt);
+    const next = opts.nextRunAt?.(startedAt, finishedAt);
     try {
       await this.#ctx.mirror.recordCycle({
         startedAt: startedAt.toISOString(),

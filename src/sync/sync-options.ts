@@ -33,6 +33,12 @@ export interface SyncOptions {
   pushRetryMaxMs: number;
 }
 
+/** Accepted ranges (inclusive), also the configuration's. */
+export const SYNC_LIMITS = {
+  backfillConcurrency: { min: 1, max: 64 },
+} as const;
+
+/** The defaults, here and only here: the configuration's `sync` and `tables` sections take them from this. */
 export const SYNC_DEFAULTS: SyncOptions = {
   lookbackMs: 10_000,
   pageSize: 100,

@@ -70,7 +70,7 @@ describe('dropped connections', () => {
 describe('responses that must not pass', () => {
   it('rejects a body over maxResponseBytes announced by Content-Length, without retrying', async () => {
     const big = { data: { name: 'x'.repeat(5000), modules: [] } };
-    const { fake, client } = await setup([json(200, big)], { maxResponseBytes: 1000 });
+    const { fake, client } = await setup([json(200, big)], { maxResponseBytes: 1024 });
     const err = await rejectionOf(client.getWorkspace());
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect(err.code).toBe('INVALID_RESPONSE');
@@ -87,9 +87,9 @@ describe('responses that must not pass', () => {
   });
 
   it('accepts a body just under the bound', async () => {
-    const body = { data: { name: 'x'.repeat(900), modules: [] } };
-    const { client } = await setup([json(200, body)], { maxResponseBytes: 1000 });
-    expect((await client.getWorkspace()).name).toHaveLength(900);
+    const body = { data: { name: 'x'.repeat(980), modules: [] } };
+    const { client } = await setup([json(200, body)], { maxResponseBytes: 1024 });
+    expect((await client.getWorkspace()).name).toHaveLength(980);
   });
 
   it('rejects a 200 that is not JSON', async () => {

@@ -83,10 +83,10 @@ describe('the API key never leaks', () => {
     for (const line of logLines) expect(line).not.toContain(KEY);
   });
 
-  it('is shown as [REDACTED] where the upstream echoed it', async () => {
+  it('is shown as [Redacted] where the upstream echoed it', async () => {
     const { client } = await harness([echo((auth) => json(400, { error: { message: `bad key ${auth}` } }))]);
     const err = (await rejectionOf(client.getWorkspace())) as { upstreamMessage: string };
-    expect(err.upstreamMessage).toBe('bad key Bearer [REDACTED]');
+    expect(err.upstreamMessage).toBe('bad key Bearer [Redacted]');
   });
 
   it('not in the error for an invalid key option', () => {

@@ -3,10 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
-import { CONFIG_KEYS } from '../../src/daemon/config-schema.ts';
-import type { Config } from '../../src/daemon/config-schema.ts';
-import { loadConfig, redactConfig, resolveConfig, unknownEnvironmentVariables } from '../../src/daemon/load-config.ts';
+import { CONFIG_KEYS } from '../../src/daemon/config-variables.ts';
+import type { Config } from '../../src/daemon/config-types.ts';
+import { unknownEnvironmentVariables } from '../../src/daemon/config-variables.ts';
+import { loadConfig, redactConfig, resolveConfig } from '../../src/daemon/load-config.ts';
 import { compileTableFilter } from '../../src/mirror/table-filter.ts';
+import { resolveClientOptions } from '../../src/client/client-options.ts';
+import { SYNC_DEFAULTS } from '../../src/sync/sync-options.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -212,6 +215,31 @@ log:
   });
 });
 
+describe('one default per setting', () => {
+  it('the client and the engine built without options behave as the configuration says by default', () => {
+    const config = resolveConfig({}, { env: REQUIRED_ENV });
+    const client = resolveClientOptions({ baseUrl: config.upstream.baseUrl, apiKey: KEY, workspaceId: config.upstream.workspaceId });
+    expect({ retries: client.maxRetries, concurrency: client.concurrency, timeoutMs: client.timeoutMs, maxResponseBytes: client.maxResponseBytes })
+      .toEqual({ retries: config.upstream.retries, concurrency: config.upstream.concurrency, timeoutMs: config.upstream.timeoutMs, maxResponseBytes: config.upstream.maxResponseBytes });
+    expect({
+      lookbackMs: SYNC_DEFAULTS.lookbackMs, pageSize: SYNC_DEFAULTS.pageSize, backfillConcurrency: SYNC_DEFAULTS.backfillConcurrency,
+      fullScanEveryMs: SYNC_DEFAULTS.fullScanEveryMs, maxDeleteShare: SYNC_DEFAULTS.maxDeleteShare,
+    }).toEqual({
+      lookbackMs: config.sync.lookbackMs, pageSize: config.sync.pageSize, backfillConcurrency: config.sync.backfillConcurrency,
+      fullScanEveryMs: config.sync.fullScanEveryMs, maxDeleteShare: config.sync.maxDeleteShare,
+    });
+  });
+
+  it('the client refuses the base URLs and keys the configuration refuses', () => {
+    for (const baseUrl of ['https://db.example.com/api/v1', 'ftp://db.example.com', 'https://db.example.com/?x=1']) {
+      expect(() => resolveConfig({ upstream: { baseUrl } }, { env: { ...REQUIRED_ENV, WSMIRROR_BASE_URL: '' } })).toThrow(ConfigError);
+      expect(() => resolveClientOptions({ baseUrl, apiKey: KEY, workspaceId: 'demo00000001' })).toThrow(ConfigError);
+    }
+    expect(() => resolveConfig({}, { env: { ...REQUIRED_ENV, WSMIRROR_API_KEY: 'two words' } })).toThrow(ConfigError);
+    expect(() => resolveClientOptions({ baseUrl: 'https://db.example.com', apiKey: 'two words', workspaceId: 'demo00000001' })).toThrow(ConfigError);
+  });
+});
+
 describe('which file is read', () => {
   it('reads --config, then WSMIRROR_CONFIG, then ./wsmirror.yaml', () => {
     const dir = tempDir();
@@ -256,7 +284,7 @@ describe('bad values name the file, the key and the value', () => {
     ['upstream:\n  retries: [1]\n', 'wsmirror.yaml: upstream.retries: a list is not an integer from 0 to 100'],
     ['sync:\n  maxDeleteShare: 150%\n', 'wsmirror.yaml: sync.maxDeleteShare: "150%" is not a share from 0 to 1 such as 0.5 or 50%'],
     ['upstream:\n  maxResponseBytes: huge\n', 'wsmirror.yaml: upstream.maxResponseBytes: "huge" is not a size of at least 1024 bytes such as 64MB'],
-    ['upstream:\n  baseUrl: ftp://files.example.com\n', 'wsmirror.yaml: upstream.baseUrl: "ftp://files.example.com" is not an http:// or https:// URL without query or fragment'],
+    ['upstream:\n  baseUrl: ftp://files.example.com\n', 'wsmirror.yaml: upstream.baseUrl: "ftp://files.example.com" is not an http:// or https:// URL without query or fragment, such as https://db.example.com'],
     ['upstream:\n  baseUrl: https://x.example.com/api/v1\n', 'wsmirror.yaml: upstream.baseUrl: "https://x.example.com/api/v1" ends in /api/v1: give the base URL only, wsmirror adds the path'],
     ['upstream:\n  workspaceId: Demo\n', 'wsmirror.yaml: upstream.workspaceId: "Demo" is not a workspace id (exactly 12 characters of a-z and 0-9)'],
     ['mirror:\n  url: mysql://db/x\n', 'wsmirror.yaml: mirror.url: "mysql://db/x" is not sqlite:PATH or a postgres:// (postgresql://) URL'],
@@ -288,7 +316,7 @@ describe('bad values name the file, the key and the value', () => {
   it('hides the password of a URL it quotes', () => {
     const message = yamlError('mirror:\n  url: mysql://root:hunter22@db/x\n');
     expect(message).not.toContain('hunter22');
-    expect(message).toContain('mysql://root:***@db/x');
+    expect(message).toContain('mysql://root:[Redacted]@db/x');
   });
 
   it('reports a bad key variable together with the file\'s errors', () => {
@@ -500,7 +528,7 @@ describe('the API key', () => {
     ];
     expect(messages[0]).toBe('WSMIRROR_API_KEY: the API key must be a non-empty string without spaces or line breaks (value not shown)');
     expect(messages[1]).toBe('wsmirror.yaml: upstream.apiKey: the API key must be a non-empty string without spaces or line breaks (value not shown)');
-    expect(messages[2]).toContain('upstream.workspaceId: "[redacted]" is not a workspace id');
+    expect(messages[2]).toContain('upstream.workspaceId: "[Redacted]" is not a workspace id');
     expect(messages[3]).toBe('wsmirror.yaml: upstream.api_key: unknown key (did you mean apiKey?)');
     for (const message of messages) expect(message).not.toContain(secret);
   });
@@ -515,7 +543,7 @@ describe('helpers', () => {
     const shown = JSON.stringify(redactConfig(config));
     expect(shown).not.toContain(KEY);
     expect(shown).not.toContain('s3cretpw');
-    expect(shown).toContain('postgresql://bi:***@db:5432/mirror');
+    expect(shown).toContain('postgresql://bi:[Redacted]@db:5432/mirror');
     expect(config.mirror.url).toBe('postgresql://bi:s3cretpw@db:5432/mirror');
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, createRedactor } from '../../src/daemon/logger.ts';
+import { createLogger, createLogRedactor } from '../../src/daemon/logger.ts';
 import type { LoggerOptions } from '../../src/daemon/logger.ts';
 
 const KEY = 'wsk_live_5f3a9c0e7d21b4aa';
@@ -63,7 +63,7 @@ describe('logger', () => {
   });
 
   it('leaves ordinary lines untouched', () => {
-    const redact = createRedactor([KEY, 'short']);
+    const redact = createLogRedactor([KEY, 'short']);
     const line = '{"level":"info","msg":"short rows: 12, keys: 3"}\n';
     expect(redact(line)).toBe(line);
   });

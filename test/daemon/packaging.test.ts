@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { CONFIG_KEYS } from '../../src/daemon/config-schema.ts';
+import { CONFIG_KEYS } from '../../src/daemon/config-variables.ts';
 import { listenHttpServer } from '../../src/daemon/http-server.ts';
 import { loadConfig, resolveConfig } from '../../src/daemon/load-config.ts';
 import { Metrics } from '../../src/daemon/metrics.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSchedule } from '../../src/daemon/config-schema.ts';
+import { parseSchedule } from '../../src/daemon/schedule.ts';
 import { formatDuration, formatSize, parseDuration, parseSize } from '../../src/daemon/units.ts';
 
 describe('durations', () => {

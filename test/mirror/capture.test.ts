@@ -3,6 +3,7 @@ import { forEachDialect } from '../helpers/dialects.ts';
 import { CATALOG_VERSION } from '../../src/mirror/index.ts';
 import type { TestMirror } from '../helpers/dialects.ts';
 import { field, module, sync, table, workspace } from './fixtures.ts';
+import { rewriteSqliteTable } from '../helpers/sqlite-schema.ts';
 
 /**
  * Capture of local edits: every write made through a separate SQL connection (as a BI tool or
@@ -93,6 +94,16 @@ forEachDialect('capture of local edits', ({ fresh, dialect }) => {
     expect((await outbox(t)).at(-1)).toMatchObject({ operation: 'update', record_id: entries[0]!.record_id, column_name: 'amount', new_value: 9 });
   });
 
+  it('takes a plain INSERT that names neither id nor _synced_at (NULL until wsmirror writes the row)', async () => {
+    const t = await seeded(fresh);
+    await t.sql(`INSERT INTO ${t.table('crm__deals')} ("title", "amount") VALUES ('plain', 4)`);
+    const rows = await t.sql<{ id: unknown; _synced_at: unknown }>(`SELECT "id", "_synced_at" FROM ${t.table('crm__deals')} WHERE "title" = 'plain'`);
+    expect(rows).toHaveLength(1);
+    expect(Number(rows[0]!.id)).toBeLessThan(0);
+    expect(rows[0]!._synced_at).toBeNull();
+    expect((await outbox(t)).map((e) => [e.operation, e.record_id])).toEqual([['insert', Number(rows[0]!.id)]]);
+  });
+
   it('records a DELETE', async () => {
     const t = await seeded(fresh);
     await t.sql(`DELETE FROM ${t.table('crm__deals')} WHERE "id" = 2`);
@@ -159,6 +170,10 @@ forEachDialect('catalog layout 1 → current', ({ fresh, dialect }) => {
     for (const column of ['current_as_of', 'last_error_code', 'last_error', 'last_error_at']) {
       await t.sql(`ALTER TABLE ${t.table('_wsmirror_tables')} DROP COLUMN "${column}"`);
     }
+    // Tables of older mirrors declared _synced_at NOT NULL.
+    if (dialect === 'postgres') await t.sql(`ALTER TABLE ${t.table('crm__deals')} ALTER COLUMN "_synced_at" SET NOT NULL`);
+    else await rewriteSqliteTable(t.url, 'crm__deals', (ddl) => ddl.replace('"_synced_at" TEXT', '"_synced_at" TEXT NOT NULL'));
+    await expect(t.sql(`INSERT INTO ${t.table('crm__deals')} ("title") VALUES ('refused')`)).rejects.toThrow(/null/i);
     await t.sql(`UPDATE ${t.table('_wsmirror_meta')} SET "value" = '1' WHERE "key" = 'catalog_version'`);
     await t.sql(`DELETE FROM ${t.table('_wsmirror_meta')} WHERE "key" = 'capture_version'`);
     await t.sql(`UPDATE ${t.table('crm__deals')} SET "title" = 'before' WHERE "id" = 1`);
@@ -174,6 +189,10 @@ forEachDialect('catalog layout 1 → current', ({ fresh, dialect }) => {
     await t.sql(`UPDATE ${t.table('crm__deals')} SET "title" = 'after' WHERE "id" = 1`);
     const entries = await t.sql<{ sending_since: unknown; column_name: string }>(`SELECT "sending_since", "column_name" FROM ${t.table('_wsmirror_outbox')}`);
     expect(entries).toEqual([{ sending_since: null, column_name: 'title' }]);
+    // The upgrade lets a plain INSERT through, and keeps the rows and their values.
+    await t.sql(`INSERT INTO ${t.table('crm__deals')} ("title") VALUES ('taken')`);
+    const rows = await t.sql<{ title: string }>(`SELECT "title" FROM ${t.table('crm__deals')} ORDER BY "title"`);
+    expect(rows.map((r) => r.title)).toEqual(['after', 'b', 'taken']);
     await again.close();
   });
 });

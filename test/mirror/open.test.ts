@@ -20,8 +20,8 @@ describe('mirror URLs', () => {
   });
 
   it('masks passwords', () => {
-    expect(redactUrl('postgres://alice:s3cret@db:5432/x')).toBe('postgres://alice:***@db:5432/x');
-    expect(redactUrl('postgres://alice:s3%cret@db:5432/x')).toBe('postgres://alice:***@db:5432/x');
+    expect(redactUrl('postgres://alice:s3cret@db:5432/x')).toBe('postgres://alice:[Redacted]@db:5432/x');
+    expect(redactUrl('postgres://alice:s3%cret@db:5432/x')).toBe('postgres://alice:[Redacted]@db:5432/x');
     expect(redactUrl('sqlite:./a.db')).toBe('sqlite:./a.db');
   });
 
@@ -41,7 +41,7 @@ describe('mirror URLs', () => {
     const error = await openMirror('postgres://alice:hunter2@127.0.0.1:1/nowhere').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).code).toBe('CONFIG_INVALID');
-    expect((error as Error).message).toContain('postgres://alice:***@127.0.0.1:1/nowhere');
+    expect((error as Error).message).toContain('postgres://alice:[Redacted]@127.0.0.1:1/nowhere');
     expect((error as Error).message).not.toContain('hunter2');
   });
 });

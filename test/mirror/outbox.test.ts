@@ -157,4 +157,26 @@ forEachDialect('outbox operations', ({ fresh }) => {
     expect(await t.sql(`SELECT "id" FROM ${deals} WHERE "id" < 0`)).toEqual([]);
     expect(await t.mirror.listOutbox({})).toEqual([]);
   });
+
+  it('reads, marks and settles thousands of edits at once, in capture order and within the limit', async () => {
+    const t = await seeded(fresh);
+    const rows = Array.from({ length: 2_500 }, (_, i) => ({ id: 100 + i, values: { title: `r${i}`, amount: i, won: false, due: null, total: 0, tags: null } }));
+    await t.mirror.applyRows('t1', { upserts: rows });
+    await t.sql(`UPDATE ${t.table('crm__deals')} SET "amount" = "amount" + 1 WHERE "id" >= 100`);
+    const firstRound = await t.mirror.readPendingEdits({ now: NOW, limit: 2_000 });
+    expect(firstRound).toHaveLength(2_000);
+    const all = await t.mirror.readPendingEdits({ now: NOW, limit: 10_000 });
+    expect(all).toHaveLength(2_500);
+    expect(all.slice(0, 2_000).map((e) => e.recordId)).toEqual(firstRound.map((e) => e.recordId));
+    const entryOrder = all.map((e) => e.entryIds[0]!);
+    expect(entryOrder).toEqual([...entryOrder].sort((a, b) => a - b));
+    for (const e of all) expect(e.values.get('amount')).toBe(e.recordId - 100 + 1);
+    const ids = all.flatMap((e) => e.entryIds);
+    await t.mirror.markSending(ids, NOW);
+    expect((await t.mirror.readPendingEdits({ now: NOW, limit: 10_000 })).every((e) => e.sendingSince !== null)).toBe(true);
+    await t.mirror.settleEdits([{ kind: 'pushed', entryIds: ids.slice(0, 2_400) }, { kind: 'failed', entryIds: ids.slice(2_400), message: 'no' }]);
+    const left = await entries(t);
+    expect(left).toHaveLength(100);
+    expect(left.every((e) => e.status === 'failed' && e.last_error === 'no' && e.attempts === 1)).toBe(true);
+  });
 });

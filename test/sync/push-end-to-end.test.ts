@@ -100,8 +100,8 @@ forEachDialect('push end to end', (dialect) => {
     await h.sync();
     const sql = sqlOf(h.tm);
     const table = await sqlTable(h, 'crm', 'people');
-    // `_synced_at` is NOT NULL: an INSERT gives it (docs/mirror.md, "Writing to the mirror").
-    await sql(`INSERT INTO ${table} (name, age, _synced_at) VALUES (?, ?, ?)`, ['Ada', 36, new Date().toISOString()]);
+    // A plain INSERT: no id, no _synced_at (docs/mirror.md, "Writing to the mirror").
+    await sql(`INSERT INTO ${table} (name, age) VALUES (?, ?)`, ['Ada', 36]);
     await sql(`DELETE FROM ${table} WHERE id = ?`, [Number(gone)]);
     const [local] = await sql<{ id: number | string }>(`SELECT id FROM ${table} WHERE name = ?`, ['Ada']);
     expect(Number(local!.id)).toBeLessThan(0);
@@ -213,7 +213,7 @@ forEachDialect('push end to end', (dialect) => {
     const table = await sqlTable(h, 'crm', 'people');
     for (const [i, id] of ids.entries()) await sql(`UPDATE ${table} SET age = ? WHERE id = ?`, [i, Number(id)]);
     for (let i = 0; i < 10; i++) {
-      await sql(`INSERT INTO ${table} (name, age, _synced_at) VALUES (?, ?, ?)`, [`new${i}`, 100 + i, new Date().toISOString()]);
+      await sql(`INSERT INTO ${table} (name, age) VALUES (?, ?)`, [`new${i}`, 100 + i]);
     }
     await sql(`DELETE FROM ${table} WHERE id IN (?, ?)`, [Number(ids[0]), Number(ids[1])]);
     await h.upstream.setFaults({ errorRate: 0.1, rateLimitRate: 0.1, dropRate: 0.1, retryAfterSeconds: 0, seed: 7 });

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError, type Command } from 'commander';
 import { ConfigError, EXIT } from '../../errors.ts';
 import type { Catalog, Mirror } from '../../mirror/index.ts';
-import { DEMO_CREATOR, readClaim, type MirrorClaim } from '../mirror-claim.ts';
+import { DEMO_CREATOR, readClaim, type MirrorClaim } from '../../daemon/mirror-claim.ts';
 
 /** The sample workspace the demo serves; shipped with the package (`files` includes `config`). */
 export const DEMO_SEED_FILE = fileURLToPath(new URL('../../../config/emulator-seed.example.json', import.meta.url));
@@ -242,13 +242,14 @@ export function defineDemoCommand(program: Command): Command {
     .action(async (flags: DemoFlags) => {
       const cwd = process.cwd();
       const dbPath = resolve(cwd, flags.db);
-      const [emulator, { openMirror }, { resolveConfig }, { commandLogger }, { openSyncStack }, { startDaemon }] = await Promise.all([
+      const [emulator, { openMirror }, { resolveConfig }, { commandLogger }, { openSyncCycle }, { runSyncDaemon }, { Metrics }] = await Promise.all([
         import('../../emulator/index.ts'),
         import('../../mirror/index.ts'),
         import('../../daemon/load-config.ts'),
         import('../command-config.ts'),
-        import('../sync-stack.ts'),
-        import('../../daemon/daemon.ts'),
+        import('../../daemon/sync-cycle.ts'),
+        import('../../daemon/sync-daemon.ts'),
+        import('../../daemon/metrics.ts'),
       ]);
       const seed = await readSeed(DEMO_SEED_FILE);
       const workspaceId = emulator.DEFAULT_WORKSPACE_ID;
@@ -280,36 +281,26 @@ export function defineDemoCommand(program: Command): Command {
         // Logs go to stderr: stdout is the walkthrough.
         const logger = commandLogger(config, { toStderr: true });
         if (existing === 'earlier-demo') removeDemoFile(dbPath);
-        const stack = await openSyncStack(config, { logger, demo: true });
+        const metrics = new Metrics();
+        const cycle = await openSyncCycle(config, { logger, metrics, demo: true });
         try {
-          const report = await stack.engine.runCycle({ forceFullScan: true });
+          const report = await cycle.run({ forceFullScan: true });
           const failed = report.tables.filter((t) => t.action === 'failed');
           if (failed.length > 0) {
             for (const t of failed) process.stderr.write(`wsmirror demo: ${t.table}: ${t.error?.message ?? 'failed'}\n`);
             process.exitCode = EXIT.syncFailed;
             return;
           }
-          process.stdout.write(await walkthrough(stack.mirror, {
+          process.stdout.write(await walkthrough(cycle.mirror, {
             seedName: seed.name,
             file: shownPath(dbPath, cwd),
             self: commandName(cwd),
             emulator: flags.keepRunning ? { url, apiKey, workspaceId } : undefined,
           }));
           if (!flags.keepRunning) return;
-          const daemon = await startDaemon({
-            config,
-            logger,
-            runOnStart: false,
-            cycle: async (signal) => {
-              const cycle = await stack.engine.runCycle({ signal });
-              const bad = cycle.tables.filter((t) => t.action === 'failed');
-              if (bad.length > 0) throw new Error(bad.map((t) => `${t.table}: ${t.error?.message}`).join('; '));
-              return cycle;
-            },
-          });
-          await daemon.stopped;
+          await runSyncDaemon(config, { logger, cycle: { cycle, metrics }, runOnStart: false });
         } finally {
-          await stack.close();
+          await cycle.close();
         }
       } finally {
         await app.close();

@@ -42,7 +42,7 @@ export function defineImportCommand(program: Command): Command {
         import('../../api/index.ts'),
         import('../command-config.ts'),
         import('../../daemon/progress.ts'),
-        import('../sync-stack.ts'),
+        import('../../daemon/upstream-client.ts'),
       ]);
     const table = /^([a-z0-9_]+)\.([a-z0-9_]+)$/.exec(tableArg);
     if (!table) throw new UsageError(`TABLE must be module.table (names of a-z, 0-9 and _), got ${JSON.stringify(tableArg)}`);

@@ -65,14 +65,13 @@ export function formatOutboxText(entries: readonly ListedEntry[]): string {
 }
 
 async function openLocal(flags: ConfigFlags) {
-  const [{ commandLogger, loadCommandConfig }, { openMirror }, { mirrorUrlOf }] = await Promise.all([
+  const [{ commandLogger, loadCommandConfig }, { openConfiguredMirror }] = await Promise.all([
     import('../command-config.ts'),
-    import('../../mirror/index.ts'),
-    import('../sync-stack.ts'),
+    import('../../daemon/configured-mirror.ts'),
   ]);
   const config = loadCommandConfig(flags, { upstream: 'optional' });
   const logger = commandLogger(config, { toStderr: true });
-  return openMirror(mirrorUrlOf(config), { pgSchema: config.mirror.pgSchema, logger, mustExist: true });
+  return openConfiguredMirror(config, { logger, mustExist: true });
 }
 
 export function defineOutboxCommand(program: Command): Command {
@@ -126,20 +125,16 @@ export function defineOutboxCommand(program: Command): Command {
       .option('--table <module.table>', 'every entry of this table (repeatable)', collect),
   ).action(async (ids: string[], flags: SelectionFlags) => {
     const entryIds = parseEntryIds(ids);
-    const [{ commandLogger, loadCommandConfig }, { openSyncStack }, { discardOutbox }] = await Promise.all([
+    const [{ commandLogger, loadCommandConfig }, { withSyncCycle }, { discardOutbox }] = await Promise.all([
       import('../command-config.ts'),
-      import('../sync-stack.ts'),
+      import('../../daemon/sync-cycle.ts'),
       import('../../sync/push/outbox-admin.ts'),
     ]);
     const config = loadCommandConfig(flags);
     const logger = commandLogger(config, { toStderr: true });
-    const stack = await openSyncStack(config, { logger });
-    try {
-      const done = await discardOutbox(stack.mirror, stack.client, { entryIds, tables: flags.table ?? [] });
-      process.stdout.write(`outbox: ${done.entries} ${done.entries === 1 ? 'entry' : 'entries'} discarded, ${done.records} ${done.records === 1 ? 'record' : 'records'} restored from upstream\n`);
-    } finally {
-      await stack.close();
-    }
+    const done = await withSyncCycle(config, { logger }, (cycle) =>
+      discardOutbox(cycle.mirror, cycle.client, { entryIds, tables: flags.table ?? [] }));
+    process.stdout.write(`outbox: ${done.entries} ${done.entries === 1 ? 'entry' : 'entries'} discarded, ${done.records} ${done.records === 1 ? 'record' : 'records'} restored from upstream\n`);
   });
   return outbox;
 }

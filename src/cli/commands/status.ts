@@ -87,11 +87,10 @@ export function defineStatusCommand(program: Command): Command {
         'exits 1 when something needs attention (reads only the mirror)')
       .option('--json', 'print the report as one JSON document'),
   ).action(async (flags: ConfigFlags & { json?: boolean }) => {
-    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { openMirror }, { mirrorUrlOf }, { collectStatus }] = await Promise.all([
+    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { openConfiguredMirror }, { collectStatus }] = await Promise.all([
       import('../command-config.ts'),
-      import('../../daemon/daemon.ts'),
-      import('../../mirror/index.ts'),
-      import('../sync-stack.ts'),
+      import('../../daemon/log-configuration.ts'),
+      import('../../daemon/configured-mirror.ts'),
       import('../status-report.ts'),
     ]);
     // The upstream is not needed: a machine that only reads the mirror has no key.
@@ -99,7 +98,7 @@ export function defineStatusCommand(program: Command): Command {
     // stdout carries the report; logs (e.g. unknown WSMIRROR_* variables) go to stderr.
     const logger = commandLogger(config, { toStderr: true });
     logConfiguration(logger, config);
-    const mirror = await openMirror(mirrorUrlOf(config), { pgSchema: config.mirror.pgSchema, logger, mustExist: true });
+    const mirror = await openConfiguredMirror(config, { logger, mustExist: true });
     try {
       const report = await collectStatus(mirror, {
         pgSchema: config.mirror.pgSchema,

@@ -9,51 +9,25 @@ export function defineSyncCommand(program: Command): Command {
       .description('run one full cycle (push local edits, schema, records) and exit: 0 when the mirror is current')
       .option('--json', 'print the cycle report as JSON on stdout (logs go to stderr)'),
   ).action(async (flags: ConfigFlags & { json?: boolean }) => {
-    const [
-      { commandLogger, loadCommandConfig }, { logConfiguration }, { createProgress }, { handleShutdownSignals }, { openSyncStack },
-      { cycleProblems },
-    ] = await Promise.all([
+    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { runSingleCycle }, { cycleProblems }] = await Promise.all([
       import('../command-config.ts'),
-      import('../../daemon/daemon.ts'),
-      import('../../daemon/progress.ts'),
-      import('../../daemon/shutdown.ts'),
-      import('../sync-stack.ts'),
+      import('../../daemon/log-configuration.ts'),
+      import('../../daemon/single-cycle.ts'),
       import('../../sync/index.ts'),
     ]);
     const config = loadCommandConfig(flags);
     const logger = commandLogger(config, { toStderr: flags.json === true });
     logConfiguration(logger, config);
-    // SIGTERM/SIGINT as for `run`: the cycle stops between two mirror transactions (the open one
-    // commits), the connections close, then the process exits; a second signal exits at once.
-    const stopping = new AbortController();
-    let received: string | undefined;
-    const removeSignalHandlers = handleShutdownSignals({
-      logger,
-      onSignal: (signal) => {
-        received = signal;
-        stopping.abort(new Error(`stopped by ${signal}`));
-      },
-    });
-    try {
-      const progress = createProgress({ label: 'sync', logger, logIntervalMs: config.log.progressIntervalMs });
-      const stack = await openSyncStack(config, { logger, progress, signal: stopping.signal });
-      try {
-        stopping.signal.throwIfAborted();
-        const report = await stack.engine.runCycle({ forceFullScan: true, signal: stopping.signal });
-        if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
-        const problems = cycleProblems(report);
-        for (const problem of problems) process.stderr.write(`wsmirror sync: ${problem}\n`);
-        process.exitCode = problems.length === 0 ? EXIT.ok : EXIT.syncFailed;
-      } finally {
-        await stack.close();
-      }
-    } catch (error) {
-      if (received === undefined) throw error;
+    const result = await runSingleCycle(config, { logger });
+    if ('stoppedBy' in result) {
       // Not current, so not 0 (DESIGN §2): what was committed stays, the next sync goes on from it.
-      process.stderr.write(`wsmirror sync: stopped by ${received}: the mirror is not current; the next sync continues from what was committed\n`);
+      process.stderr.write(`wsmirror sync: stopped by ${result.stoppedBy}: the mirror is not current; the next sync continues from what was committed\n`);
       process.exitCode = EXIT.syncFailed;
-    } finally {
-      removeSignalHandlers();
+      return;
     }
+    if (flags.json) process.stdout.write(`${JSON.stringify(result.report)}\n`);
+    const problems = cycleProblems(result.report);
+    for (const problem of problems) process.stderr.write(`wsmirror sync: ${problem}\n`);
+    process.exitCode = problems.length === 0 ? EXIT.ok : EXIT.syncFailed;
   });
 }

@@ -62,7 +62,8 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: SchemaOp): Promise<voi
       const types = ctx.dialect.systemColumnTypes;
       const columns = [
         sql`${sql.id(ID_COLUMN)} ${sql.raw(types.id)} PRIMARY KEY`,
-        sql`${sql.id(SYNCED_AT_COLUMN)} ${sql.raw(types.syncedAt)} NOT NULL`,
+        // NULL until wsmirror writes the row: a row inserted locally has not been synced yet.
+        sql`${sql.id(SYNCED_AT_COLUMN)} ${sql.raw(types.syncedAt)}`,
         ...op.fields.map((f) => sql`${sql.id(f.columnName)} ${sql.raw(f.sqlType)}`),
       ];
       await sql`CREATE TABLE ${d.table(op.table.sqlName)} (${sql.join(columns)})`.execute(tx.db);

@@ -3,13 +3,16 @@ import { CATALOG_MIGRATIONS, CATALOG_TABLES, CATALOG_VERSION } from '../catalog-
 import { columnDdl } from '../catalog-ddl.ts';
 import { readCatalogVersion } from '../catalog-version.ts';
 import type { MirrorContext } from '../mirror-context.ts';
+import { SYNCED_AT_COLUMN } from '../naming.ts';
 import { installCapture } from './capture.ts';
 
 /**
- * Version of the capture triggers; a mirror whose triggers are older (or absent, as in catalog
- * layout 1) gets them created again when opened for writing.
+ * Version of the capture set-up of the mirrored tables: their triggers, and what the triggers
+ * need of the tables. A mirror whose set-up is older (or absent, as in catalog layout 1) is
+ * brought up to date when opened for writing. 2: `_synced_at` accepts NULL, so a plain local
+ * INSERT needs to name no system column.
  */
-export const CAPTURE_VERSION = 1;
+export const CAPTURE_VERSION = 2;
 
 /**
  * Brings an existing catalog to this version's layout (CATALOG_MIGRATIONS) and installs the
@@ -32,6 +35,10 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
     }
     if (stored < CATALOG_VERSION) {
       await txCat.updateTable('_wsmirror_meta').set({ value: String(CATALOG_VERSION) }).where('key', '=', 'catalog_version').execute();
+    }
+    if (Number(capture ?? 0) < 2) {
+      const tables = await txCat.selectFrom('_wsmirror_tables').select('sql_name').execute();
+      for (const t of tables) await d.dropNotNull(tx, t.sql_name, SYNCED_AT_COLUMN);
     }
     await installCapture(ctx, tx);
     await txCat.deleteFrom('_wsmirror_meta').where('key', '=', 'capture_version').execute();

@@ -10,6 +10,7 @@ import { readCatalog } from './read-catalog.ts';
 
 interface EntryRow {
   entry_id: unknown;
+  table_id: string;
   record_id: unknown;
   operation: string;
   column_name: string | null;
@@ -20,10 +21,16 @@ interface EntryRow {
   sending_since: unknown;
 }
 
+/** Current rows are read this many ids at a time (one bound parameter each: see Dialect.idSet). */
+const ROWS_PER_READ = 5_000;
+
 /**
  * Pending edits due at `now`, one per record, oldest first, at most `limit` records. Read-only:
  * the entries of a record are folded into one create, update or delete, with the row's current
  * values decoded to API shapes. Entries of tables no longer mirrored are left out.
+ *
+ * One query reads the due entries of the first `limit` records (in capture order), then one
+ * query per table and few thousand ids reads the rows' current values.
  */
 export async function readPendingEdits(ctx: MirrorContext, options: { now: string; limit: number }): Promise<PendingEdit[]> {
   assertOpen(ctx);
@@ -31,56 +38,67 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
   const cat = d.catalog(d.db);
   const catalog = await readCatalog(ctx);
   const tables = ctx.tables!;
-  const due = (q: ReturnType<typeof cat.selectFrom<'_wsmirror_outbox'>>) => q
+  if (catalog.tables.length === 0 || options.limit <= 0) return [];
+  const dueRecords = cat.selectFrom('_wsmirror_outbox')
+    .select((eb) => ['table_id', 'record_id', eb.fn.min('entry_id').as('first')])
     .where('status', '=', 'pending')
     .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', options.now)]))
-    .where('table_id', 'in', catalog.tables.length > 0 ? catalog.tables.map((t) => t.tableId) : ['']);
-  const records = await due(cat.selectFrom('_wsmirror_outbox'))
-    .select((eb) => ['table_id', 'record_id', eb.fn.min('entry_id').as('first')])
+    .where('table_id', 'in', catalog.tables.map((t) => t.tableId))
     .groupBy(['table_id', 'record_id'])
     .orderBy('first')
-    .limit(Math.max(0, Math.floor(options.limit)))
+    .limit(Math.floor(options.limit))
+    .as('r');
+  const entries: EntryRow[] = await cat.selectFrom('_wsmirror_outbox as o')
+    .innerJoin(dueRecords, (join) => join.onRef('r.table_id', '=', 'o.table_id').onRef('r.record_id', '=', 'o.record_id'))
+    .select(['o.entry_id', 'o.table_id', 'o.record_id', 'o.operation', 'o.column_name', 'o.old_value', 'o.new_value', 'o.changed_at', 'o.attempts', 'o.sending_since'])
+    .where('o.status', '=', 'pending')
+    .where((eb) => eb.or([eb('o.next_attempt_at', 'is', null), eb('o.next_attempt_at', '<=', options.now)]))
+    .orderBy('r.first').orderBy('o.entry_id')
     .execute();
 
-  const byTable = new Map<string, number[]>();
-  for (const r of records) {
-    const list = byTable.get(r.table_id) ?? [];
-    list.push(Number(r.record_id));
-    byTable.set(r.table_id, list);
-  }
-  const edits: { first: number; edit: PendingEdit }[] = [];
-  for (const [tableId, ids] of byTable) {
-    const info = tables.get(tableId)!;
-    for (const chunk of chunks(ids)) {
-      const entries = await due(cat.selectFrom('_wsmirror_outbox'))
-        .select(['entry_id', 'record_id', 'operation', 'column_name', 'old_value', 'new_value', 'changed_at', 'attempts', 'sending_since'])
-        .where('table_id', '=', tableId).where('record_id', 'in', chunk).orderBy('entry_id').execute();
-      const rows = await currentRows(ctx, info, chunk);
-      const grouped = new Map<number, EntryRow[]>();
-      for (const e of entries) {
-        const id = Number(e.record_id);
-        const list = grouped.get(id) ?? [];
-        list.push(e);
-        grouped.set(id, list);
-      }
-      for (const [recordId, list] of grouped) {
-        edits.push({ first: Number(list[0]!.entry_id), edit: fold(ctx, info, recordId, list, rows.get(recordId)) });
-      }
+  // Records in the order of their first entry; each table's records for reading their rows.
+  const byRecord = new Map<string, EntryRow[]>();
+  const idsByTable = new Map<string, number[]>();
+  for (const e of entries) {
+    const key = `${e.table_id}:${String(e.record_id)}`;
+    const list = byRecord.get(key);
+    if (list) {
+      list.push(e);
+      continue;
     }
+    byRecord.set(key, [e]);
+    const ids = idsByTable.get(e.table_id);
+    if (ids) ids.push(Number(e.record_id));
+    else idsByTable.set(e.table_id, [Number(e.record_id)]);
   }
-  return edits.sort((a, b) => a.first - b.first).map((e) => e.edit);
+  const rowsByTable = new Map<string, Map<number, Map<string, unknown>>>();
+  const columnsByTable = new Map<string, Map<string, MirrorField>>();
+  for (const [tableId, ids] of idsByTable) {
+    const info = tables.get(tableId)!;
+    const rows = new Map<number, Map<string, unknown>>();
+    for (const chunk of chunks(ids, ROWS_PER_READ)) await readCurrentRows(ctx, info, chunk, rows);
+    rowsByTable.set(tableId, rows);
+    columnsByTable.set(tableId, new Map(info.fields.map((f) => [f.columnName, f])));
+  }
+  const edits: PendingEdit[] = [];
+  for (const list of byRecord.values()) {
+    const tableId = list[0]!.table_id;
+    const recordId = Number(list[0]!.record_id);
+    edits.push(fold(ctx, tables.get(tableId)!, columnsByTable.get(tableId)!, recordId, list, rowsByTable.get(tableId)!.get(recordId)));
+  }
+  return edits;
 }
 
-/** Current values of rows by id (API shapes, writable fields only). */
-async function currentRows(ctx: MirrorContext, info: TableInfo, ids: readonly number[]): Promise<Map<number, Map<string, unknown>>> {
+/** Current values of rows by id (API shapes, writable fields only), added to `out`. */
+async function readCurrentRows(ctx: MirrorContext, info: TableInfo, ids: readonly number[], out: Map<number, Map<string, unknown>>): Promise<void> {
   const writable = info.fields.filter((f) => !f.readOnly);
   const selected = [sql`${sql.id(ID_COLUMN)} AS ${sql.id('c0')}`, ...writable.map((f, j) => sql`${sql.id(f.columnName)} AS ${sql.id(`c${j + 1}`)}`)];
   const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${ctx.driver.table(info.table.sqlName)}
-    WHERE ${sql.id(ID_COLUMN)} IN (${sql.join([...ids])})`.execute(ctx.driver.db);
-  const out = new Map<number, Map<string, unknown>>();
+    WHERE ${sql.id(ID_COLUMN)} IN ${ctx.dialect.idSet(ids)}`.execute(ctx.driver.db);
   for (const row of rows) {
     const values = new Map<string, unknown>();
-    writable.forEach((f, j) => {
+    for (let j = 0; j < writable.length; j++) {
+      const f = writable[j]!;
       const raw = row[`c${j + 1}`];
       let value: unknown;
       try {
@@ -90,14 +108,14 @@ async function currentRows(ctx: MirrorContext, info: TableInfo, ids: readonly nu
         value = raw;
       }
       values.set(f.fieldName, value);
-    });
+    }
     out.set(Number(row['c0']), values);
   }
-  return out;
 }
 
-function fold(ctx: MirrorContext, info: TableInfo, recordId: number, entries: readonly EntryRow[], row: Map<string, unknown> | undefined): PendingEdit {
-  const byColumn = new Map<string, MirrorField>(info.fields.map((f) => [f.columnName, f]));
+function fold(
+  ctx: MirrorContext, info: TableInfo, byColumn: ReadonlyMap<string, MirrorField>, recordId: number, entries: readonly EntryRow[], row: Map<string, unknown> | undefined,
+): PendingEdit {
   const entryIds = entries.map((e) => Number(e.entry_id));
   const changedAt = entries.map((e) => ctx.driver.fromTimestamp(e.changed_at) ?? '').sort();
   const sending = entries.map((e) => ctx.driver.fromTimestamp(e.sending_since)).filter((s): s is string => s !== null).sort();

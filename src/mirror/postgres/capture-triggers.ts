@@ -8,7 +8,8 @@ import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
  * again around every schema change (operations/capture.ts), like SQLite's triggers.
  *
  * - UPDATE and DELETE are captured by statement triggers over the transition tables: one
- *   set-based INSERT … SELECT per column for a whole bulk UPDATE, not a function call per row;
+ *   set-based INSERT … SELECT for a whole bulk UPDATE (old and new joined once, a row per changed
+ *   column), not a function call per row;
  * - a row trigger fires only on a forbidden UPDATE (an `id` change, a read-only column changed:
  *   its WHEN clause filters every other row out at no cost) and raises the error naming it;
  * - INSERT: a row trigger refuses values in read-only columns and gives the row minus its new
@@ -82,15 +83,20 @@ END`));
   out.push(`CREATE TRIGGER ${quoteIdent(n.guard.trigger)} BEFORE UPDATE ON ${table} FOR EACH ROW
     WHEN (NOT ${DAEMON} AND (${forbidden.join(' OR ')})) EXECUTE FUNCTION ${names.qualify(n.guard.fn)}()`);
 
+  // One pass over the transition tables for every column: a row per changed column comes out
+  // of a LATERAL list of (column, changed?, old, new), so a bulk UPDATE joins old and new once.
+  const columnsList = writable.map((f, position) => {
+    const c = quoteIdent(f.columnName);
+    return `(${position}, ${quoteLiteral(f.columnName)}, ${quoteLiteral(f.fieldId)}, n.${c} IS DISTINCT FROM o.${c}, to_jsonb(o.${c}), to_jsonb(n.${c}))`;
+  });
   out.push(createFunction(names.qualify(n.update.fn), `
 BEGIN
   IF ${DAEMON} THEN RETURN NULL; END IF;
-  ${writable.map((f) => {
-    const c = quoteIdent(f.columnName);
-    return `INSERT INTO ${outbox} (table_id, sql_table, record_id, operation, column_name, field_id, old_value, new_value)
-    SELECT ${tableId}, ${sqlTable}, n.${id}, 'update', ${quoteLiteral(f.columnName)}, ${quoteLiteral(f.fieldId)}, to_jsonb(o.${c}), to_jsonb(n.${c})
-    FROM _wsmirror_new n JOIN _wsmirror_old o ON o.${id} = n.${id} WHERE n.${c} IS DISTINCT FROM o.${c} ORDER BY n.${id};`;
-  }).join('\n  ')}
+  ${writable.length === 0 ? '' : `INSERT INTO ${outbox} (table_id, sql_table, record_id, operation, column_name, field_id, old_value, new_value)
+    SELECT ${tableId}, ${sqlTable}, n.${id}, 'update', c.column_name, c.field_id, c.old_value, c.new_value
+    FROM _wsmirror_new n JOIN _wsmirror_old o ON o.${id} = n.${id}
+    CROSS JOIN LATERAL (VALUES ${columnsList.join(', ')}) AS c(position, column_name, field_id, changed, old_value, new_value)
+    WHERE c.changed ORDER BY n.${id}, c.position;`}
   RETURN NULL;
 END`));
   out.push(`CREATE TRIGGER ${quoteIdent(n.update.trigger)} AFTER UPDATE ON ${table}

@@ -10,7 +10,7 @@ import type { CatalogDb } from '../catalog-tables.ts';
 import { catalogTableDdl, catalogTablesOf } from '../catalog-ddl.ts';
 import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
 import type { ColumnSpec, Dialect, DialectDriver, SqlValue, WriteTx } from '../dialect.ts';
-import type { MirrorLocation } from '../mirror-url.ts';
+import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-url.ts';
 import { hash8 } from '../naming.ts';
 import { copyTextRows } from './copy-text.ts';
 import { quoteIdent } from '../sql-text.ts';
@@ -48,8 +48,8 @@ export async function openPostgresDriver(
   dialect: Dialect, location: Extract<MirrorLocation, { dialect: 'postgres' }>, options: { pgSchema: string; mustExist?: boolean },
 ): Promise<DialectDriver> {
   const schema = options.pgSchema;
-  if (schema === '' || Buffer.byteLength(schema) > 63) {
-    throw new ConfigError(`Postgres schema ${JSON.stringify(schema)} must be 1 to 63 bytes long`);
+  if (checkPgSchema(schema) === undefined) {
+    throw new ConfigError(`${JSON.stringify(schema)} is not ${PG_SCHEMA_RULE}`);
   }
   const pool = new pg.Pool({
     connectionString: location.connectionString,
@@ -215,6 +215,10 @@ class PostgresDriver implements DialectDriver {
     if (ids.length === 0) return 0;
     const result = await sql`DELETE FROM ${this.table(sqlTable)} WHERE ${sql.id('id')} = ANY(${ids}::bigint[])`.execute(tx.db);
     return Number(result.numAffectedRows ?? 0n);
+  }
+
+  async dropNotNull(tx: WriteTx, sqlTable: string, column: string): Promise<void> {
+    await sql`ALTER TABLE ${this.table(sqlTable)} ALTER COLUMN ${sql.id(column)} DROP NOT NULL`.execute(tx.db);
   }
 
   async comment(tx: WriteTx, sqlTable: string, column: string | null, text: string | null): Promise<void> {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Dialect } from '../dialect.ts';
 import { CATALOG_PREFIX } from '../naming.ts';
 import { captureSetupSql, createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
@@ -26,6 +27,7 @@ export const postgresDialect: Dialect = {
   nowSql: 'now()',
   extraCatalogTables: [],
   daemonWriteCondition: DAEMON_WRITE_CONDITION,
+  idSet: (ids) => sql`(SELECT unnest(${[...ids]}::bigint[]))`,
   booleanToSql: (value) => value,
   jsonArrivesParsed: true,
   captureSetupSql,

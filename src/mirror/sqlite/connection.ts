@@ -170,6 +170,33 @@ class SqliteDriver implements DialectDriver {
     if (!this.#raw.inTransaction) throw new MirrorError('row writes must run inside a write transaction');
   }
 
+  /**
+   * SQLite has no ALTER COLUMN. Removing a NOT NULL constraint leaves every stored row valid, so
+   * this follows SQLite's own procedure for such changes (lang_altertable.html, "Making Other
+   * Kinds Of Table Schema Changes"): the table's stored CREATE statement is rewritten inside the
+   * transaction, the schema version bumped, and the result checked before commit. Rebuilding the
+   * table instead would break the views and indexes that name it.
+   */
+  async dropNotNull(_tx: WriteTx, sqlTable: string, column: string): Promise<void> {
+    this.#assertInTransaction();
+    const row = this.#raw.prepare(`SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?`).get(sqlTable) as { sql: string } | undefined;
+    if (!row) throw new MirrorError(`no table ${sqlTable} in the SQLite mirror`);
+    const declared = new RegExp(`(${escapeRegExp(quoteIdent(column))} [A-Za-z]+) NOT NULL`);
+    if (!declared.test(row.sql)) return;
+    const version = this.#raw.pragma('schema_version', { simple: true }) as number;
+    this.#raw.unsafeMode(true);
+    try {
+      this.#raw.pragma('writable_schema = ON');
+      this.#raw.prepare(`UPDATE sqlite_schema SET sql = ? WHERE type = 'table' AND name = ?`).run(row.sql.replace(declared, '$1'), sqlTable);
+      this.#raw.pragma(`schema_version = ${version + 1}`);
+    } finally {
+      this.#raw.pragma('writable_schema = OFF');
+      this.#raw.unsafeMode(false);
+    }
+    const check = this.#raw.pragma(`integrity_check(${quoteIdent(sqlTable)})`) as { integrity_check: string }[];
+    if (check[0]?.integrity_check !== 'ok') throw new MirrorError(`the SQLite mirror failed its integrity check after relaxing ${sqlTable}.${column}`);
+  }
+
   async comment(): Promise<void> {
     // SQLite has no comments; labels live in the catalog tables.
   }
@@ -190,4 +217,8 @@ class SqliteDriver implements DialectDriver {
     this.#statements.clear();
     await this.db.destroy();
   }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

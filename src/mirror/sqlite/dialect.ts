@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Dialect } from '../dialect.ts';
 import { CATALOG_PREFIX } from '../naming.ts';
 import { createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
@@ -26,6 +27,7 @@ export const sqliteDialect: Dialect = {
   nowSql: `(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`,
   extraCatalogTables: [WRITER_TABLE_DEF],
   daemonWriteCondition: DAEMON_WRITE_CONDITION,
+  idSet: (ids) => sql`(SELECT "value" FROM json_each(${JSON.stringify(ids)}))`,
   booleanToSql: (value) => (value ? 1 : 0),
   jsonArrivesParsed: false,
   captureSetupSql: () => [],

@@ -1,0 +1,40 @@
+/**
+ * The one way wsmirror hides secrets in text it shows: log lines, error messages, `/readyz`
+ * bodies, configuration dumps, mirror URLs. Kept in the shared contract folder because every side
+ * (client, mirror, daemon) needs the same rule and the same placeholder.
+ */
+
+/** What a hidden secret reads as, everywhere. */
+export const REDACTED = '[Redacted]';
+
+const BEARER = /\b(Bearer\s+)[^\s"\\,;]+/gi;
+// `scheme://user:password@` — the password is whatever lies between the user's colon and the `@`.
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"\\]*:)[^\s@/"\\]+@/gi;
+// Shorter values would blank out ordinary words; keys are far longer.
+const MIN_SECRET_LENGTH = 6;
+
+/**
+ * Returns a function that hides, in any text: the given secret values (also as they read inside
+ * a JSON string), `Bearer …` tokens, and passwords in URLs.
+ */
+export function createRedactor(secrets: readonly (string | null | undefined)[] = []): (text: string) => string {
+  const needles = new Set<string>();
+  for (const secret of secrets) {
+    const value = typeof secret === 'string' ? secret.trim() : '';
+    if (value.length < MIN_SECRET_LENGTH) continue;
+    needles.add(value);
+    needles.add(JSON.stringify(value).slice(1, -1)); // as it reads inside a JSON string
+  }
+  return (text) => {
+    let out = text;
+    for (const needle of needles) if (out.includes(needle)) out = out.split(needle).join(REDACTED);
+    return out.replace(BEARER, `$1${REDACTED}`).replace(URL_PASSWORD, `$1${REDACTED}@`);
+  };
+}
+
+const noSecrets = createRedactor();
+
+/** `postgres://user:secret@host/db` → `postgres://user:[Redacted]@host/db`. */
+export function redactUrlPasswords(text: string): string {
+  return noSecrets(text);
+}

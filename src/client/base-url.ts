@@ -1,0 +1,22 @@
+/**
+ * The upstream base URL rule: http or https, no query or fragment, and without `/api/v1` (the
+ * client adds the API's paths itself; a URL ending in it would ask for `/api/v1/api/v1/…`).
+ * The configuration checks `upstream.baseUrl` with this same rule.
+ */
+
+export const BASE_URL_RULE = 'an http:// or https:// URL without query or fragment, such as https://db.example.com';
+
+/** The URL normalised (no trailing slash), or why it is refused. */
+export function checkBaseUrl(value: unknown): { url: string } | { problem: string } {
+  if (typeof value !== 'string') return { problem: `is not ${BASE_URL_RULE}` };
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    return { problem: `is not ${BASE_URL_RULE}` };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: `is not ${BASE_URL_RULE}` };
+  if (url.search !== '' || url.hash !== '') return { problem: `is not ${BASE_URL_RULE}` };
+  if (/\/api\/v1\/?$/.test(url.pathname)) return { problem: 'ends in /api/v1: give the base URL only, wsmirror adds the path' };
+  return { url: url.href.replace(/\/+$/, '') };
+}

@@ -1,0 +1,101 @@
+/**
+ * Reading the files the configuration names (the YAML file, an API key file) with a bound: a
+ * path to `/dev/zero` or a log file given by mistake must not fill the memory.
+ */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import { ConfigError } from '../errors.ts';
+import { formatSize } from './units.ts';
+
+/** Far above any real configuration; a larger file is not one. */
+const MAX_CONFIG_FILE_BYTES = 1024 ** 2;
+
+export interface ConfigFileRead {
+  /** The file as named, for messages. */
+  label: string;
+  /** Absolute path, or null when the default file is absent. */
+  absolute: string | null;
+  raw: unknown;
+}
+
+/** Parses the YAML file; a missing default file (`explicit` false) reads as empty. */
+export function readConfigFile(name: string, explicit: boolean, cwd: string): ConfigFileRead {
+  const absolute = resolve(cwd, name);
+  let read: BoundedRead;
+  try {
+    read = readBounded(absolute, MAX_CONFIG_FILE_BYTES);
+  } catch (error) {
+    if (!explicit && errorCode(error) === 'ENOENT') return { label: name, absolute: null, raw: {} };
+    throw new ConfigError(`${name}: cannot read the configuration file: ${describeFsError(error)}`, { cause: error });
+  }
+  if (read.tooLarge) throw new ConfigError(`${name}: the configuration file is larger than ${formatSize(MAX_CONFIG_FILE_BYTES)}`);
+  // Loaded only when there is a file to parse: most runs configure through the environment, and
+  // the parser is some seventy modules of start-up.
+  const { LineCounter, parseDocument } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(read.text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  // YAML errors carry no value text once prettyErrors is off; their position is enough.
+  const problems = [...doc.errors, ...doc.warnings].map((problem) => {
+    const { line, col } = lineCounter.linePos(problem.pos[0]);
+    const message = problem.message.split('\n')[0] ?? problem.code;
+    return `${name}: line ${line}, column ${col}: ${message}`;
+  });
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+  try {
+    return { label: name, absolute, raw: doc.toJS() };
+  } catch (error) {
+    throw new ConfigError(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+export interface BoundedRead {
+  /** The first `limit` bytes as UTF-8. */
+  text: string;
+  /** The file holds more than `limit` bytes (or never ends). */
+  tooLarge: boolean;
+  regularFile: boolean;
+  /** Permission bits of the file opened (after symbolic links). */
+  mode: number;
+}
+
+/** Reads at most `limit` bytes, plus one to tell whether there is more. */
+export function readBounded(path: string, limit: number): BoundedRead {
+  const fd = openSync(path, 'r');
+  try {
+    const stat = fstatSync(fd);
+    const buffer = Buffer.alloc(limit + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+    }
+    return {
+      text: buffer.toString('utf8', 0, Math.min(length, limit)),
+      tooLarge: length > limit,
+      regularFile: stat.isFile(),
+      mode: stat.mode,
+    };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+export function describeFsError(error: unknown): string {
+  switch (errorCode(error)) {
+    case 'ENOENT':
+      return 'no such file';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'it is a directory';
+    default:
+      return error instanceof Error ? error.message : String(error);
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * `wsmirror run` as one call: a sync cycle on every tick of the schedule, the operations HTTP
+ * server fed by it, until SIGTERM or SIGINT. `demo --keep-running` runs the same loop over the
+ * cycle it opened itself.
+ */
+import type { Config } from './config-types.ts';
+import { startDaemon } from './daemon.ts';
+import { createRedactor } from '../api/secret-redaction.ts';
+import type { Logger } from './logger.ts';
+import { Metrics } from './metrics.ts';
+import type { Scheduler } from './scheduler.ts';
+import { openSyncCycle, type SyncCycle } from './sync-cycle.ts';
+
+export interface SyncDaemonOptions {
+  logger: Logger;
+  /** A cycle the caller opened (and closes); by default one is opened here, with progress. */
+  cycle?: { cycle: SyncCycle; metrics: Metrics };
+  /** Run the first cycle at once (default true). */
+  runOnStart?: boolean;
+}
+
+/** Resolves once the daemon has stopped and everything it opened is closed. */
+export async function runSyncDaemon(config: Config, options: SyncDaemonOptions): Promise<void> {
+  const { logger } = options;
+  const metrics = options.cycle?.metrics ?? new Metrics();
+  const cycle = options.cycle?.cycle ?? (await openSyncCycle(config, { logger, metrics, progress: true }));
+  try {
+    logger.info({ mirror: cycle.mirror.displayUrl, upstream: config.upstream.baseUrl }, 'wsmirror daemon starting');
+    // Each cycle stores when the next one starts, for `wsmirror status` (known once started).
+    let scheduler: Scheduler | undefined;
+    const daemon = await startDaemon({
+      config,
+      logger,
+      metrics,
+      redact: createRedactor([config.upstream.apiKey]),
+      runOnStart: options.runOnStart ?? true,
+      cycle: (signal) => cycle.scheduled(signal, (startedAt, finishedAt) => scheduler?.nextRunAfter(startedAt, finishedAt) ?? null),
+    });
+    scheduler = daemon.scheduler;
+    await daemon.stopped;
+  } finally {
+    if (options.cycle === undefined) await cycle.close();
+  }
+  logger.info({}, 'wsmirror daemon stopped');
+}
