@@ -27,6 +27,7 @@ export function buildProgram(): Command {
 
 /** Runs the command line and returns the process exit code (DESIGN §2). */
 export async function main(argv: string[]): Promise<number> {
+  endQuietlyOnClosedPipe();
   const program = buildProgram();
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -46,5 +47,18 @@ export async function main(argv: string[]): Promise<number> {
     }
     process.stderr.write(`wsmirror: ${error instanceof Error ? error.message : String(error)}\n`);
     return EXIT.syncFailed;
+  }
+}
+
+/**
+ * `wsmirror openapi | head`: once the reader has what it wants and closes the pipe, the rest of
+ * the output has nowhere to go. That is no failure of wsmirror's: end at once, without a stack.
+ */
+function endQuietlyOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(EXIT.ok);
+      throw error;
+    });
   }
 }

@@ -9,10 +9,10 @@ import type { ProgressReporter, ProgressTask } from './progress.ts';
 export interface CycleTally {
   /** Every table the mirror holds, as of the last schema pull. */
   readonly tables: readonly string[];
-  /** Tables whose records were pulled in the running (or last) cycle. */
+  /** Tables the running (or last) cycle is done with. */
   readonly pulled: ReadonlySet<string>;
-  /** Tables being scanned now, with the rows read so far. */
-  readonly scanning: ReadonlyMap<string, number>;
+  /** Rows read so far by this cycle's backfills and scans, per table. */
+  readonly rowsRead: ReadonlyMap<string, number>;
 }
 
 export interface CycleObserver extends SyncObserver {
@@ -23,34 +23,33 @@ export interface CycleObserver extends SyncObserver {
 
 export function createCycleObserver(deps: { metrics?: Metrics; progress?: ProgressReporter }): CycleObserver {
   const tasks = new Map<string, ProgressTask>();
-  const scanning = new Map<string, number>();
+  const rowsRead = new Map<string, number>();
   const pulled = new Set<string>();
   let tables: readonly string[] = [];
   return {
     rowsApplied: (table, operation, count) => deps.metrics?.observeRowsApplied(table, operation, count),
     scanProgress: (table, rows) => {
-      scanning.set(table, (scanning.get(table) ?? 0) + rows);
+      rowsRead.set(table, (rowsRead.get(table) ?? 0) + rows);
       if (!deps.progress) return;
       let task = tasks.get(table);
       if (!task) tasks.set(table, (task = deps.progress.task(table)));
       task.add(rows);
     },
     scanFinished: (table) => {
-      scanning.delete(table);
       tasks.get(table)?.done();
       tasks.delete(table);
     },
-    scanStarted: (table, { rowsRead, estimatedRows }) => {
-      scanning.set(table, rowsRead);
+    scanStarted: (table, started) => {
       if (!deps.progress) return;
       const task = deps.progress.task(table);
       tasks.set(table, task);
-      if (estimatedRows !== null) task.setTotal(estimatedRows);
-      task.add(rowsRead);
+      // A resumed backfill shows what its earlier runs read: the percentage is of the whole table.
+      if (started.estimatedRows !== null) task.setTotal(started.estimatedRows);
+      task.add(started.rowsRead);
     },
-    tablePulled: (table, currentAsOf) => {
+    tablePulled: (table, currentAsOf) => deps.metrics?.setTableCurrentAsOf(table, currentAsOf),
+    tableFinished: (table) => {
       pulled.add(table);
-      deps.metrics?.setTableCurrentAsOf(table, currentAsOf);
     },
     tablesMirrored: (mirrored) => {
       tables = mirrored.map((t) => t.table);
@@ -60,10 +59,10 @@ export function createCycleObserver(deps: { metrics?: Metrics; progress?: Progre
       deps.metrics?.setOutboxDepth(counts);
       deps.metrics?.setOldestPendingEdit(oldestPendingAt);
     },
-    tally: () => ({ tables, pulled, scanning }),
+    tally: () => ({ tables, pulled, rowsRead }),
     reset: () => {
       pulled.clear();
-      scanning.clear();
+      rowsRead.clear();
     },
   };
 }

@@ -12,7 +12,7 @@ import { evaluateReadiness } from './readiness.ts';
 import type { ReadinessReport } from './readiness.ts';
 import { Scheduler } from './scheduler.ts';
 import type { CycleFunction, CycleOutcome } from './scheduler.ts';
-import { handleShutdownSignals } from './shutdown.ts';
+import { handleShutdownSignals, type ShutdownSignal } from './shutdown.ts';
 
 export interface DaemonOptions {
   config: Pick<Config, 'sync' | 'http'>;
@@ -38,6 +38,8 @@ export interface Daemon {
   stop(): Promise<void>;
   /** Resolves once a stop has completed: the CLI then exits 0. */
   readonly stopped: Promise<void>;
+  /** The signal that stopped the daemon, if one did. */
+  readonly stoppedBy: ShutdownSignal | undefined;
 }
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
@@ -49,7 +51,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const fields = { result: outcome.result, durationMs: outcome.durationMs };
     if (outcome.result === 'failure') {
       failuresInARow++;
-      logger.error({ ...fields, err: outcome.error, failuresInARow }, 'sync cycle failed');
+      // One line per failing cycle; the stack, rarely of use to an operator, only at debug.
+      const message = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
+      logger.error({ ...fields, error: message, failuresInARow }, `sync cycle failed: ${message}`);
+      logger.debug({ err: outcome.error }, 'sync cycle failure in detail');
     } else if (outcome.result === 'aborted') {
       logger.info(fields, 'sync cycle stopped early for shutdown');
     } else {
@@ -97,9 +102,23 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     })();
     return stopping;
   };
-  if (options.handleSignals ?? true) removeSignalHandlers = handleShutdownSignals({ onSignal: stop, logger });
+  let stoppedBy: ShutdownSignal | undefined;
+  if (options.handleSignals ?? true) {
+    removeSignalHandlers = handleShutdownSignals({
+      onSignal: (signal) => {
+        stoppedBy = signal;
+        return stop();
+      },
+      logger,
+    });
+  }
 
   scheduler.start();
   logger.info({ schedule: config.sync.schedule }, 'daemon started');
-  return { scheduler, metrics, http, readiness, stop, stopped };
+  return {
+    scheduler, metrics, http, readiness, stop, stopped,
+    get stoppedBy() {
+      return stoppedBy;
+    },
+  };
 }

@@ -6,6 +6,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ConfigError } from '../errors.ts';
 import type { HttpConfig } from './config-types.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
@@ -60,7 +61,20 @@ export async function listenHttpServer(host: string, port: number, deps: HttpSer
 /** Starts the server of the configuration, or returns null when `http.port` is 0 (off). */
 export async function startHttpServer(http: HttpConfig, deps: HttpServerDeps): Promise<HttpServer | null> {
   if (http.port === 0) return null;
-  return listenHttpServer(http.host, http.port, deps);
+  try {
+    return await listenHttpServer(http.host, http.port, deps);
+  } catch (error) {
+    // A port taken or not ours to bind is a configuration problem (exit 78): name the setting.
+    const code = (error as { code?: unknown }).code;
+    const why = code === 'EADDRINUSE' ? 'is already in use' : code === 'EACCES' ? 'needs privileges this process lacks' : code === 'EADDRNOTAVAIL' ? 'is not an address of this machine' : undefined;
+    if (why === undefined) throw error;
+    const what = code === 'EADDRNOTAVAIL' ? `the host ${http.host}` : `port ${http.port} on ${http.host}`;
+    throw new ConfigError(
+      `cannot serve /healthz, /readyz and /metrics: ${what} ${why}: set WSMIRROR_HTTP_PORT (http.port) to a free port, `
+        + `or to 0 to turn the endpoints off${code === 'EADDRNOTAVAIL' ? ', or WSMIRROR_HTTP_HOST (http.host) to an address of this machine' : ''}`,
+      { cause: error },
+    );
+  }
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, deps: HttpServerDeps): Promise<void> {

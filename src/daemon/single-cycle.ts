@@ -45,7 +45,7 @@ export async function runSingleCycle(config: Config, options: SingleCycleOptions
     return { report };
   } catch (error) {
     if (received === undefined) throw error;
-    return { stoppedBy: received, tally: cycle?.tally() ?? { tables: [], pulled: new Set(), scanning: new Map() } };
+    return { stoppedBy: received, tally: cycle?.tally() ?? { tables: [], pulled: new Set(), rowsRead: new Map() } };
   } finally {
     await cycle?.close();
     removeSignalHandlers();

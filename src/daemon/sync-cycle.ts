@@ -13,6 +13,7 @@ import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import { claimMirror } from './mirror-claim.ts';
 import { createProgress, type ProgressReporter } from './progress.ts';
+import { explainFailure, withSettingHint } from './setting-hints.ts';
 import { createWorkspaceClient } from './upstream-client.ts';
 
 export interface SyncCycleDeps {
@@ -55,6 +56,11 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
   let mirror: Mirror;
   try {
     await client.getWorkspace(deps.signal ? { signal: deps.signal } : {});
+  } catch (error) {
+    await client.close();
+    throw withSettingHint(error, upstream, { workspaceCheck: true });
+  }
+  try {
     mirror = await openConfiguredMirror(config, { logger });
   } catch (error) {
     await client.close();
@@ -87,9 +93,15 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
       conflictPolicies: tables.conflictPolicies,
     },
   });
-  const run = (options: CycleOptions = {}) => {
+  const run = async (options: CycleOptions = {}) => {
     observer.reset();
-    return engine.runCycle(options);
+    let report: CycleReport;
+    try {
+      report = await engine.runCycle(options);
+    } catch (error) {
+      throw withSettingHint(error, upstream);
+    }
+    return explainReport(report, upstream);
   };
   return {
     engine,
@@ -108,6 +120,16 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
       await client.close();
       await mirror.close();
     },
+  };
+}
+
+/** The report with each failure's message naming the setting to fix, where one is the likely cause. */
+function explainReport(report: CycleReport, upstream: Config['upstream']): CycleReport {
+  const explain = (error: { code: string; message: string }) => ({ ...error, message: explainFailure(error, upstream) });
+  return {
+    ...report,
+    push: 'error' in report.push ? { error: explain(report.push.error) } : report.push,
+    tables: report.tables.map((t) => (t.error ? { ...t, error: explain(t.error) } : t)),
   };
 }
 

@@ -9,6 +9,7 @@ import { createRedactor } from '../api/secret-redaction.ts';
 import type { Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
 import type { Scheduler } from './scheduler.ts';
+import { describeStop } from './stop-report.ts';
 import { openSyncCycle, type SyncCycle } from './sync-cycle.ts';
 
 export interface SyncDaemonOptions {
@@ -17,6 +18,8 @@ export interface SyncDaemonOptions {
   cycle?: { cycle: SyncCycle; metrics: Metrics };
   /** Run the first cycle at once (default true). */
   runOnStart?: boolean;
+  /** Told what a stop by signal left behind (the log has it too). */
+  onStopped?: (message: string) => void;
 }
 
 /** Resolves once the daemon has stopped and everything it opened is closed. */
@@ -38,6 +41,14 @@ export async function runSyncDaemon(config: Config, options: SyncDaemonOptions):
     });
     scheduler = daemon.scheduler;
     await daemon.stopped;
+    if (daemon.stoppedBy !== undefined) {
+      const interrupted = daemon.scheduler.lastOutcome?.result === 'aborted';
+      const message = interrupted
+        ? describeStop(daemon.stoppedBy, cycle.tally())
+        : `stopped by ${daemon.stoppedBy} between cycles: nothing was left unfinished`;
+      logger.info({ signal: daemon.stoppedBy }, message);
+      options.onStopped?.(message);
+    }
   } finally {
     if (options.cycle === undefined) await cycle.close();
   }

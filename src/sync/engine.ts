@@ -156,6 +156,7 @@ export class SyncEngine {
           observer.tablePulled?.(name, currentAsOf);
         }
         tables.push({ tableId: table.tableId, table: name, mode: table.mode, ...result });
+        observer.tableFinished?.(name);
         if (result.upserted + result.deleted > 0) {
           logger.info({ table: name, action: result.action, upserted: result.upserted, deleted: result.deleted }, 'table pulled');
         }

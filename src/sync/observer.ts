@@ -16,6 +16,8 @@ export interface SyncObserver {
   scanFinished?(table: string): void;
   /** A table's pull committed: it holds upstream as of `currentAsOf` (see table-lag.ts). */
   tablePulled?(table: string, currentAsOf: Date): void;
+  /** The table is done for this cycle: pulled, or skipped because nothing was due. */
+  tableFinished?(table: string): void;
   /** Once a cycle, after the push: outbox entries by status, and when the oldest pending one was made. */
   outboxChecked?(counts: Readonly<Record<OutboxStatus, number>>, oldestPendingAt: string | null): void;
   /**

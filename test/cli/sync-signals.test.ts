@@ -55,6 +55,8 @@ forEachDialect('wsmirror sync stops on a signal', (dialect) => {
       const run = await signalledRun(signal);
       expect({ code: run.code, signal: run.signal }, run.stderr).toEqual({ code: 1, signal: null });
       expect(run.stderr).toContain(`wsmirror sync: stopped by ${signal}`);
+      // What was finished and what was left, in words.
+      expect(run.stderr).toMatch(/left: big\.items \(stopped after [\d,]+ rows read\); the next run continues from what was committed/);
       const rows = await count();
       expect(rows).toBeLessThan(ROWS);
     }

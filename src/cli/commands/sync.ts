@@ -9,11 +9,12 @@ export function defineSyncCommand(program: Command): Command {
       .description('run one full cycle (push local edits, schema, records) and exit: 0 when the mirror is current')
       .option('--json', 'print the cycle report as JSON on stdout (logs go to stderr)'),
   ).action(async (flags: ConfigFlags & { json?: boolean }) => {
-    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { runSingleCycle }, { cycleProblems }] = await Promise.all([
+    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { runSingleCycle }, { cycleProblems }, { describeStop }] = await Promise.all([
       import('../command-config.ts'),
       import('../../daemon/log-configuration.ts'),
       import('../../daemon/single-cycle.ts'),
       import('../../sync/index.ts'),
+      import('../../daemon/stop-report.ts'),
     ]);
     const config = loadCommandConfig(flags);
     const logger = commandLogger(config, { toStderr: flags.json === true });
@@ -21,7 +22,7 @@ export function defineSyncCommand(program: Command): Command {
     const result = await runSingleCycle(config, { logger });
     if ('stoppedBy' in result) {
       // Not current, so not 0 (DESIGN §2): what was committed stays, the next sync goes on from it.
-      process.stderr.write(`wsmirror sync: stopped by ${result.stoppedBy}: the mirror is not current; the next sync continues from what was committed\n`);
+      process.stderr.write(`wsmirror sync: ${describeStop(result.stoppedBy, result.tally)}; the mirror is not current\n`);
       process.exitCode = EXIT.syncFailed;
       return;
     }

@@ -1,0 +1,45 @@
+/**
+ * Failures whose cause is most likely a setting say which one to fix: a refused key names where
+ * the key came from and the variables that set it; an unreachable upstream names the base URL and
+ * WSMIRROR_BASE_URL; an unknown workspace names WSMIRROR_WORKSPACE_ID. Applied wherever a failure
+ * reaches the user: the start-up check, each cycle's problems, `/readyz`.
+ */
+import { NetworkError, UpstreamError, WsmirrorError } from '../errors.ts';
+import type { UpstreamConfig } from './config-types.ts';
+
+type Upstream = Pick<UpstreamConfig, 'baseUrl' | 'apiKeySource' | 'workspaceId'>;
+
+const KEY_SETTINGS = 'WSMIRROR_API_KEY or WSMIRROR_API_KEY_FILE (upstream.apiKey or upstream.apiKeyFile)';
+// Network failures where the address itself is the likely mistake, not a passing outage.
+const UNREACHABLE = /^(?:ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNRESET|UND_ERR_CONNECT_TIMEOUT|TIMEOUT|CERT_|ERR_TLS|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_VERIFY)/;
+
+/**
+ * The message of a failure, with the setting to fix when its code points at one. `code` is the
+ * error's stable code; `causeCode` the system code of a network failure, when known.
+ */
+export function explainFailure(failure: { code: string; message: string; causeCode?: string | undefined }, upstream: Upstream): string {
+  const { code, message } = failure;
+  if (code === 'UPSTREAM_UNAUTHORIZED') {
+    // Upstream's own text is left out: it tends to quote the header to send, which reads like a leak once redacted.
+    return `upstream refused the API key (HTTP 401) from ${upstream.apiKeySource}: set a valid key in ${KEY_SETTINGS}`;
+  }
+  if (code === 'UPSTREAM_FORBIDDEN') {
+    return `${message}: the API key from ${upstream.apiKeySource} lacks a grant this needs; give the key that grant, or set another key in ${KEY_SETTINGS}`;
+  }
+  if (code === 'NETWORK' && (failure.causeCode === undefined || UNREACHABLE.test(failure.causeCode))) {
+    return `cannot reach upstream at ${upstream.baseUrl}: ${message}; check WSMIRROR_BASE_URL (upstream.baseUrl) and that the server is up`;
+  }
+  return message;
+}
+
+/** The same error with the setting named (same code, the original as its cause). */
+export function withSettingHint(error: unknown, upstream: Upstream, options: { workspaceCheck?: boolean } = {}): unknown {
+  if (!(error instanceof WsmirrorError)) return error;
+  const causeCode = error instanceof NetworkError ? error.causeCode : undefined;
+  let message = explainFailure({ code: error.code, message: error.message, causeCode }, upstream);
+  if (options.workspaceCheck && error instanceof UpstreamError && error.status === 404) {
+    message = `upstream has no workspace ${upstream.workspaceId} (HTTP 404): check WSMIRROR_WORKSPACE_ID (upstream.workspaceId)`;
+  }
+  if (message === error.message) return error;
+  return new WsmirrorError(error.code, message, { cause: error });
+}
