@@ -5,6 +5,7 @@ import { defineEmulatorCommand } from './commands/emulator.ts';
 import { defineImportCommand } from './commands/import.ts';
 import { defineOpenApiCommand } from './commands/openapi.ts';
 import { defineOutboxCommand } from './commands/outbox.ts';
+import { defineResyncCommand } from './commands/resync.ts';
 import { defineRunCommand } from './commands/run.ts';
 import { defineStatusCommand } from './commands/status.ts';
 import { defineSyncCommand } from './commands/sync.ts';
@@ -17,7 +18,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   for (const define of [
-    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineOutboxCommand,
+    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineResyncCommand, defineOutboxCommand,
     defineDemoCommand, defineOpenApiCommand, defineImportCommand,
   ]) {
     define(program).exitOverride();

@@ -12,6 +12,7 @@ import { retryOutbox } from './operations/retry-outbox.ts';
 import { settleEdits } from './operations/settle-edits.ts';
 import { readCatalog } from './operations/read-catalog.ts';
 import { countRows, readRows, streamIds } from './operations/read-rows.ts';
+import { resetTables } from './operations/reset-tables.ts';
 import { readSyncState, recordCycle } from './operations/sync-status.ts';
 import { setTableState } from './operations/table-state.ts';
 
@@ -42,6 +43,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string): Mirror {
     retryOutbox: (filter) => retryOutbox(ctx, filter),
     discardOutbox: (filter) => discardOutbox(ctx, filter),
     setTableState: (tableId, patch) => setTableState(ctx, tableId, patch),
+    resetTables: (tableIds) => resetTables(ctx, tableIds),
     readSyncState: () => readSyncState(ctx),
     recordCycle: (cycle) => recordCycle(ctx, cycle),
     async close() {

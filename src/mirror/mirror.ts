@@ -73,6 +73,12 @@ export interface Mirror extends MirrorOutbox {
   /** Updates a table's sync state: backfill state, last successful pull, last error. */
   setTableState(tableId: string, patch: TableStatePatch): Promise<void>;
 
+  /**
+   * Marks tables to be mirrored again: `needs_backfill`, their cursors and last error forgotten,
+   * in one transaction. Rows and local edits stay; the next cycle backfills them.
+   */
+  resetTables(tableIds: readonly string[]): Promise<void>;
+
   /** What the engine recorded: per table (lag, last error) and about its cycles. */
   readSyncState(): Promise<{ tables: TableSyncState[]; cycle: CycleSummary }>;
 
