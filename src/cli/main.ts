@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, EXIT, UsageError } from '../errors.ts';
+import { defineCheckCommand } from './commands/check.ts';
 import { defineDemoCommand } from './commands/demo.ts';
 import { defineEmulatorCommand } from './commands/emulator.ts';
 import { defineImportCommand } from './commands/import.ts';
@@ -18,7 +19,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   for (const define of [
-    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineResyncCommand, defineOutboxCommand,
+    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineCheckCommand, defineResyncCommand, defineOutboxCommand,
     defineDemoCommand, defineOpenApiCommand, defineImportCommand,
   ]) {
     define(program).exitOverride();

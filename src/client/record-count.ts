@@ -1,14 +1,16 @@
 import { MAX_PAGE_LIMIT } from '../api/paging.ts';
 import type { RecordPageFetcher } from './record-pager.ts';
 
-/** How close the estimate of a large table gets: within this share of its size. */
+/** How close the estimate of a large table gets: within this share of its size… */
 const PRECISION = 0.01;
+/** …and exact below this many records. */
+const EXACT_BELOW = 10_000;
 
 /**
  * About how many records a table holds, for progress bars, `wsmirror status` and `wsmirror
  * check`: the list endpoint tells no total, so this probes offsets with one-record pages — a
  * first page of 100, then doubling offsets until one is past the end, then halving the gap until
- * it is under 1 % of the size. About 2·log2(n/100) + 7 small requests; exact up to 100 records.
+ * it is under 1 % of the size. About 2·log2(n/100) + 7 small requests; exact up to 10,000 records.
  * Records created or deleted meanwhile make it an estimate, never a promise.
  */
 export async function estimateRecordCount(fetch: RecordPageFetcher, signal?: AbortSignal): Promise<number> {
@@ -22,7 +24,7 @@ export async function estimateRecordCount(fetch: RecordPageFetcher, signal?: Abo
     low = high;
     high *= 2;
   }
-  while (high - low > Math.max(1, Math.floor(low * PRECISION))) {
+  while (high - low > (low < EXACT_BELOW ? 1 : Math.floor(low * PRECISION))) {
     const middle = Math.floor((low + high) / 2);
     if (await holds(middle)) low = middle;
     else high = middle;

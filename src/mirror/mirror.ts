@@ -79,6 +79,9 @@ export interface Mirror extends MirrorOutbox {
    */
   resetTables(tableIds: readonly string[]): Promise<void>;
 
+  /** What would keep the daemon from writing this mirror (privileges, a read-only file), one line each. */
+  accessProblems(): Promise<string[]>;
+
   /** What the engine recorded: per table (lag, last error) and about its cycles. */
   readSyncState(): Promise<{ tables: TableSyncState[]; cycle: CycleSummary }>;
 

@@ -10,3 +10,4 @@ export type { ConflictPolicy, ConflictPolicyRule } from './push/conflict-policy.
 export { lagBoundMs, tableLagMs } from './table-lag.ts';
 export type { ScanCheckpoint } from './scan-checkpoint.ts';
 export { decodeCheckpoint } from './scan-checkpoint.ts';
+export { refusedTables } from './name-rule.ts';
