@@ -2,10 +2,11 @@
 // an emulator running as a child process (`bin/wsmirror emulator --port 0`), uploaded by the
 // client (`WorkspaceClient.importCsv`, streamed from disk). Measures rows/s over the whole request
 // (upload, parse, checks, writes, commit) and the emulator's memory: RSS before, sampled every
-// 20 ms during the import, and its peak (VmHWM).
-import { createWriteStream } from 'node:fs';
+// 20 ms during the import, and its peak (VmHWM). Also the emulator's CPU time during the request
+// (user + system, from /proc): rows per CPU-second is what the machine's load changes least.
+import { createWriteStream, readFileSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { WorkspaceClient } from '../src/client/index.ts';
@@ -17,6 +18,15 @@ import { round } from './stats.ts';
 
 const TARGETS = { rowsPerSecond: 50_000, rssGrowthBytes: 300 * 1024 * 1024 };
 const MiB = 1024 * 1024;
+
+/** CPU seconds (user + system) a live process has used, from /proc/<pid>/stat. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const CLOCK_TICKS = 100;
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
 
 /** Writes `rows` rows of ten columns (text with quotes and commas, numbers, booleans, choices, dates, timestamps). */
 async function writeFile(path: string, rows: number): Promise<void> {
@@ -45,7 +55,9 @@ export async function run(options: BenchOptions = {}) {
   const file = join(dir, 'bench.csv');
   await writeFile(file, rows);
   const fileBytes = (await stat(file)).size;
-  const emu = await spawnEmulator({ stderr: 'inherit' });
+  // --onDisk: the emulator keeps its store in a file (--data) rather than in memory.
+  const onDisk = options.onDisk === true || options.onDisk === 'true';
+  const emu = await spawnEmulator({ stderr: 'inherit', args: onDisk ? ['--data', join(dir, 'emulator.db')] : [] });
   const pid = emu.child.pid!;
   const client = new WorkspaceClient({ baseUrl: emu.url, apiKey: emu.apiKey, workspaceId: emu.workspaceId });
   try {
@@ -70,6 +82,8 @@ export async function run(options: BenchOptions = {}) {
       const now = processMemory(pid);
       if (now) peakSampled = Math.max(peakSampled, now.rssBytes);
     }, 20);
+    const cpuBefore = cpuSeconds(pid);
+    const loadBefore = loadavg()[0]!;
     const started = performance.now();
     let result;
     try {
@@ -78,6 +92,7 @@ export async function run(options: BenchOptions = {}) {
       clearInterval(sampler);
     }
     const seconds = (performance.now() - started) / 1000;
+    const emulatorCpuSeconds = cpuSeconds(pid) - cpuBefore;
     const after = processMemory(pid)!;
     if (result.rowsImported !== rows) throw new Error(`imported ${result.rowsImported} rows of ${rows}`);
     const rowsPerSecond = Math.round(rows / seconds);
@@ -85,10 +100,14 @@ export async function run(options: BenchOptions = {}) {
     return {
       rows,
       columns: 10,
+      store: onDisk ? 'file' : 'memory',
       fileBytes,
       batchSize,
       seconds: round(seconds),
       rowsPerSecond,
+      emulatorCpuSeconds: round(emulatorCpuSeconds),
+      rowsPerEmulatorCpuSecond: Math.round(rows / emulatorCpuSeconds),
+      loadAverage: { before: round(loadBefore), after: round(loadavg()[0]!) },
       emulatorRssBeforeBytes: before.rssBytes,
       emulatorRssAfterBytes: after.rssBytes,
       emulatorPeakRssBytes: Math.max(after.peakRssBytes, peakSampled),

@@ -11,6 +11,7 @@ import pg from 'pg';
 import type { FieldCreate } from '../src/api/index.ts';
 import { daemonEnv, spawnEmulator, stopProcess, WSMIRROR_BIN } from '../test/helpers/processes.ts';
 import { UpstreamWorkspace } from '../test/helpers/workspace.ts';
+import { BENCH_PG_URL, dropSchema } from './pg-schema.ts';
 import type { BenchOptions } from './run.ts';
 import { median } from './stats.ts';
 
@@ -79,7 +80,7 @@ function summary(ms: number[]) {
 
 export async function run(options: BenchOptions = {}) {
   const samples = Number(options['samples'] ?? 20);
-  const pgUrl = process.env['WSMIRROR_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const pgUrl = BENCH_PG_URL;
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-latency-'));
   const emu = await spawnEmulator();
   const out: Record<string, unknown> = { schedule: '1s', samples };
@@ -132,12 +133,7 @@ export async function run(options: BenchOptions = {}) {
       } finally {
         await reader?.close();
         await stopProcess(daemon);
-        if (dialect === 'postgres') {
-          const c = new pg.Client({ connectionString: pgUrl });
-          await c.connect();
-          await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-          await c.end();
-        }
+        if (dialect === 'postgres') await dropSchema(pgUrl, schema);
       }
     }
   } finally {

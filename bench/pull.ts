@@ -4,13 +4,13 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import type { FieldCreate } from '../src/api/index.ts';
 import { WorkspaceClient, type RequestInfo } from '../src/client/index.ts';
 import { openMirror } from '../src/mirror/open-mirror.ts';
 import { SyncEngine } from '../src/sync/index.ts';
 import { daemonEnv, machineCpuTicks, processCpuMs, runWsmirror, spawnEmulator, type EmulatorProcess } from '../test/helpers/processes.ts';
 import { UpstreamWorkspace } from '../test/helpers/workspace.ts';
+import { dropSchema } from './pg-schema.ts';
 import type { BenchOptions } from './run.ts';
 
 const FIELDS: FieldCreate[] = [
@@ -43,13 +43,6 @@ async function seedTable(ws: UpstreamWorkspace, name: string, count: number, has
     ids.push(...(await ws.createRecords('bench', name, records)));
   }
   return ids;
-}
-
-async function dropSchema(pgUrl: string, schema: string): Promise<void> {
-  const c = new pg.Client({ connectionString: pgUrl });
-  await c.connect();
-  await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await c.end();
 }
 
 function client(emu: EmulatorProcess, onRequest?: (i: RequestInfo) => void) {

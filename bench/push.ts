@@ -14,6 +14,7 @@ import { SYNC_DEFAULTS, SyncEngine } from '../src/sync/index.ts';
 import { pushOutbox } from '../src/sync/push/push-step.ts';
 import { spawnEmulator } from '../test/helpers/processes.ts';
 import { UpstreamWorkspace } from '../test/helpers/workspace.ts';
+import { BENCH_PG_URL, dropSchema } from './pg-schema.ts';
 import type { BenchOptions } from './run.ts';
 
 const FIELDS: FieldCreate[] = [
@@ -26,7 +27,7 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 export async function run(options: BenchOptions = {}) {
   const edits = Number(options['edits'] ?? 10_000);
-  const pgUrl = process.env['WSMIRROR_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const pgUrl = BENCH_PG_URL;
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-push-'));
   const emu = await spawnEmulator();
   const out: Record<string, unknown> = { edits, batchRecords: SYNC_DEFAULTS.pushBatchRecords };
@@ -84,12 +85,7 @@ export async function run(options: BenchOptions = {}) {
       } finally {
         await client.close();
         await mirror.close();
-        if (dialect === 'postgres') {
-          const c = new pg.Client({ connectionString: pgUrl });
-          await c.connect();
-          await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-          await c.end();
-        }
+        if (dialect === 'postgres') await dropSchema(pgUrl, schema);
       }
     }
   } finally {

@@ -8,12 +8,13 @@ function daysInMonth(year: number, month: number): number {
     const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
     return leap ? 29 : 28;
   }
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 /** Unix milliseconds of a UTC date and time; `month` is 1-12. */
 function utcMillis(year: number, month: number, day: number, hour = 0, minute = 0, second = 0, millis = 0): number {
-  // Not Date.UTC: it reads years 0-99 as 1900-1999.
+  // Date.UTC reads years 0-99 as 1900-1999: those go the long way.
+  if (year >= 100) return Date.UTC(year, month - 1, day, hour, minute, second, millis);
   const date = new Date(0);
   date.setUTCFullYear(year, month - 1, day);
   date.setUTCHours(hour, minute, second, millis);
@@ -27,9 +28,11 @@ function utcMillis(year: number, month: number, day: number, hour = 0, minute = 
 export function parseTimestamp(text: string): number | undefined {
   const m = TIMESTAMP_RE.exec(text);
   if (!m) return undefined;
-  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number) as [
-    number, number, number, number, number,
-  ];
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  const hour = Number(m[4]);
+  const minute = Number(m[5]);
   const second = m[6] === undefined ? 0 : Number(m[6]);
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
   if (hour > 23 || minute > 59 || second > 59) return undefined;
@@ -53,11 +56,15 @@ export const timestampSchema = z
     examples: ['2026-01-31T12:00:00.000Z'],
   });
 
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
 /** Parses a calendar date `YYYY-MM-DD`, returning Unix milliseconds at midnight UTC. */
 export function parseDate(text: string): number | undefined {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  const m = DATE_RE.exec(text);
   if (!m) return undefined;
-  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
   return utcMillis(year, month, day);
 }

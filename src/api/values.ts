@@ -95,8 +95,12 @@ const readOnly = (type: FieldType) =>
 
 const dynamicRecordId = z.union([z.string().regex(/^[0-9]+$/), z.number().int().positive()]).transform(String);
 
+/** Types whose values are any string, stored as sent. */
+const PLAIN_TEXT_TYPES: ReadonlySet<FieldType> = new Set(['string', 'html', 'react', 'styled', 'file', 'user']);
+
 function baseSchema(type: FieldType, mode: ValueMode): z.ZodType {
   if (isReadOnlyType(type)) return readOnly(type);
+  if (PLAIN_TEXT_TYPES.has(type)) return z.string({ error: 'expected a string' });
   switch (type) {
     case 'any':
     case 'unknown':
@@ -149,13 +153,6 @@ function baseSchema(type: FieldType, mode: ValueMode): z.ZodType {
       return mode === 'create'
         ? z.number({ error: 'expected a finite number' }).finite()
         : z.union([z.number().finite(), numericString], { error: 'expected a finite number or a numeric string' });
-    case 'string':
-    case 'html':
-    case 'react':
-    case 'styled':
-    case 'file':
-    case 'user':
-      return z.string({ error: 'expected a string' });
     case 'icon':
       return mode === 'create' ? z.string().min(1, 'expected an icon name') : iconJsonString;
     case 'reference':
@@ -179,4 +176,46 @@ export function recordValueSchema(type: FieldType, mode: ValueMode): z.ZodType {
     cache.set(key, schema);
   }
   return schema;
+}
+
+/** What a value shortcut answers when it does not decide: the schema does. */
+export const ASK_SCHEMA: unique symbol = Symbol('ask the schema');
+
+export type RecordValueShortcut = (raw: unknown) => unknown;
+
+const isString = (raw: unknown): raw is string => typeof raw === 'string';
+/** `YYYY-MM-DDTHH:MM:SS.mmmZ` */
+const CANONICAL_TIMESTAMP_LENGTH = 24;
+const asIs = (accepts: (raw: unknown) => boolean): RecordValueShortcut => (raw) => (raw === null || accepts(raw) ? raw : ASK_SCHEMA);
+
+/**
+ * The common, valid shapes of a value, accepted without running the schema: what
+ * `recordValueSchema(type, mode)` outputs for them in either mode, through the same rules
+ * (parseDate, parseTimestamp, formatTimestamp). Anything else (every invalid value too) gets
+ * ASK_SCHEMA, and the schema decides and words the error. Bulk writes (the CSV import) check
+ * millions of values, and a schema run costs far more than these tests.
+ * test/api/value-shortcuts.test.ts holds each shortcut to its schema.
+ */
+export function recordValueShortcut(type: FieldType): RecordValueShortcut | undefined {
+  if (PLAIN_TEXT_TYPES.has(type)) return asIs(isString);
+  switch (type) {
+    case 'number':
+      return asIs((raw) => typeof raw === 'number' && Number.isFinite(raw));
+    case 'boolean':
+      return asIs((raw) => typeof raw === 'boolean');
+    case 'choice':
+      return asIs((raw) => isString(raw) && raw.length > 0);
+    case 'date':
+      return asIs((raw) => isString(raw) && parseDate(raw) !== undefined);
+    case 'timestamp':
+      return (raw) => {
+        if (raw === null) return null;
+        const ms = isString(raw) ? parseTimestamp(raw) : undefined;
+        if (ms === undefined || !isString(raw)) return ASK_SCHEMA;
+        // A valid timestamp of 24 characters has seconds and milliseconds: it is its canonical form.
+        return raw.length === CANONICAL_TIMESTAMP_LENGTH ? raw : formatTimestamp(ms);
+      };
+    default:
+      return undefined;
+  }
 }

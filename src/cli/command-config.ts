@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import type { Config, LocalConfig } from '../daemon/config-types.ts';
 import { loadConfig } from '../daemon/load-config.ts';
 import { createLogger, type Logger } from '../daemon/logger.ts';
+import { isHuman } from '../daemon/terminal.ts';
 import type { ConfigFlags } from './config-option.ts';
 
 /**
@@ -12,14 +13,20 @@ export function loadCommandConfig(flags: ConfigFlags): Config;
 export function loadCommandConfig(flags: ConfigFlags, options: { upstream: 'optional' }): LocalConfig;
 export function loadCommandConfig(flags: ConfigFlags, options: { upstream?: 'optional' } = {}): Config | LocalConfig {
   const file = flags.config === undefined ? {} : { file: flags.config };
-  return options.upstream === 'optional' ? loadConfig({ ...file, upstream: 'optional' }) : loadConfig(file);
+  // --log-format is WSMIRROR_LOG_FORMAT given on the command line: checked by the same rule.
+  const env = flags.logFormat === undefined ? {} : { env: { ...process.env, WSMIRROR_LOG_FORMAT: flags.logFormat } };
+  return options.upstream === 'optional' ? loadConfig({ ...file, ...env, upstream: 'optional' }) : loadConfig({ ...file, ...env });
 }
 
-/** The process logger: JSON lines on stdout, or on stderr when stdout carries a report. */
+/**
+ * The process logger: on stdout, or on stderr when stdout carries a report; JSON lines, or
+ * readable ones when `log.format` says so (by default: when that stream is a terminal).
+ */
 export function commandLogger(config: Config | LocalConfig, options: { toStderr?: boolean } = {}): Logger {
   return createLogger({
     level: config.log.level,
     secrets: [config.upstream?.apiKey],
+    pretty: isHuman(config.log.format, options.toStderr ? process.stderr : process.stdout),
     ...(options.toStderr ? { destination: pino.destination({ dest: 2, sync: true }) } : {}),
   });
 }

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, EXIT, UsageError } from '../errors.ts';
 import { defineCheckCommand } from './commands/check.ts';
+import { defineConformanceCommand } from './commands/conformance.ts';
 import { defineDemoCommand } from './commands/demo.ts';
 import { defineEmulatorCommand } from './commands/emulator.ts';
 import { defineImportCommand } from './commands/import.ts';
@@ -8,6 +9,7 @@ import { defineOpenApiCommand } from './commands/openapi.ts';
 import { defineOutboxCommand } from './commands/outbox.ts';
 import { defineResyncCommand } from './commands/resync.ts';
 import { defineRunCommand } from './commands/run.ts';
+import { defineSchemaCommand } from './commands/schema.ts';
 import { defineStatusCommand } from './commands/status.ts';
 import { defineSyncCommand } from './commands/sync.ts';
 
@@ -19,8 +21,8 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   for (const define of [
-    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineCheckCommand, defineResyncCommand, defineOutboxCommand,
-    defineDemoCommand, defineOpenApiCommand, defineImportCommand,
+    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineCheckCommand, defineResyncCommand,
+    defineOutboxCommand, defineSchemaCommand, defineDemoCommand, defineOpenApiCommand, defineImportCommand, defineConformanceCommand,
   ]) {
     define(program).exitOverride();
   }

@@ -13,3 +13,8 @@ export type { PollOptions } from './change-poller.ts';
 export type { IterateRecordsOptions, RecordListParams, RecordPage, RecordPosition, RecordRun, RecordsByIdsOptions } from './record-pager.ts';
 export { ConcurrencyLimit } from './concurrency-limit.ts';
 export { InvalidResponseError, NetworkError, UpstreamError } from '../errors.ts';
+// Pieces the conformance suite sends its own (deliberately unvalidated) requests with.
+export { resolveClientOptions } from './client-options.ts';
+export type { ResolvedClientOptions } from './client-options.ts';
+export { backoffDelay, parseRetryAfter } from './retry-policy.ts';
+export { readBoundedBody } from './bounded-body.ts';

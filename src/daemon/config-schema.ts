@@ -21,6 +21,7 @@ import { DEFAULT_LOG_LEVEL, LOG_LEVELS } from './logger.ts';
 import { DEFAULT_PROGRESS_LOG_INTERVAL_MS } from './progress.ts';
 import { DEFAULT_MAX_LAG_MS } from './readiness.ts';
 import { DEFAULT_SCHEDULE, parseSchedule, type Schedule } from './schedule.ts';
+import { LOG_FORMATS } from './terminal.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Leaves: the modules' rules, read from what YAML or a variable holds.
@@ -137,6 +138,14 @@ const logLevel = leaf(
   },
 );
 
+const logFormat = leaf(
+  (value) => `${showValue(value)} is not a log format (${LOG_FORMATS.join(', ')})`,
+  (value) => {
+    const text = typeof value === 'string' ? value.trim().toLowerCase() : undefined;
+    return LOG_FORMATS.find((format) => format === text);
+  },
+);
+
 // ---------------------------------------------------------------------------------------------
 // The file: one strict object per section.
 
@@ -201,6 +210,7 @@ export const httpSection = z.strictObject(
 export const logSection = z.strictObject(
   {
     level: logLevel.default(DEFAULT_LOG_LEVEL),
+    format: logFormat.default('auto'),
     progressInterval: duration({ positive: true }).default(DEFAULT_PROGRESS_LOG_INTERVAL_MS),
   },
   SECTION_ERROR,

@@ -5,6 +5,7 @@
 import type { ConflictPolicy, ConflictPolicyRule } from '../sync/push/conflict-policy.ts';
 import type { LogLevel } from './logger.ts';
 import type { Schedule } from './schedule.ts';
+import type { LogFormat } from './terminal.ts';
 
 export interface UpstreamConfig {
   /** Base URL without `/api/v1` and without a trailing slash. */
@@ -70,6 +71,8 @@ export interface HttpConfig {
 
 export interface LogConfig {
   readonly level: LogLevel;
+  /** `auto`: readable lines and progress bars on a terminal, JSON lines elsewhere. */
+  readonly format: LogFormat;
   /** Off a terminal, long work logs a progress line this often. */
   readonly progressIntervalMs: number;
 }

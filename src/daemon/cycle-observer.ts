@@ -21,7 +21,18 @@ export interface CycleObserver extends SyncObserver {
   reset(): void;
 }
 
-export function createCycleObserver(deps: { metrics?: Metrics; progress?: ProgressReporter }): CycleObserver {
+export interface CycleObserverDeps {
+  metrics?: Metrics;
+  progress?: ProgressReporter;
+  /**
+   * How many rows a scan of the table will read, when that can be known; gives the progress its
+   * share done and ETA. The list endpoint tells no total, so only a rescan has one: the rows the
+   * mirror already holds.
+   */
+  expectedRows?: (table: string) => Promise<number | undefined>;
+}
+
+export function createCycleObserver(deps: CycleObserverDeps): CycleObserver {
   const tasks = new Map<string, ProgressTask>();
   const rowsRead = new Map<string, number>();
   const pulled = new Set<string>();
@@ -32,7 +43,11 @@ export function createCycleObserver(deps: { metrics?: Metrics; progress?: Progre
       rowsRead.set(table, (rowsRead.get(table) ?? 0) + rows);
       if (!deps.progress) return;
       let task = tasks.get(table);
-      if (!task) tasks.set(table, (task = deps.progress.task(table)));
+      if (!task) {
+        const started = deps.progress.task(table);
+        tasks.set(table, (task = started));
+        deps.expectedRows?.(table).then((total) => started.setTotal(total), () => {});
+      }
       task.add(rows);
     },
     scanFinished: (table) => {

@@ -153,7 +153,7 @@ function build(rawInput: unknown, options: ResolveConfigOptions, label: string, 
       maxLagMs: file.sync.maxLag,
     },
     http: { host: file.http.host, port: file.http.port },
-    log: { level: file.log.level, progressIntervalMs: file.log.progressInterval },
+    log: { level: file.log.level, format: file.log.format, progressIntervalMs: file.log.progressInterval },
     warnings: warnings.map((warning) => scrub(warning, secrets)),
   }) as Config | LocalConfig;
 }

@@ -1,11 +1,14 @@
 /**
- * The daemon's logger: pino JSON lines on stdout. Redaction is done on each finished line rather
+ * The daemon's logger: pino JSON lines on stdout, or on a terminal (`log.format`) the same lines
+ * made readable by pino-pretty, loaded only then. Redaction is done on each finished line rather
  * than through pino's `redact` paths, because secrets turn up where no path can name them: inside
  * error messages and stacks, in serialised request objects, in child bindings, at any depth.
  */
+import { createRequire } from 'node:module';
 import { pino } from 'pino';
 import type { DestinationStream, Logger as PinoLogger } from 'pino';
 import { REDACTED, createRedactor } from '../api/secret-redaction.ts';
+import { writeHumanLine } from './terminal.ts';
 
 export type Logger = PinoLogger;
 
@@ -22,14 +25,18 @@ export interface LoggerOptions {
   destination?: DestinationStream;
   /** Fields on every line. */
   bindings?: Record<string, unknown>;
+  /** Readable lines for a person (pino-pretty) instead of JSON. */
+  pretty?: boolean;
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const inner = options.destination ?? pino.destination({ dest: 1, sync: true });
   const redact = createLogRedactor(options.secrets ?? []);
+  const prettify = options.pretty === true ? prettyPrinter() : undefined;
   const stream: DestinationStream & { flush?: (cb?: (err?: Error) => void) => void } = {
     write(line: string) {
-      inner.write(redact(line));
+      if (prettify) writeHumanLine(inner, prettify(redact(line)));
+      else inner.write(redact(line));
     },
   };
   const flushable = inner as { flush?: (cb?: (err?: Error) => void) => void };
@@ -43,6 +50,12 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     },
     stream,
   );
+}
+
+/** pino-pretty's formatter, required only here: JSON runs never load it. */
+function prettyPrinter(): (line: string) => string {
+  const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
+  return prettyFactory({ colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', singleLine: true });
 }
 
 // Keys whose values are secrets wherever they sit in a logged object.

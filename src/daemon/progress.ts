@@ -1,10 +1,11 @@
 /**
- * Progress of long work (a backfill, a full scan). On a terminal: one line, redrawn in place,
- * with rows/s and ETA over every running task (backfills run several tables at once). Elsewhere
- * (journald, Docker logs): a log line per running task every `logIntervalMs`, and one when a task
- * ends. The rate is taken over the last ten seconds, so it follows changes in speed.
+ * Progress of long work (a backfill, a full scan). On a terminal: a bar per running task with
+ * rows, rows/s, share done and ETA (progress-bars.ts). Elsewhere (journald, Docker logs) or with
+ * JSON logs: a log line per running task every `logIntervalMs`, and one when a task ends. The
+ * rate is taken over the last ten seconds, so it follows changes in speed.
  */
 import type { Logger } from './logger.ts';
+import { ProgressBars } from './progress-bars.ts';
 import { formatDuration } from './units.ts';
 
 export interface ProgressStream {
@@ -26,7 +27,7 @@ export interface ProgressOptions {
   logger?: Pick<Logger, 'info'>;
   /** Off a terminal: how often; default 10 s (`log.progressInterval`). */
   logIntervalMs?: number;
-  /** On a terminal: how often the line is redrawn; default 250 ms. */
+  /** On a terminal: how often the bars are updated; default 250 ms. */
   redrawIntervalMs?: number;
   now?: () => number;
 }
@@ -117,7 +118,7 @@ export class ProgressReporter {
   readonly #intervalMs: number;
   readonly #tasks = new Set<Task>();
   #timer: NodeJS.Timeout | undefined;
-  #lineShown = false;
+  #bars: ProgressBars | undefined;
 
   constructor(options: ProgressOptions) {
     this.now = options.now ?? Date.now;
@@ -146,22 +147,24 @@ export class ProgressReporter {
     return [...this.#tasks].map((task) => task.snapshot(now));
   }
 
-  /** Draws the line (terminal) or logs one line per running task; the timer calls it. */
+  /** Draws the bars (terminal) or logs one line per running task; the timer calls it. */
   render(): void {
     const tasks = this.snapshot();
     if (tasks.length === 0) return;
     if (this.#tty) {
-      this.#drawLine(this.#summary(tasks));
+      this.#bars ??= new ProgressBars(this.#stream, this.#label, this.#unit);
+      this.#bars.show(tasks);
       return;
     }
     for (const task of tasks) this.#log(this.#describe(task), task);
   }
 
-  /** Stops the timer and clears the terminal line. */
+  /** Stops the timer and takes the bars off the terminal. */
   close(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
-    this.#clearLine();
+    this.#bars?.stop();
+    this.#bars = undefined;
   }
 
   /** @internal Task.done() lands here. */
@@ -172,14 +175,15 @@ export class ProgressReporter {
     const line =
       `${this.#label} ${snap.name}: ${count(snap.done)} ${this.#unit} in ${formatDuration(snap.elapsedMs)}` +
       ` (${count(average)} ${this.#unit}/s)`;
-    if (this.#tty) {
-      this.#clearLine();
+    if (this.#tty && this.#bars) {
+      this.#bars.finish(snap.name, line);
+      if (this.#tasks.size === 0) this.#bars = undefined;
+    } else if (this.#tty) {
       this.#stream.write(`${line}\n`);
     } else {
       this.#log(line, { ...snap, rate: average, etaMs: 0 });
     }
     if (this.#tasks.size === 0) this.close();
-    else if (this.#tty) this.render();
   }
 
   #describe(task: TaskSnapshot): string {
@@ -187,18 +191,6 @@ export class ProgressReporter {
     parts.push(`${count(task.rate)} ${this.#unit}/s`);
     if (task.etaMs !== undefined) parts.push(`ETA ${formatDuration(task.etaMs)}`);
     return parts.join(', ');
-  }
-
-  #summary(tasks: TaskSnapshot[]): string {
-    if (tasks.length === 1 && tasks[0]) return this.#describe(tasks[0]).replace(/, /g, ' · ');
-    const done = tasks.reduce((sum, t) => sum + t.done, 0);
-    const total = tasks.every((t) => t.total !== undefined) ? tasks.reduce((sum, t) => sum + (t.total ?? 0), 0) : undefined;
-    const rate = tasks.reduce((sum, t) => sum + t.rate, 0);
-    const eta = tasks.every((t) => t.etaMs !== undefined) ? Math.max(...tasks.map((t) => t.etaMs ?? 0)) : undefined;
-    const parts = [`${this.#label} ${tasks.length} tables: ${this.#amount(done, total)}`, `${count(rate)} ${this.#unit}/s`];
-    if (eta !== undefined) parts.push(`ETA ${formatDuration(eta)}`);
-    parts.push(tasks.map((t) => (t.total ? `${t.name} ${percent(t.done, t.total)}` : t.name)).join(', '));
-    return parts.join(' · ');
   }
 
   #amount(done: number, total: number | undefined): string {
@@ -224,18 +216,6 @@ export class ProgressReporter {
     } else {
       this.#stream.write(`${message}\n`);
     }
-  }
-
-  #drawLine(text: string): void {
-    const width = Math.max(20, (this.#stream.columns ?? 100) - 1);
-    const line = text.length > width ? `${text.slice(0, width - 1)}…` : text;
-    this.#stream.write(`\r\x1b[2K${line}`);
-    this.#lineShown = true;
-  }
-
-  #clearLine(): void {
-    if (this.#tty && this.#lineShown) this.#stream.write('\r\x1b[2K');
-    this.#lineShown = false;
   }
 }
 

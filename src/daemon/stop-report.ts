@@ -18,7 +18,7 @@ export function describeStop(signal: string, tally: CycleTally): string {
     const rows = tally.rowsRead.get(t);
     return rows === undefined || rows === 0 ? t : `${t} (stopped after ${rows.toLocaleString('en-US')} rows read)`;
   });
-  if (total === 0) return `stopped by ${signal} before the tables were listed; nothing was written`;
+  if (total === 0) return `stopped by ${signal} before the cycle reached the tables; the next run starts from the same place`;
   const done = finished.length === 0 ? 'no table finished' : `${finished.length} of ${total} tables finished (${list(finished)})`;
   const rest = left.length === 0 ? 'nothing left' : `left: ${list(left)}`;
   return `stopped by ${signal}: ${done}; ${rest}; the next run continues from what was committed`;

@@ -9,11 +9,13 @@ import { SyncEngine, cycleProblems, type CycleOptions, type CycleReport } from '
 import type { Config } from './config-types.ts';
 import { openConfiguredMirror } from './configured-mirror.ts';
 import { createCycleObserver, type CycleTally } from './cycle-observer.ts';
+import { summarizeCycle } from './cycle-summary.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import { claimMirror } from './mirror-claim.ts';
 import { createProgress, type ProgressReporter } from './progress.ts';
 import { explainFailure, withSettingHint } from './setting-hints.ts';
+import { isHuman } from './terminal.ts';
 import { createWorkspaceClient } from './upstream-client.ts';
 
 export interface SyncCycleDeps {
@@ -74,9 +76,13 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
     throw error;
   }
   const progress: ProgressReporter | undefined = deps.progress === true
-    ? createProgress({ label: 'sync', logger, logIntervalMs: config.log.progressIntervalMs })
+    ? createProgress({ label: 'sync', logger, logIntervalMs: config.log.progressIntervalMs, tty: isHuman(config.log.format, process.stderr) })
     : undefined;
-  const observer = createCycleObserver({ ...(metrics ? { metrics } : {}), ...(progress ? { progress } : {}) });
+  const opened = mirror;
+  const observer = createCycleObserver({
+    ...(metrics ? { metrics } : {}),
+    ...(progress ? { progress, expectedRows: (table) => rowsOfReadyTable(opened, table) } : {}),
+  });
   const engine = new SyncEngine({
     client,
     mirror,
@@ -101,7 +107,10 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
     } catch (error) {
       throw withSettingHint(error, upstream);
     }
-    return explainReport(report, upstream);
+    const explained = explainReport(report, upstream);
+    const { summary, text } = summarizeCycle(explained);
+    logger.info({ cycle: summary }, text);
+    return explained;
   };
   return {
     engine,
@@ -121,6 +130,14 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
       await mirror.close();
     },
   };
+}
+
+/** The rows a rescan of a table will read about: what the mirror holds, once it holds the table whole. */
+async function rowsOfReadyTable(mirror: Mirror, table: string): Promise<number | undefined> {
+  const entry = (await mirror.readCatalog()).tables.find((t) => `${t.moduleName}.${t.tableName}` === table);
+  if (entry?.state !== 'ready') return undefined;
+  const rows = await mirror.countRows(entry.tableId);
+  return rows > 0 ? rows : undefined;
 }
 
 /** The report with each failure's message naming the setting to fix, where one is the likely cause. */

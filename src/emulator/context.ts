@@ -4,6 +4,7 @@ import type { EmulatorOptions } from './options.ts';
 import type { ChangeLog } from './store/change-log.ts';
 import type { Db } from './store/database.ts';
 import type { SchemaLookup } from './store/schema-rows.ts';
+import type { StoreGate } from './store/store-gate.ts';
 
 /** Everything a route needs, built once per server. */
 export interface EmulatorContext {
@@ -12,6 +13,8 @@ export interface EmulatorContext {
   readonly changes: ChangeLog;
   readonly schema: SchemaLookup;
   readonly faults: FaultInjector;
+  /** Held by a write that waits for I/O inside its transaction (store-gate.ts). */
+  readonly gate: StoreGate;
   readonly workspaceId: string;
   readonly options: EmulatorOptions;
 }

@@ -17,6 +17,7 @@ import { registerWorkspaceRoutes } from './routes/workspace.ts';
 import { ChangeLog } from './store/change-log.ts';
 import { openDatabase } from './store/database.ts';
 import { SchemaLookup } from './store/schema-rows.ts';
+import { StoreGate } from './store/store-gate.ts';
 import { initializeWorkspace } from './workspace-state.ts';
 
 declare module 'fastify' {
@@ -39,6 +40,7 @@ export async function buildServer(options: EmulatorOptions = {}): Promise<Fastif
     changes: new ChangeLog(db, clock),
     schema: new SchemaLookup(db),
     faults: new FaultInjector(),
+    gate: new StoreGate(),
     workspaceId,
     options,
   };
@@ -69,6 +71,12 @@ export async function buildServer(options: EmulatorOptions = {}): Promise<Fastif
   registerErrorHandling(app);
   registerAuth(app, auth);
   ctx.faults.register(app);
+  // The last step before a handler: a request waits here while a CSV import holds the store.
+  app.addHook('preHandler', (_request, _reply, done) => {
+    const free = ctx.gate.whenFree();
+    if (free === undefined) done();
+    else free.then(() => done(), done);
+  });
 
   registerOpenApiRoute(app);
   registerWorkspaceRoutes(app, ctx);

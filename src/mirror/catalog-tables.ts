@@ -43,18 +43,28 @@ export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
 export const OUTBOX_OPERATIONS = ['insert', 'update', 'delete'] as const;
 
 /** Version of the catalog layout, stored in `_wsmirror_meta`. */
-export const CATALOG_VERSION = 3;
+export const CATALOG_VERSION = 4;
 
 /**
  * Layout changes since layout 1, applied in order to an older catalog when it is opened for
  * writing (operations/migrate-catalog.ts). Layout 2: `_wsmirror_outbox.sending_since`. Layout 3:
- * the sync state of each table (`current_as_of`, `last_error*`).
+ * the readable views' names and the SQL tables of each field and of the table it references
+ * (filled in by the migration from the catalog itself). Layout 4: the sync state of each table
+ * (`current_as_of`, `last_error*`).
  */
 export const CATALOG_MIGRATIONS: readonly { version: number; addColumns: readonly { table: CatalogTableName; column: string }[] }[] = [
   { version: 2, addColumns: [{ table: '_wsmirror_outbox', column: 'sending_since' }] },
   {
     version: 3,
-    addColumns: ['current_as_of', 'last_error_code', 'last_error', 'last_error_at'].map((column) => ({ table: '_wsmirror_tables', column })),
+    addColumns: [
+      { table: '_wsmirror_tables', column: 'view_name' },
+      { table: '_wsmirror_fields', column: 'sql_table' },
+      { table: '_wsmirror_fields', column: 'ref_sql_table' },
+    ],
+  },
+  {
+    version: 4,
+    addColumns: ['current_as_of', 'last_error_code', 'last_error', 'last_error_at'].map((column) => ({ table: '_wsmirror_tables' as const, column })),
   },
 ];
 
@@ -97,6 +107,7 @@ export const CATALOG_TABLES: readonly CatalogTableDef[] = [
       { name: 'last_error', kind: 'text', comment: 'message of the error that failed the last pull; null when it succeeded' },
       { name: 'last_error_at', kind: 'timestamp', comment: 'when the last pull failed; null when it succeeded' },
       { name: 'schema_changed_at', kind: 'timestamp', notNull: true, default: 'now', comment: 'when wsmirror last changed this table' },
+      { name: 'view_name', kind: 'text', comment: 'name of the readable view of the table' },
     ],
     primaryKey: ['table_id'],
     indexes: [{ name: '_wsmirror_tables_sql_name', columns: ['sql_name'] }],
@@ -118,6 +129,8 @@ export const CATALOG_TABLES: readonly CatalogTableDef[] = [
       { name: 'ref_table_id', kind: 'text', comment: 'referenced table id (reference, reverse)' },
       { name: 'synced_from', kind: 'text', comment: 'upstream sync source column' },
       { name: 'options', kind: 'json', comment: 'option list (choice, multi) or selection expression (dchoice, dmulti)' },
+      { name: 'sql_table', kind: 'text', comment: 'name of the SQL table holding the column' },
+      { name: 'ref_sql_table', kind: 'text', comment: 'SQL table of the referenced table, when it is mirrored' },
     ],
     primaryKey: ['table_id', 'field_id'],
   },
@@ -200,6 +213,7 @@ export interface CatalogDb {
     last_error: string | null;
     last_error_at: unknown;
     schema_changed_at: unknown;
+    view_name: string | null;
   };
   _wsmirror_fields: {
     table_id: string;
@@ -215,6 +229,8 @@ export interface CatalogDb {
     ref_table_id: string | null;
     synced_from: string | null;
     options: unknown;
+    sql_table: string | null;
+    ref_sql_table: string | null;
   };
   _wsmirror_choice_options: {
     table_id: string;

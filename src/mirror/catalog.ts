@@ -24,6 +24,11 @@ export interface MirrorTable {
   label: string | null;
   labels: Labels;
   sqlName: string;
+  /**
+   * Name of the table's readable view (readable-view.ts), chosen with the table names so the two
+   * never collide. Null only in a catalog older than layout 3 opened read-only.
+   */
+  viewName: string | null;
   hasHistory: boolean;
   mode: TableMode;
   state: TableState;

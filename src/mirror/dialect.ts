@@ -2,6 +2,7 @@ import type { Kysely, RawBuilder } from 'kysely';
 import type { CatalogColumnKind, CatalogDb, CatalogTableDef } from './catalog-tables.ts';
 import type { MirrorLocation } from './mirror-url.ts';
 import type { NamingRules } from './naming.ts';
+import type { ReadableView } from './readable-view.ts';
 import type { CaptureTable, SqlNames } from './sql-text.ts';
 import type { ValueKind } from './value-kind.ts';
 
@@ -11,7 +12,8 @@ export type DialectName = 'sqlite' | 'postgres';
  * Everything the mirror needs to know about one SQL dialect, stated in one place: its folder
  * (`src/mirror/<name>/`) exports one `Dialect`, registered in dialects.ts. Adding a dialect is
  * adding a folder with the same files: `dialect.ts` (this statement), `connection.ts` (the
- * `DialectDriver`), `capture-triggers.ts` (the SQL that records local edits).
+ * `DialectDriver`), `capture-triggers.ts` (the SQL that records local edits), `readable-views.ts` (the SQL of the
+ * readable views).
  *
  * The statement is plain data and pure functions, cheap to import (the planner uses it); the
  * driver, which loads the database client, is imported only by `open`.
@@ -51,8 +53,26 @@ export interface Dialect {
   /** Drops / creates the capture triggers of one mirrored table (docs/mirror.md, "Writing to the mirror"). */
   dropCaptureSql(names: SqlNames, table: CaptureTable): string[];
   createCaptureSql(names: SqlNames, table: CaptureTable): string[];
+  /** SQL type of the readable views' list columns (option labels, record ids). */
+  readonly viewListType: string;
+  /**
+   * Adds / drops a foreign key that documents a reference without checking it (used only where
+   * the driver has `informationalForeignKeys`); null where the dialect cannot declare one.
+   */
+  foreignKeySql(names: SqlNames, fk: ForeignKey): { create: string; drop: string } | null;
+  /** Creates / drops the readable view of one mirrored table (readable-view.ts), with its comments. */
+  createViewSql(names: SqlNames, view: ReadableView): string[];
+  dropViewSql(names: SqlNames, viewName: string): string[];
   /** Opens the database at `location`, creating the catalog unless `mustExist`. */
   open(location: MirrorLocation, options: DialectOpenOptions): Promise<DialectDriver>;
+}
+
+/** A foreign key from a reference column to the `id` of the referenced table. */
+export interface ForeignKey {
+  name: string;
+  sqlTable: string;
+  column: string;
+  refSqlTable: string;
 }
 
 export interface DialectOpenOptions {
@@ -83,6 +103,11 @@ export interface DialectDriver {
   readonly dialect: Dialect;
   /** Rows per write transaction that suit this dialect (see Mirror.preferredBatchRows). */
   readonly preferredBatchRows: number;
+  /**
+   * Whether the database declares foreign keys that it does not enforce (PostgreSQL 18's
+   * `NOT ENFORCED`): the mirror then declares one per reference (operations/foreign-keys.ts).
+   */
+  readonly informationalForeignKeys: boolean;
   /** Kysely on the whole database/pool, for reads. */
   readonly db: Kysely<CatalogDb>;
   /** The catalog tables through `db` (Postgres: in the mirror's schema). */

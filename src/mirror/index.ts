@@ -20,3 +20,4 @@ export { apiToSql, sqlToApi } from './value-codec.ts';
 export { ID_COLUMN, SYNCED_AT_COLUMN } from './naming.ts';
 export { MirrorError, MirrorValueError } from './errors.ts';
 export { parseMirrorUrl, redactUrl } from './mirror-url.ts';
+export { dataDictionaryMarkdown, entityRelationshipDiagram } from './data-dictionary.ts';

@@ -38,6 +38,19 @@ export function baseTableName(rules: NamingRules, moduleName: string, tableName:
   return rules.reservedTablePrefixes.some((p) => name.startsWith(p)) ? `${TABLE_RENAME_PREFIX}${name}` : name;
 }
 
+/** Suffix of a readable view's name: the view of `crm__deals` is `crm__deals_v`. */
+export const VIEW_SUFFIX = '_v';
+
+/** The name asked for the readable view of `sqlTable` (the allocator may disambiguate it). */
+export function baseViewName(sqlTable: string): string {
+  return `${sqlTable}${VIEW_SUFFIX}`;
+}
+
+/** The salt that disambiguates a view's name: its table's upstream id, marked as the view's. */
+export function viewSalt(tableId: string): string {
+  return `${tableId}#view`;
+}
+
 /** The field name, prefixed with `f_` when it is a system column or starts with `_wsmirror_`. */
 export function baseColumnName(fieldName: string): string {
   return isReservedColumn(fieldName) ? `${FIELD_RENAME_PREFIX}${fieldName}` : fieldName;
@@ -94,6 +107,15 @@ export class NameAllocator {
     this.#taken.add(name);
     return name;
   }
+}
+
+/**
+ * Name of a database object that belongs to one field (its index, its foreign key): the catalog
+ * prefix, which no table takes, the kind, and 16 hex characters of a hash of the field's
+ * upstream ids, so the name survives renames and never collides with a table or view name.
+ */
+export function fieldObjectName(kind: string, tableId: string, fieldId: string): string {
+  return `${CATALOG_PREFIX}${kind}_${createHash('sha256').update(`${tableId}\u0000${fieldId}`).digest('hex').slice(0, 16)}`;
 }
 
 /** Temporary names used while swapping names within one plan; the prefix is never handed out. */

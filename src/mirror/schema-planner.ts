@@ -9,7 +9,7 @@ import { MirrorError } from './errors.ts';
 import { storableJson, storableText } from './storable-text.ts';
 import { DIALECTS, sqlTypeOf } from './dialects.ts';
 import {
-  NameAllocator, SYSTEM_COLUMNS, baseColumnName, baseTableName, temporaryName,
+  NameAllocator, SYSTEM_COLUMNS, baseColumnName, baseTableName, baseViewName, temporaryName, viewSalt,
 } from './naming.ts';
 import type { TableFilter } from './table-filter.ts';
 import { compileTableFilter } from './table-filter.ts';
@@ -82,15 +82,18 @@ export function planSchema(
     fieldsByTable.set(f.tableId, list);
   }
 
-  // ---- table names: unchanged tables keep theirs, the others get fresh ones
+  // ---- table and view names (one namespace): unchanged tables keep theirs, the others get fresh
+  // ones; a view is named after its table and renamed with it.
   const tableNames = new NameAllocator(rules.maxLength, catalog.foreignNames);
-  for (const t of catalog.tables) if (hold.has(t.tableId)) tableNames.claim(t.sqlName);
+  for (const t of catalog.tables) if (hold.has(t.tableId)) claimTable(tableNames, t);
   const sqlNameOf = new Map<string, string>();
+  const viewNameOf = new Map<string, string>();
   for (const w of wanted) {
     const old = existing.get(w.table.id);
     if (old && old.moduleName === w.module.name && old.tableName === w.table.name) {
-      tableNames.claim(old.sqlName);
+      claimTable(tableNames, old);
       sqlNameOf.set(w.table.id, old.sqlName);
+      if (old.viewName !== null) viewNameOf.set(w.table.id, old.viewName);
     }
   }
   allocateInOrder(
@@ -99,6 +102,9 @@ export function planSchema(
     })),
     tableNames, sqlNameOf,
   );
+  for (const w of wanted) {
+    if (!viewNameOf.has(w.table.id)) viewNameOf.set(w.table.id, allocateViewName(tableNames, w.table.id, sqlNameOf.get(w.table.id)!));
+  }
 
   const drops: SchemaOp[] = [];
   const wantedIds = new Set(wanted.map((w) => w.table.id));
@@ -112,9 +118,10 @@ export function planSchema(
 
   for (const w of wanted) {
     const sqlName = sqlNameOf.get(w.table.id)!;
+    const viewName = viewNameOf.get(w.table.id)!;
     const old = existing.get(w.table.id);
     if (!old) {
-      const table = desiredTable(w.module, w.table, sqlName, 'needs_backfill', null);
+      const table = desiredTable(w.module, w.table, sqlName, viewName, 'needs_backfill', null);
       const columnOf = new Map<string, string>();
       allocateInOrder(columnRequests(w.fields), new NameAllocator(rules.maxLength, SYSTEM_COLUMNS), columnOf);
       const fields = w.fields.map((f, i) => desiredField(catalog.dialect, w.table.id, f, i, columnOf.get(f.id)!));
@@ -127,7 +134,7 @@ export function planSchema(
     columnOps.push(...diff.ops);
     fieldUpdates.push(...diff.updates);
 
-    const table = desiredTable(w.module, w.table, sqlName, old.state, old.lastPullAt);
+    const table = desiredTable(w.module, w.table, sqlName, viewName, old.state, old.lastPullAt);
     if (diff.needsBackfill || table.mode !== old.mode) table.state = 'needs_backfill';
     const changes = tableChanges(old, table);
     if (changes.length > 0) updates.push({ op: 'updateTable', table, changes });
@@ -146,6 +153,27 @@ export function planSchema(
       ...fieldUpdates,
     ],
   };
+}
+
+function claimTable(names: NameAllocator, t: MirrorTable): void {
+  names.claim(t.sqlName);
+  if (t.viewName !== null) names.claim(t.viewName);
+}
+
+function allocateViewName(names: NameAllocator, tableId: string, sqlName: string): string {
+  return names.allocate(baseViewName(sqlName), viewSalt(tableId));
+}
+
+/**
+ * View names for the tables of a catalog older than layout 3, which has none (the catalog
+ * migration records them): allocated after every name in use, as the planner would.
+ */
+export function missingViewNames(catalog: Catalog): Map<string, string> {
+  const names = new NameAllocator(DIALECTS[catalog.dialect].naming.maxLength, catalog.foreignNames);
+  for (const t of catalog.tables) claimTable(names, t);
+  const out = new Map<string, string>();
+  for (const t of catalog.tables) if (t.viewName === null) out.set(t.tableId, allocateViewName(names, t.tableId, t.sqlName));
+  return out;
 }
 
 /** Short human description of an operation, for logs. */
@@ -268,7 +296,7 @@ function renameOps<R extends { from: string; to: string }>(
 // ---- desired catalog rows ----------------------------------------------------------------------
 
 function desiredTable(
-  module: Module, table: Table, sqlName: string, state: TableState, lastPullAt: string | null,
+  module: Module, table: Table, sqlName: string, viewName: string, state: TableState, lastPullAt: string | null,
 ): MirrorTable {
   const hasHistory = table.hasHistory === true;
   return {
@@ -280,6 +308,7 @@ function desiredTable(
     label: storableLabel(table.labels),
     labels: storableLabels(table.labels),
     sqlName,
+    viewName,
     hasHistory,
     mode: hasHistory ? 'history' : 'fullscan',
     state,
@@ -324,7 +353,7 @@ function storableLabel(labels: Labels | undefined): string | null {
 }
 
 const TABLE_KEYS = [
-  'moduleId', 'moduleName', 'moduleLabel', 'tableName', 'label', 'labels', 'sqlName', 'hasHistory', 'mode', 'state',
+  'moduleId', 'moduleName', 'moduleLabel', 'tableName', 'label', 'labels', 'sqlName', 'viewName', 'hasHistory', 'mode', 'state',
 ] as const satisfies readonly (keyof MirrorTable)[];
 
 const FIELD_KEYS = [

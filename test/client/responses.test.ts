@@ -27,15 +27,19 @@ async function setup(behaviours: Behaviour[], extra: Partial<WorkspaceClientOpti
 
 describe('timeouts', () => {
   it('times out a request that gets no answer, and retries it', async () => {
-    const { fake, client } = await setup([hang], { timeoutMs: 150, maxRetries: 1 });
+    const attempts: number[] = [];
+    const { fake, client } = await setup([hang], { timeoutMs: 150, maxRetries: 1, onRequest: (info) => attempts.push(info.attempt) });
     const started = Date.now();
     const err = await rejectionOf(client.getWorkspace());
     expect(err).toBeInstanceOf(NetworkError);
     expect(err.code).toBe('NETWORK');
     expect(err.timeout).toBe(true);
     expect(err.message).toContain('150 ms');
-    expect(fake.requests).toHaveLength(2);
-    expect(Date.now() - started).toBeLessThan(2000);
+    // Counted where the client sends: on a busy machine the retry's bytes can reach the fake
+    // server after the client has already given up on them.
+    expect(attempts).toEqual([1, 2]);
+    expect(fake.requests.length).toBeGreaterThanOrEqual(1);
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it('times out a body that stalls half-way', async () => {

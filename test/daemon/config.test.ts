@@ -85,7 +85,7 @@ describe('defaults', () => {
         maxLagMs: 300_000,
       },
       http: { host: '127.0.0.1', port: 9464 },
-      log: { level: 'info', progressIntervalMs: 10_000 },
+      log: { level: 'info', format: 'auto', progressIntervalMs: 10_000 },
       warnings: [],
     });
   });
@@ -185,6 +185,7 @@ log:
       'sync.maxLag': ['90', (c) => c.sync.maxLagMs, 90_000],
       'http.host': ['0.0.0.0', (c) => c.http.host, '0.0.0.0'],
       'log.progressInterval': ['500ms', (c) => c.log.progressIntervalMs, 500],
+      'log.format': ['JSON', (c) => c.log.format, 'json'],
     };
     const contract = new Set([
       'WSMIRROR_BASE_URL', 'WSMIRROR_API_KEY', 'WSMIRROR_API_KEY_FILE', 'WSMIRROR_WORKSPACE_ID', 'WSMIRROR_MIRROR_URL',

@@ -34,18 +34,13 @@ async function poll(since: string, name = table) {
 }
 
 describe('record changes', () => {
-  it('answers 400 when the table has no history, or since is missing or malformed; 404 for an unknown table', async () => {
+  // Statuses of the history, since and asOf rules and the unknown table: record-changes.* of the
+  // conformance suite. What is the emulator's own: the message, and 400 for a limit over 100.
+  it('says the table has no history, and refuses limit=101', async () => {
     await fx.ws.createTable(MODULE, `plain${tableNo}`);
     const plain = await changes({ since: EPOCH }, `plain${tableNo}`);
-    expect(plain.status).toBe(400);
     expect(plain.body.error.message).toContain('has no history');
-    expect((await changes({})).status).toBe(400);
-    for (const since of ['2020-01-01', '2020-01-01T00:00:00', '2021-02-29T00:00:00Z', 'yesterday']) {
-      expect((await changes({ since })).status, since).toBe(400);
-    }
-    expect((await changes({ since: EPOCH, asOf: '2020-13-01T00:00Z' })).status).toBe(400);
     expect((await changes({ since: EPOCH, limit: '101' })).status).toBe(400);
-    expect((await changes({ since: EPOCH }, 'nope')).status).toBe(404);
   });
 
   it('lists creates, updates and deletes, one entry per change event, in time order', async () => {

@@ -58,15 +58,11 @@ describe('records list', () => {
     });
   });
 
-  it('pages with limit and offset, has_more telling whether more follow', async () => {
-    const first = await list({ limit: '2' });
-    expect(first.body.page_info).toEqual({ has_more: true, limit: 2, offset: 0 });
-    expect(first.body.data.map((r: any) => r.id)).toEqual(ids.slice(0, 2));
-    const last = await list({ limit: '2', offset: '4' });
-    expect(last.body.page_info).toEqual({ has_more: false, limit: 2, offset: 4 });
-    expect(last.body.data.map((r: any) => r.id)).toEqual(ids.slice(4));
-    const exact = await list({ limit: '5' });
-    expect(exact.body.page_info.has_more).toBe(false);
+  // Paging and its has_more flags are records.list.paging of the conformance suite; the emulator's
+  // own choices are the order of the pages (record id) and the default page size echoed.
+  it('pages in id order, and echoes the default limit past the end', async () => {
+    expect((await list({ limit: '2' })).body.data.map((r: any) => r.id)).toEqual(ids.slice(0, 2));
+    expect((await list({ limit: '2', offset: '4' })).body.data.map((r: any) => r.id)).toEqual(ids.slice(4));
     const beyond = await list({ offset: '50' });
     expect(beyond.body).toEqual({ data: [], page_info: { has_more: false, limit: 100, offset: 50 } });
   });

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORDS_PAYLOAD_LIMIT_BYTES } from '../../src/api/index.ts';
+import { request as httpRequest } from 'node:http';
 import { call } from '../helpers/emulator.ts';
+import { spawnEmulator } from '../helpers/processes.ts';
 import { field } from '../helpers/schema.ts';
 import { MODULE, allRecords, startRecordsFixture, type RecordsFixture } from './record-fixtures.ts';
 
@@ -71,5 +73,38 @@ describe('records payload limit', () => {
       rawBody: bodyOf(RECORDS_PAYLOAD_LIMIT_BYTES + 1),
     });
     expect(res.status).toBe(401);
+  });
+});
+
+describe('records payload limit, from another process', () => {
+  /** One oversized PATCH sent as most clients send it: the whole body, then the answer. */
+  function sendOversized(url: string, path: string, apiKey: string, body: string): Promise<number | string> {
+    return new Promise((resolve) => {
+      const req = httpRequest(`${url}${path}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+      req.end(body);
+    });
+  }
+
+  it('the 413 always reaches the client: the connection is not reset under a body still being sent', async () => {
+    // Closing at once with most of the body unread makes the kernel reset the connection, which
+    // loses the answer (EPIPE/ECONNRESET on the client) about half the time.
+    const emu = await spawnEmulator();
+    try {
+      await call(emu.url, 'POST', '/_emulator/modules', { token: emu.adminToken, body: { name: 'm' } });
+      await call(emu.url, 'POST', `${emu.base}/modules/m/tables`, { token: emu.apiKey, body: { name: 't' } });
+      const body = JSON.stringify({ records: [{ id: 1, s: 'x'.repeat(RECORDS_PAYLOAD_LIMIT_BYTES + 512 * 1024) }] });
+      const outcomes: (number | string)[] = [];
+      for (let i = 0; i < 12; i++) outcomes.push(await sendOversized(emu.url, `${emu.base}/modules/m/tables/t/records`, emu.apiKey, body));
+      expect(outcomes).toEqual(outcomes.map(() => 413));
+    } finally {
+      await emu.stop();
+    }
   });
 });

@@ -126,15 +126,7 @@ describe('create', () => {
 });
 
 describe('update', () => {
-  it('changes only the fields sent; ids as numbers or strings of digits', async () => {
-    const [a, b] = (await createPeople([{ name: 'a', score: 1 }, { name: 'b', score: 2 }])).body.data.ids;
-    const res = await fx.api('PATCH', people(), { records: [{ id: Number(a), score: 5 }, { id: b, name: 'B' }] });
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: { updatedIds: [a, b] } });
-    expect(await valuesOf(fx, 'people', a)).toMatchObject({ name: 'a', score: 5 });
-    expect(await valuesOf(fx, 'people', b)).toMatchObject({ name: 'B', score: 2 });
-  });
-
+  // Only the values sent change, ids as numbers or strings: records.update of the conformance suite.
   it('answers 404 naming missing records, 400 for invalid or repeated ids, and changes nothing', async () => {
     const [a] = (await createPeople([{ name: 'a' }])).body.data.ids;
     const before = await state();
@@ -201,17 +193,7 @@ describe('update', () => {
 });
 
 describe('delete', () => {
-  it('deletes by number or string id and answers the deleted ids as strings', async () => {
-    const [a, b, c] = (await createPeople([{ name: 'a' }, { name: 'b' }, { name: 'c' }])).body.data.ids;
-    const res = await fx.api('DELETE', people(), { records: [Number(a), b] });
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: { deletedIds: [a, b] } });
-    const left = (await allRecords(fx, 'people')).map((r) => r.id);
-    expect(left).toContain(c);
-    expect(left).not.toContain(a);
-    expect(left).not.toContain(b);
-  });
-
+  // Deleting by number or string id, deletedIds as strings: records.delete of the conformance suite.
   it('404 for a missing id, 400 for an invalid or repeated id; nothing is deleted', async () => {
     const [a] = (await createPeople([{ name: 'a' }])).body.data.ids;
     const before = await state();

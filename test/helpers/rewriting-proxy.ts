@@ -2,10 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * Returns the body to send instead of the upstream's, or undefined to pass it through.
- * `path` is the request path with its query string.
+ * Returns the body to send instead of the upstream's, a replacement status and/or body, or
+ * undefined to pass the answer through. `path` is the request path with its query string.
  */
-export type Rewrite = (path: string, body: string) => string | undefined;
+export type Rewrite = (
+  path: string, body: string, exchange: { method: string; status: number },
+) => string | { status?: number; body?: string } | undefined;
 
 export interface RewritingProxy {
   url: string;
@@ -27,13 +29,18 @@ export async function startRewritingProxy(target: string): Promise<RewritingProx
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const upstream = await fetch(`${target}${req.url}`, {
         method: req.method,
-        headers: { authorization: String(req.headers.authorization ?? ''), 'content-type': 'application/json' },
+        headers: {
+          authorization: String(req.headers.authorization ?? ''),
+          // A content type only with a body: the emulator refuses a JSON content type with none.
+          ...(chunks.length > 0 ? { 'content-type': req.headers['content-type'] ?? 'application/json' } : {}),
+        },
         ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
       });
       const text = await upstream.text();
-      const replaced = proxy.rewrite?.(req.url ?? '', text);
-      res.writeHead(upstream.status, { 'content-type': 'application/json' });
-      res.end(replaced ?? text);
+      const replaced = proxy.rewrite?.(req.url ?? '', text, { method: req.method ?? 'GET', status: upstream.status });
+      const answer = typeof replaced === 'string' ? { body: replaced } : replaced ?? {};
+      res.writeHead(answer.status ?? upstream.status, { 'content-type': 'application/json' });
+      res.end(answer.body ?? text);
     } catch {
       res.destroy();
     }

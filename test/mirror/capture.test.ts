@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
+import { CATALOG_VERSION } from '../../src/mirror/catalog-tables.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
-import { CATALOG_VERSION } from '../../src/mirror/index.ts';
 import type { TestMirror } from '../helpers/dialects.ts';
 import { field, module, sync, table, workspace } from './fixtures.ts';
 import { rewriteSqliteTable } from '../helpers/sqlite-schema.ts';
@@ -153,7 +153,7 @@ forEachDialect('capture of local edits', ({ fresh, dialect }) => {
 });
 
 forEachDialect('catalog layout 1 → current', ({ fresh, dialect }) => {
-  it('adds the outbox and table state columns and installs capture on the existing tables when opened', async () => {
+  it('adds the outbox, view and table state columns and installs capture on the existing tables when opened', async () => {
     const t = await seeded(fresh);
     // Make it look like a layout-1 mirror: no sending_since, no triggers, no capture version.
     if (dialect === 'postgres') {
@@ -170,6 +170,9 @@ forEachDialect('catalog layout 1 → current', ({ fresh, dialect }) => {
     for (const column of ['current_as_of', 'last_error_code', 'last_error', 'last_error_at']) {
       await t.sql(`ALTER TABLE ${t.table('_wsmirror_tables')} DROP COLUMN "${column}"`);
     }
+    await t.sql(`DROP VIEW ${t.table('crm__deals_v')}`);
+    await t.sql(`ALTER TABLE ${t.table('_wsmirror_tables')} DROP COLUMN "view_name"`);
+    for (const column of ['sql_table', 'ref_sql_table']) await t.sql(`ALTER TABLE ${t.table('_wsmirror_fields')} DROP COLUMN "${column}"`);
     // Tables of older mirrors declared _synced_at NOT NULL.
     if (dialect === 'postgres') await t.sql(`ALTER TABLE ${t.table('crm__deals')} ALTER COLUMN "_synced_at" SET NOT NULL`);
     else await rewriteSqliteTable(t.url, 'crm__deals', (ddl) => ddl.replace('"_synced_at" TEXT', '"_synced_at" TEXT NOT NULL'));

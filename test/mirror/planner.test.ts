@@ -136,7 +136,7 @@ describe('planSchema', () => {
       'add column crm__deals2.won INTEGER',
       'create table crm__people (1 columns)',
       // The table was still waiting for its first backfill, so its state does not change.
-      'update catalog of table crm__deals2 (tableName, label, labels, sqlName)',
+      'update catalog of table crm__deals2 (tableName, label, labels, sqlName, viewName)',
       'update catalog of column crm__deals2.headline (fieldName, label, labels, columnName)',
     ]);
   });

@@ -22,7 +22,7 @@ async function columnTypes(t: TestMirror, sqlTable: string): Promise<Record<stri
 
 async function tableNames(t: TestMirror): Promise<string[]> {
   const rows = t.dialect === 'postgres'
-    ? await t.sql<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1`, [t.pgSchema])
+    ? await t.sql<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'`, [t.pgSchema])
     : await t.sql<{ name: string }>(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`);
   return rows.map((r) => r.name).filter((n) => !n.startsWith('_wsmirror_')).sort();
 }

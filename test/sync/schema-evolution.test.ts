@@ -9,7 +9,7 @@ async function relationNames(h: SyncHarness): Promise<string[]> {
   const rows =
     h.tm.dialect === 'postgres'
       ? await h.tm.sql<{ name: string }>(
-          `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 AND table_name NOT LIKE '\\_wsmirror\\_%'`,
+          `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE' AND table_name NOT LIKE '\\_wsmirror\\_%'`,
           [h.tm.pgSchema],
         )
       : await h.tm.sql<{ name: string }>(

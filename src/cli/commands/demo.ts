@@ -206,7 +206,15 @@ async function walkthrough(mirror: Mirror, o: WalkthroughOptions): Promise<strin
       `  sqlite3 ${shellWord(o.file)} ${shellDoubleQuoted(example.sql)}`,
     );
   }
-  out.push('', 'Check the mirror at any time:', '', `  WSMIRROR_MIRROR_URL=${shellWord(`sqlite:${o.file}`)} ${shellWord(o.self)} status`);
+  const env = `WSMIRROR_MIRROR_URL=${shellWord(`sqlite:${o.file}`)}`;
+  out.push('', 'Check the mirror at any time:', '', `  ${env} ${shellWord(o.self)} status`);
+  out.push(
+    '',
+    'Each table has a readable view beside it (crm__companies_v: option labels and referenced records spelled out).',
+    'The data dictionary of every table, view and column (add --erd for a Mermaid diagram):',
+    '',
+    `  ${env} ${shellWord(o.self)} schema`,
+  );
   if (o.emulator === undefined) {
     out.push('', `Run ${shellWord(o.self)} demo --keep-running to keep the emulator up and watch its changes reach the mirror.`);
     return `${out.join('\n')}\n`;

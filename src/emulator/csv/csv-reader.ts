@@ -1,17 +1,18 @@
-import { closeSync, openSync, readSync } from 'node:fs';
-import { Parser } from 'csv-parse';
+import { createReadStream } from 'node:fs';
+import { Readable, pipeline } from 'node:stream';
+import { CsvError, parse, type Options } from 'csv-parse';
 import type { CsvEncoding, CsvNumberFormat } from '../../api/index.ts';
-import { BadRequestError } from '../errors.ts';
+import { ApiError, BadRequestError } from '../errors.ts';
 import { detectDelimiter } from './delimiter-detection.ts';
 
 /**
- * Reads a CSV file synchronously, one chunk at a time, and hands out its records with the line
- * each starts on. Synchronous because the import runs inside one SQLite transaction, which cannot
- * wait for I/O; chunked so that only a chunk and one batch of records are ever in memory.
+ * Streams a CSV file from disk and hands out its records with the line each starts on: only a
+ * chunk of the file and the records csv-parse has buffered are in memory at a time.
  *
  * Bytes are decoded strictly (a byte sequence that is not text in the encoding is a 400, never a
- * silent replacement character), a byte-order mark is dropped, and the text goes to csv-parse as
- * UTF-8. csv-parse does RFC 4180: quoted delimiters and line breaks, doubled quotes, CRLF or LF.
+ * silent replacement character), a byte-order mark is dropped, and the text goes through
+ * csv-parse's stream API. csv-parse does RFC 4180: quoted delimiters and line breaks, doubled
+ * quotes, CRLF or LF.
  */
 
 export interface CsvFormat {
@@ -38,15 +39,6 @@ const MAX_RECORD_CHARS = 8 * 1024 * 1024;
 const DECODER_LABELS: Record<CsvEncoding, string> = { utf8: 'utf-8', utf16le: 'utf-16le', latin1: 'latin1' };
 const ENCODING_NAMES: Record<CsvEncoding, string> = { utf8: 'UTF-8', utf16le: 'UTF-16LE', latin1: 'Latin-1' };
 
-/**
- * csv-parse's parsing core. Its Parser stream and its sync API are both built on this object (the
- * Parser keeps it as `api`); calling it directly parses each chunk at once and reports every
- * record as it completes.
- */
-interface ParserCore {
-  parse(chunk: Buffer | undefined, end: boolean, push: (record: string[]) => void, close: () => void): Error | undefined;
-}
-
 export class CsvFileReader {
   readonly #path: string;
   readonly #format: CsvFormat;
@@ -69,77 +61,87 @@ export class CsvFileReader {
     return this.#encoding;
   }
 
-  /** The records of the file, in order. A malformed file throws a 400 naming the line. */
-  *records(): Generator<CsvRecord, void, undefined> {
-    const fd = openSync(this.#path, 'r');
+  /**
+   * The records of the file, in order. A malformed file throws a 400 naming the line. Stopping
+   * early (a bad row) closes the file.
+   */
+  async *records(): AsyncGenerator<CsvRecord, void, undefined> {
+    const text = this.#text();
+    // The delimiter is detected on the first lines, before the parser is made.
+    let sample = '';
+    let complete = false;
+    while (sample.length < SAMPLE_CHARS) {
+      const next = await text.next();
+      if (next.done) {
+        complete = true;
+        break;
+      }
+      sample += next.value;
+    }
+    this.#delimiter ??= detectDelimiter(sample, this.#format.quoteChar, this.#format.numberFormat, complete);
+    // Every line gives a record (blank ones too), so a record starts one line after the line
+    // breaks inside the previous one's quoted cells. Counted as csv-parse hands each record out,
+    // so when it fails `line` is where the failing record starts.
+    let line = 1;
+    const options: Options<CsvRecord, string[]> = {
+      delimiter: this.#delimiter,
+      quote: this.#format.quoteChar,
+      escape: this.#format.quoteChar,
+      // Any line ending, even mixed in one file (files glued together from two systems).
+      record_delimiter: ['\r\n', '\n', '\r'],
+      relax_column_count: true,
+      relax_quotes: true,
+      max_record_size: MAX_RECORD_CHARS,
+      on_record: (cells: string[]): CsvRecord => {
+        const record = { line, cells };
+        line += 1 + lineBreaksIn(cells);
+        return record;
+      },
+    };
+    // Its typings tie on_record's output to the default record type; the stream hands out CsvRecords.
+    const parser = parse(options as unknown as Options);
+    // Errors reach the loop below through the parser; the callback only keeps them from being unhandled.
+    pipeline(Readable.from(rest(sample, text), { objectMode: false }), parser, () => undefined);
     try {
-      yield* this.#read(fd);
+      for await (const record of parser) yield record as CsvRecord;
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      if (error instanceof CsvError) throw new BadRequestError(`invalid CSV: the record starting on line ${line}: ${describeCsvError(error)}`);
+      throw error;
     } finally {
-      closeSync(fd);
+      parser.destroy();
     }
   }
 
-  *#read(fd: number): Generator<CsvRecord, void, undefined> {
-    const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
-    let offset = 0;
+  /**
+   * The file's text, decoded strictly (a byte sequence that is not text in the encoding is a 400,
+   * never a silent replacement character), without a byte-order mark.
+   */
+  async *#text(): AsyncGenerator<string, void, undefined> {
     let decoder: TextDecoder | undefined;
-    let parse: ((text: string | undefined, end: boolean) => void) | undefined;
-    let sample = '';
-    let pending: CsvRecord[] = [];
-    let nextLine = 1;
-
-    const start = (sampleText: string, complete: boolean) => {
-      this.#delimiter ??= detectDelimiter(sampleText, this.#format.quoteChar, this.#format.numberFormat, complete);
-      const parser = new Parser({
-        delimiter: this.#delimiter,
-        quote: this.#format.quoteChar,
-        escape: this.#format.quoteChar,
-        // Any line ending, even mixed in one file (files glued together from two systems).
-        record_delimiter: ['\r\n', '\n', '\r'],
-        relax_column_count: true,
-        relax_quotes: true,
-        max_record_size: MAX_RECORD_CHARS,
-      });
-      const core = (parser as unknown as { api: ParserCore }).api;
-      // Every line gives a record (blank ones too), so a record starts one line after the line
-      // breaks inside the previous one's quoted cells.
-      const push = (cells: string[]) => {
-        pending.push({ line: nextLine, cells });
-        nextLine += 1 + lineBreaksIn(cells);
-      };
-      return (text: string | undefined, end: boolean) => {
-        const error = core.parse(text === undefined ? undefined : Buffer.from(text, 'utf8'), end, push, () => undefined);
-        if (error) throw new BadRequestError(`invalid CSV: the record starting on line ${nextLine}: ${describeCsvError(error)}`);
-      };
-    };
-
-    for (;;) {
-      const read = readSync(fd, buffer, 0, CHUNK_BYTES, null);
-      const end = read === 0;
+    let offset = 0;
+    for await (const chunk of createReadStream(this.#path, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>) {
       if (!decoder) {
-        if (this.#encoding === undefined) this.#encoding = buffer[0] === 0xff && buffer[1] === 0xfe && read >= 2 ? 'utf16le' : 'utf8';
+        this.#encoding ??= chunk.length >= 2 && chunk[0] === 0xff && chunk[1] === 0xfe ? 'utf16le' : 'utf8';
         decoder = new TextDecoder(DECODER_LABELS[this.#encoding], { fatal: true });
       }
       let text: string;
       try {
-        text = end ? decoder.decode() : decoder.decode(buffer.subarray(0, read), { stream: true });
+        text = decoder.decode(chunk, { stream: true });
       } catch {
-        throw new BadRequestError(this.#notText(offset, read));
+        throw new BadRequestError(this.#notText(offset, chunk.length));
       }
-      offset += read;
-      if (!parse) {
-        sample += text;
-        if (!end && sample.length < SAMPLE_CHARS) continue;
-        parse = start(sample, end);
-        text = sample;
-        sample = '';
-      }
-      if (text !== '') parse(text, false);
-      if (end) parse(undefined, true);
-      yield* pending;
-      pending = [];
-      if (end) return;
+      offset += chunk.length;
+      if (text !== '') yield text;
     }
+    decoder ??= new TextDecoder(DECODER_LABELS[this.#encoding ?? 'utf8'], { fatal: true });
+    let last: string;
+    try {
+      last = decoder.decode();
+    } catch {
+      throw new BadRequestError(this.#notText(offset, 0));
+    }
+    if (last !== '') yield last;
   }
 
   #notText(offset: number, length: number): string {
@@ -147,8 +149,14 @@ export class CsvFileReader {
     const hint = this.#encoding === 'utf8'
       ? ': send the encoding part (utf16le or latin1) when the file is in another encoding'
       : '';
-    return `file is not valid ${name} text (bytes ${offset} to ${offset + length - 1})${hint}`;
+    return `file is not valid ${name} text (bytes ${offset} to ${offset + Math.max(length, 1) - 1})${hint}`;
   }
+}
+
+/** The sample, then the rest of the text. */
+async function* rest(sample: string, text: AsyncGenerator<string, void, undefined>): AsyncGenerator<string, void, undefined> {
+  if (sample !== '') yield sample;
+  yield* text;
 }
 
 function lineBreaksIn(cells: readonly string[]): number {

@@ -5,6 +5,15 @@ import { RECORDS_PAYLOAD_LIMIT_BYTES } from '../../api/index.ts';
 import { ApiError, BadRequestError } from '../errors.ts';
 import type { Authenticator } from './auth.ts';
 
+// Oversized bodies up to this declared length are read and dropped after the 413; longer ones
+// (or of unknown length) close the connection, at the risk of a reset.
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+
+function declaredLength(request: FastifyRequest): number {
+  const value = Number(request.headers['content-length']);
+  return Number.isFinite(value) ? value : Number.POSITIVE_INFINITY;
+}
+
 function body(message: string) {
   return { error: { message } };
 }
@@ -19,6 +28,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        // fastify asks to close the connection; closing with most of the body unread makes the
+        // kernel reset it, and the client, still sending, loses this answer. Kept open, Node reads
+        // the rest of the body and drops it (bounded by the declared length and the request
+        // timeout), so the 413 always arrives.
+        if (declaredLength(request) <= DRAIN_LIMIT_BYTES) reply.removeHeader('connection');
         return reply
           .code(413)
           .send(body(`payload too large: request bodies are limited to ${RECORDS_PAYLOAD_LIMIT_BYTES} bytes (6 MB)`));

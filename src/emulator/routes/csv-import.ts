@@ -40,15 +40,15 @@ export function registerCsvImportRoute(app: FastifyInstance, ctx: EmulatorContex
       }
       try {
         const options = parseInput(csvImportOptionsSchema, form.parts, 'form');
-        // The table may have gone while the file was arriving.
-        const table = ctx.schema.requireTable(params.moduleName, params.tableName);
         const reader = new CsvFileReader(form.filePath, {
           encoding: options.encoding,
           delimiter: options.delimiter,
           quoteChar: options.quoteChar,
           numberFormat: options.numberFormat,
         });
-        return { data: importRecords(ctx, table, reader.records(), options, apiKey) };
+        // The table may have gone while the file was arriving: looked up again once the import holds the store.
+        const table = () => ctx.schema.requireTable(params.moduleName, params.tableName);
+        return { data: await importRecords(ctx, table, reader.records(), options, apiKey) };
       } finally {
         await form.discard();
       }

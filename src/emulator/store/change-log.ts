@@ -32,7 +32,7 @@ export class ChangeLog {
   readonly #clock: Clock;
   #lastAsOf = Number.NEGATIVE_INFINITY;
   #lastStamp = Number.NEGATIVE_INFINITY;
-  readonly #insertRecordChange;
+  readonly #insertRecordChanges;
   readonly #insertSchemaChange;
   readonly #schemaWindow;
   readonly #lastRecordChange;
@@ -43,8 +43,10 @@ export class ChangeLog {
   constructor(db: Db, clock: Clock) {
     this.#db = db;
     this.#clock = clock;
-    this.#insertRecordChange = db.prepare(
-      'INSERT INTO record_changes (table_id, record_id, change_type, changed_at) VALUES (?, ?, ?, ?)',
+    // One statement per write: the ids come as one JSON array, logged in its order.
+    this.#insertRecordChanges = db.prepare(
+      `INSERT INTO record_changes (table_id, record_id, change_type, changed_at)
+       SELECT ?, value, ?, ? FROM json_each(?) ORDER BY key`,
     );
     this.#insertSchemaChange = db.prepare(
       'INSERT INTO schema_changes (object_id, kind, action, changed_at) VALUES (?, ?, ?, ?)',
@@ -79,9 +81,10 @@ export class ChangeLog {
     return asOf;
   }
 
-  recordChanged(tableKey: number, recordId: number, type: RecordChangeType, at: number): void {
+  /** Logs one change of each record, all at `at`, in the order of `recordIds`. */
+  recordsChanged(tableKey: number, recordIds: readonly number[], type: RecordChangeType, at: number): void {
     this.#tableStatements(tableKey);
-    this.#insertRecordChange.run(tableKey, recordId, type, at);
+    this.#insertRecordChanges.run(tableKey, type, at, JSON.stringify(recordIds));
   }
 
   /**

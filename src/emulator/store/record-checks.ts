@@ -100,12 +100,15 @@ export function checkUnique(db: Db, table: TableRow, plans: FieldPlans, pending:
         continue;
       }
       seen.set(k, p);
-      if (p.touched.has(key)) toCheck.set(k, [...(toCheck.get(k) ?? []), p]);
+      if (!p.touched.has(key)) continue;
+      const same = toCheck.get(k);
+      if (same) same.push(p);
+      else toCheck.set(k, [p]);
     }
     if (toCheck.size === 0) continue;
-    ensureUniqueIndex(db, table, plan);
+    const index = ensureUniqueIndex(db, table, plan);
     const values = [...toCheck.values()].map((ps) => ps[0]!.data[key]);
-    const sql = `SELECT id, data -> '${plan.path}' AS v FROM records
+    const sql = `SELECT id, data -> '${plan.path}' AS v FROM records INDEXED BY "${index}"
       WHERE table_id = ${table.key} AND json_extract(data, '${plan.path}') IN (SELECT value FROM json_each(?))`;
     const rows = dynamicStatement(db, sql).all(JSON.stringify(values)) as { id: number; v: string }[];
     for (const row of rows) {

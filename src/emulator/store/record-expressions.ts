@@ -30,6 +30,8 @@ export class RecordExpressions {
   readonly #role: string;
   /** Fields whose `readRoles` leave the caller's role out: read as null. */
   readonly #unreadable: ReadonlySet<string>;
+  /** Some field's `canWrite` or `writeRoles` may refuse the caller's writes. */
+  readonly #guardsWrites: boolean;
 
   constructor(ctx: EmulatorContext, table: TableRow, fields: readonly FieldRow[], plans: FieldPlans, actor: ApiKeyGrant) {
     this.#table = table;
@@ -38,6 +40,15 @@ export class RecordExpressions {
     this.#expressions = tableExpressions(ctx, table, fields);
     this.#role = roleOf(actor);
     this.#unreadable = new Set(plans.list.filter((p) => !allowsRole(p.field.props.readRoles, this.#role)).map((p) => p.field.id));
+    this.#guardsWrites = this.#expressions.hasWriteGuards || plans.list.some((p) => !allowsRole(p.field.props.writeRoles, this.#role));
+  }
+
+  /**
+   * Whether the write stages read which fields each record sends ($nx defaults fill the others,
+   * guards check the sent ones). When not, a bulk write need not collect them.
+   */
+  get readsSentFields(): boolean {
+    return this.#expressions.hasDefaults || this.#guardsWrites;
   }
 
   /** Whether reads must evaluate something (function fields, canRead guards). */
@@ -77,8 +88,7 @@ export class RecordExpressions {
    * will be). A guard that is false, fails or does not compile refuses the whole request (403).
    */
   checkWriteGuards(pending: readonly PendingRecord[], sentFields: readonly ReadonlySet<string>[], before: StoredRows | undefined, place: RecordPlace): void {
-    const byRole = this.#plans.list.some((p) => !allowsRole(p.field.props.writeRoles, this.#role));
-    if (!this.#expressions.hasWriteGuards && !byRole) return;
+    if (!this.#guardsWrites) return;
     const denied: string[] = [];
     pending.forEach((p, i) => {
       for (const name of sentFields[i]!) {

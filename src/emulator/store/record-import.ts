@@ -1,6 +1,6 @@
 import type { CsvImportOptions } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
-import { cellValue, isEmptyCell } from '../csv/cell-values.ts';
+import { CellFault, cellValue, isEmptyCell } from '../csv/cell-values.ts';
 import { bindColumns, type ColumnBinding } from '../csv/column-mapping.ts';
 import type { CsvRecord } from '../csv/csv-reader.ts';
 import { BadRequestError } from '../errors.ts';
@@ -8,17 +8,20 @@ import type { ApiKeyGrant } from '../options.ts';
 import type { RecordPlace } from './record-checks.ts';
 import { buildFieldPlans, type FieldPlan } from './record-plans.ts';
 import { dynamicStatement, ensureUniqueIndex } from './record-statements.ts';
-import { createRecords, updateRecords, type RecordUpdate, type RecordValues } from './record-store.ts';
-import { INVALID, Issues, convertValue } from './record-values.ts';
+import { RecordWriter, type RecordUpdate } from './record-store.ts';
+import { INVALID, Issues, ValueConverter } from './record-values.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
 
 /**
  * The CSV import: the records of a file created or updated in one transaction, `batchSize`
- * rows at a time. Each batch goes through `createRecords`/`updateRecords`, so an imported value
- * meets exactly the checks of a JSON request (shapes, options, required, unique, references) and
- * is logged in record changes like any other write. The first batch with a fault throws its 400
- * (up to 20 faults, each named by line and column), and the transaction rolls back every batch
- * before it.
+ * rows at a time. Each batch goes through one RecordWriter (record-store.ts), made once for the
+ * import, so an imported value meets exactly the checks of a JSON request (shapes, options,
+ * required, unique, references) and is logged in record changes like any other write. The first
+ * batch with a fault throws its 400 (up to 20 faults, each named by line and column), and the
+ * transaction rolls back every batch before it.
+ *
+ * The file is read while the transaction is open, so the import holds the store gate
+ * (store-gate.ts): other requests wait for its end.
  *
  * Counts: `rowsImported` records created, `rowsUpdated` records updated, `rowsSkipped` data rows
  * that wrote nothing: blank rows (every cell empty) and, in `update` mode, rows whose key matches
@@ -35,8 +38,6 @@ interface Row {
   line: number;
   /** Request values of the non-empty cells, by field name. */
   values: Record<string, unknown>;
-  /** Bindings whose cell was empty. */
-  empty: ColumnBinding[];
 }
 
 interface KeyedRow extends Row {
@@ -45,15 +46,30 @@ interface KeyedRow extends Row {
   keyValues: unknown[];
 }
 
-/** `actor` is the key the request came with: guards and triggers see it as for any other write. */
+/**
+ * Imports `records` into the table `table()` gives (looked up once the store is held, so a table
+ * deleted meanwhile is a 404). `actor` is the key the request came with: guards and triggers see
+ * it as for any other write.
+ */
 export function importRecords(
   ctx: EmulatorContext,
-  table: TableRow,
-  records: Iterable<CsvRecord>,
+  table: () => TableRow,
+  records: AsyncIterable<CsvRecord>,
   options: CsvImportOptions,
   actor: ApiKeyGrant,
-): ImportCounts {
-  return ctx.db.transaction(() => new RecordImport(ctx, table, ctx.schema.fieldsOf(table.key), options, actor).run(records))();
+): Promise<ImportCounts> {
+  return ctx.gate.exclusive(async () => {
+    const target = table();
+    ctx.db.exec('BEGIN');
+    try {
+      const counts = await new RecordImport(ctx, target, ctx.schema.fieldsOf(target.key), options, actor).run(records);
+      ctx.db.exec('COMMIT');
+      return counts;
+    } catch (error) {
+      if (ctx.db.inTransaction) ctx.db.exec('ROLLBACK');
+      throw error;
+    }
+  });
 }
 
 class RecordImport {
@@ -61,42 +77,45 @@ class RecordImport {
   readonly #table: TableRow;
   readonly #fields: readonly FieldRow[];
   readonly #options: CsvImportOptions;
-  readonly #actor: ApiKeyGrant;
+  readonly #writer: RecordWriter;
   readonly #counts: ImportCounts = { rowsImported: 0, rowsUpdated: 0, rowsSkipped: 0 };
   #bindings: ColumnBinding[] = [];
-  #keys: { binding: ColumnBinding; plan: FieldPlan }[] = [];
+  #keys: { binding: ColumnBinding; plan: FieldPlan; converter: ValueConverter }[] = [];
+  /** update/upsert: the key field's value index, named in look-ups. */
+  #keyIndex = '';
   #width = 0;
   /** update/upsert: records written so far, with the line that wrote them (a key may not come back). */
   readonly #written = new Map<number, number>();
 
   constructor(ctx: EmulatorContext, table: TableRow, fields: readonly FieldRow[], options: CsvImportOptions, actor: ApiKeyGrant) {
     this.#ctx = ctx;
-    this.#actor = actor;
     this.#table = table;
     this.#fields = fields;
     this.#options = options;
+    this.#writer = new RecordWriter(ctx, table, fields, actor, true);
   }
 
-  run(records: Iterable<CsvRecord>): ImportCounts {
+  async run(records: AsyncIterable<CsvRecord>): Promise<ImportCounts> {
+    const { batchSize, hasHeader } = this.#options;
     let batch: CsvRecord[] = [];
     let first = true;
-    for (const record of records) {
+    for await (const record of records) {
       if (first) {
         first = false;
         this.#bind(record);
-        if (this.#options.hasHeader) continue;
+        if (hasHeader) continue;
       }
-      if (record.cells.every((cell) => cell.trim() === '')) {
+      if (isBlank(record.cells)) {
         this.#counts.rowsSkipped++;
         continue;
       }
       batch.push(record);
-      if (batch.length >= this.#options.batchSize) {
+      if (batch.length >= batchSize) {
         this.#flush(batch);
         batch = [];
       }
     }
-    if (first && this.#options.hasHeader) throw new BadRequestError('invalid CSV: the file is empty, and hasHeader says it starts with a header row');
+    if (first && hasHeader) throw new BadRequestError('invalid CSV: the file is empty, and hasHeader says it starts with a header row');
     if (batch.length > 0) this.#flush(batch);
     return this.#counts;
   }
@@ -109,15 +128,18 @@ class RecordImport {
     const plans = buildFieldPlans(this.#fields);
     this.#keys = this.#bindings
       .filter((b) => b.policy === 'key')
-      .map((binding) => ({ binding, plan: plans.byName.get(binding.field.name)! }));
-    ensureUniqueIndex(this.#ctx.db, this.#table, this.#keys[0]!.plan); // a value index: key look-ups use it
+      .map((binding) => {
+        const plan = plans.byName.get(binding.field.name)!;
+        return { binding, plan, converter: new ValueConverter(plan, 'update') };
+      });
+    this.#keyIndex = ensureUniqueIndex(this.#ctx.db, this.#table, this.#keys[0]!.plan); // a value index: key look-ups use it
   }
 
   #place(line: number, binding?: ColumnBinding): string {
     return binding === undefined ? `line ${line}` : `line ${line}, ${binding.label}`;
   }
 
-  /** Places of the records of one create or update call, by their index in it. */
+  /** Places of the records of one create or update call, by their index in it (worked out only for a fault). */
   #placesOf(rows: readonly Row[]): RecordPlace {
     return (index, fieldName) => {
       const line = rows[index]!.line;
@@ -130,23 +152,26 @@ class RecordImport {
   /** Cells to request values; text that is no value of its type is a fault of the batch. */
   #readRows(batch: readonly CsvRecord[], issues: Issues): Row[] {
     const { numberFormat } = this.#options;
-    return batch.map((record) => {
-      if (record.cells.length > this.#width && record.cells.slice(this.#width).some((cell) => cell.trim() !== '')) {
-        issues.add(`${this.#place(record.line)}: ${record.cells.length} cells where the ${this.#options.hasHeader ? 'header' : 'first row'} has ${this.#width}`);
+    const bindings = this.#bindings;
+    const rows: Row[] = new Array(batch.length);
+    for (let r = 0; r < batch.length; r++) {
+      const record = batch[r]!;
+      const cells = record.cells;
+      if (cells.length > this.#width && !isBlank(cells, this.#width)) {
+        issues.add(`${this.#place(record.line)}: ${cells.length} cells where the ${this.#options.hasHeader ? 'header' : 'first row'} has ${this.#width}`);
       }
-      const row: Row = { line: record.line, values: {}, empty: [] };
-      for (const binding of this.#bindings) {
-        const text = record.cells[binding.index] ?? '';
-        if (isEmptyCell(binding.field.type, text)) {
-          row.empty.push(binding);
-          continue;
-        }
+      const values: Record<string, unknown> = {};
+      for (let b = 0; b < bindings.length; b++) {
+        const binding = bindings[b]!;
+        const text = cells[binding.index] ?? '';
+        if (isEmptyCell(binding.field.type, text)) continue;
         const value = cellValue(binding.field.type, text, numberFormat);
-        if (value.ok) row.values[binding.field.name] = value.value;
-        else issues.add(`${this.#place(record.line, binding)}: ${value.message}`);
+        if (value instanceof CellFault) issues.add(`${this.#place(record.line, binding)}: ${value.message}`);
+        else values[binding.field.name] = value;
       }
-      return row;
-    });
+      rows[r] = { line: record.line, values };
+    }
+    return rows;
   }
 
   #flush(batch: readonly CsvRecord[]): void {
@@ -160,7 +185,7 @@ class RecordImport {
     const keyed = this.#keyRows(rows, issues);
     issues.throwIfAny();
     const found = this.#lookUp(keyed);
-    const updates: KeyedRow[] = [];
+    const updates: (KeyedRow & { id: number })[] = [];
     const creates: KeyedRow[] = [];
     for (const row of keyed) {
       const ids = found.get(row.key) ?? [];
@@ -183,7 +208,7 @@ class RecordImport {
       updates.push(Object.assign(row, { id }));
     }
     issues.throwIfAny();
-    if (updates.length > 0) this.#update(updates as (KeyedRow & { id: number })[]);
+    if (updates.length > 0) this.#update(updates);
     if (creates.length > 0) {
       const ids = this.#create(creates);
       ids.forEach((id, i) => this.#written.set(id, creates[i]!.line));
@@ -191,7 +216,7 @@ class RecordImport {
   }
 
   #create(rows: readonly Row[]): number[] {
-    const ids = createRecords(this.#ctx, this.#table, this.#fields, rows.map((r): RecordValues => r.values), this.#placesOf(rows), this.#actor);
+    const ids = this.#writer.create(rows.map((r) => r.values), this.#placesOf(rows));
     this.#counts.rowsImported += ids.length;
     return ids;
   }
@@ -208,7 +233,7 @@ class RecordImport {
       }
       return values as RecordUpdate;
     });
-    this.#counts.rowsUpdated += updateRecords(this.#ctx, this.#table, this.#fields, records, this.#placesOf(rows), this.#actor).length;
+    this.#counts.rowsUpdated += this.#writer.update(records, this.#placesOf(rows)).length;
   }
 
   /** Each row's key in stored form, through the update value checks; a key repeated within the batch is a fault. */
@@ -217,13 +242,13 @@ class RecordImport {
     const firstLine = new Map<string, number>();
     for (const row of rows) {
       const keyValues: unknown[] = [];
-      for (const { binding, plan } of this.#keys) {
+      for (const { binding, converter } of this.#keys) {
         const where = this.#place(row.line, binding);
         if (!Object.hasOwn(row.values, binding.field.name)) {
           issues.add(`${where}: the key field ${binding.field.name} is empty`);
           continue;
         }
-        const value = convertValue(plan, row.values[binding.field.name], 'update', where, issues);
+        const value = converter.convert(row.values[binding.field.name], issues, where);
         if (value !== INVALID) keyValues.push(value);
       }
       if (keyValues.length !== this.#keys.length) continue;
@@ -243,12 +268,12 @@ class RecordImport {
     return this.#keys.map(({ binding }, i) => `${binding.field.name}=${JSON.stringify(row.keyValues[i])}`).join(', ');
   }
 
-  /** Record ids per key: candidates by the first key field (indexed), then every key field compared. */
+  /** Record ids per key: candidates by the first key field (through its index), then every key field compared. */
   #lookUp(rows: readonly KeyedRow[]): Map<string, number[]> {
     const found = new Map<string, number[]>();
     if (rows.length === 0) return found;
     const first = this.#keys[0]!.plan;
-    const sql = `SELECT id, data FROM records WHERE table_id = ${this.#table.key}
+    const sql = `SELECT id, data FROM records INDEXED BY "${this.#keyIndex}" WHERE table_id = ${this.#table.key}
       AND json_extract(data, '${first.path}') IN (SELECT value FROM json_each(?))`;
     const candidates = dynamicStatement(this.#ctx.db, sql).all(JSON.stringify(rows.map((r) => r.keyValues[0]))) as { id: number; data: string }[];
     const wanted = new Set(rows.map((r) => r.key));
@@ -262,4 +287,10 @@ class RecordImport {
     }
     return found;
   }
+}
+
+/** Whether every cell from `from` on is empty or spaces. */
+function isBlank(cells: readonly string[], from = 0): boolean {
+  for (let i = from; i < cells.length; i++) if (cells[i]!.trim() !== '') return false;
+  return true;
 }

@@ -11,7 +11,6 @@ import { recordsIndexName, uniqueIndexName } from './table-indexes.ts';
  */
 
 interface Statements {
-  insert: Statement;
   update: Statement;
   remove: Statement;
   rowsIn: Statement;
@@ -26,7 +25,6 @@ export function recordStatements(db: Db): Statements {
   let st = statementsByDb.get(db);
   if (!st) {
     st = {
-      insert: db.prepare('INSERT INTO records (table_id, data) VALUES (?, ?)'),
       update: db.prepare('UPDATE records SET data = ? WHERE id = ?'),
       remove: db.prepare('DELETE FROM records WHERE id = ?'),
       rowsIn: db.prepare('SELECT id, data FROM records WHERE table_id = ? AND id IN (SELECT value FROM json_each(?))'),
@@ -60,9 +58,15 @@ function ensureIndex(db: Db, name: string, definition: string): void {
   dynamicStatement(db, `CREATE INDEX IF NOT EXISTS "${name}" ON ${definition}`).run();
 }
 
-/** An expression index per unique field keeps the check fast on large tables. */
-export function ensureUniqueIndex(db: Db, table: TableRow, plan: FieldPlan): void {
-  ensureIndex(db, uniqueIndexName(table.key, plan.field.id), `records (json_extract(data, '${plan.path}')) WHERE table_id = ${table.key}`);
+/**
+ * An expression index per unique field keeps the check fast on large tables. Queries name it
+ * (`INDEXED BY`): without statistics SQLite prefers the (table_id, id) index and reads every
+ * record of the table for each look-up.
+ */
+export function ensureUniqueIndex(db: Db, table: TableRow, plan: FieldPlan): string {
+  const name = uniqueIndexName(table.key, plan.field.id);
+  ensureIndex(db, name, `records (json_extract(data, '${plan.path}')) WHERE table_id = ${table.key}`);
+  return name;
 }
 
 /**

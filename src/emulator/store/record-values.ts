@@ -1,4 +1,7 @@
-import { describeIssues, recordValueSchema, type Option } from '../../api/index.ts';
+import type { z } from 'zod';
+import {
+  ASK_SCHEMA, describeIssues, recordValueSchema, recordValueShortcut, type Option, type RecordValueShortcut, type ValueMode,
+} from '../../api/index.ts';
 import { BadRequestError } from '../errors.ts';
 import type { FieldPlan, FieldPlans } from './record-plans.ts';
 
@@ -43,44 +46,82 @@ function optionList(plan: FieldPlan): string {
   return shown.length === 0 ? 'the field has no options' : `options: ${shown.join(', ')}`;
 }
 
-/** One value through the value table (shape, canonical form) and the field's own options. */
-export function convertValue(plan: FieldPlan, raw: unknown, mode: 'create' | 'update', where: string, issues: Issues): unknown {
-  const parsed = recordValueSchema(plan.type, mode).safeParse(raw);
-  if (!parsed.success) {
-    issues.add(describeIssues(parsed.error.issues, where));
-    return INVALID;
+/** Names a value in an error message: a path, or the place of a record's field (record-checks.ts). */
+export type ValuePlace = string | ((index: number, fieldName?: string) => string);
+
+function placeOf(where: ValuePlace, index: number, fieldName: string | undefined): string {
+  return typeof where === 'string' ? where : where(index, fieldName);
+}
+
+/**
+ * One field's values of one mode through the value table (shape, canonical form) and the field's
+ * own options. Made once per request (or import) and field; converting a valid value allocates
+ * nothing beyond the value, and the place of a value is worked out only for a fault.
+ */
+export class ValueConverter {
+  readonly plan: FieldPlan;
+  readonly #schema: z.ZodType;
+  readonly #shortcut: RecordValueShortcut | undefined;
+
+  constructor(plan: FieldPlan, mode: ValueMode) {
+    this.plan = plan;
+    this.#schema = recordValueSchema(plan.type, mode);
+    this.#shortcut = recordValueShortcut(plan.type);
   }
-  const value: unknown = parsed.data;
-  if (value === null) return null;
-  if (plan.type === 'choice') {
-    const id = plan.options?.get(value as string);
-    if (id === undefined) {
-      issues.add(`${where}: ${JSON.stringify(value)} is not an option of field ${plan.field.name} (${optionList(plan)})`);
-      return INVALID;
-    }
-    return id;
-  }
-  if (plan.type === 'multi') {
-    const ids: string[] = [];
-    for (const item of value as string[]) {
-      const id = plan.options?.get(item);
-      if (id === undefined) {
-        issues.add(`${where}: ${JSON.stringify(item)} is not an option of field ${plan.field.name} (${optionList(plan)})`);
+
+  /** The stored form of `raw`, or INVALID with the fault added to `issues`. */
+  convert(raw: unknown, issues: Issues, where: ValuePlace, index = 0, fieldName?: string): unknown {
+    let value = this.#shortcut ? this.#shortcut(raw) : ASK_SCHEMA;
+    if (value === ASK_SCHEMA) {
+      const parsed = this.#schema.safeParse(raw);
+      if (!parsed.success) {
+        issues.add(describeIssues(parsed.error.issues, placeOf(where, index, fieldName)));
         return INVALID;
       }
-      if (ids.includes(id)) {
-        issues.add(`${where}: option ${id} appears more than once`);
-        return INVALID;
-      }
-      ids.push(id);
+      value = parsed.data;
     }
-    return ids;
+    if (value === null) return null;
+    const plan = this.plan;
+    switch (plan.type) {
+      case 'choice': {
+        const id = plan.options?.get(value as string);
+        if (id === undefined) {
+          issues.add(`${placeOf(where, index, fieldName)}: ${JSON.stringify(value)} is not an option of field ${plan.field.name} (${optionList(plan)})`);
+          return INVALID;
+        }
+        return id;
+      }
+      case 'multi': {
+        const ids: string[] = [];
+        for (const item of value as string[]) {
+          const id = plan.options?.get(item);
+          if (id === undefined) {
+            issues.add(`${placeOf(where, index, fieldName)}: ${JSON.stringify(item)} is not an option of field ${plan.field.name} (${optionList(plan)})`);
+            return INVALID;
+          }
+          if (ids.includes(id)) {
+            issues.add(`${placeOf(where, index, fieldName)}: option ${id} appears more than once`);
+            return INVALID;
+          }
+          ids.push(id);
+        }
+        return ids;
+      }
+      case 'dmulti':
+        if (new Set(value as string[]).size !== (value as string[]).length) {
+          issues.add(`${placeOf(where, index, fieldName)}: a record id appears more than once`);
+          return INVALID;
+        }
+        return value;
+      default:
+        return value;
+    }
   }
-  if (plan.type === 'dmulti' && new Set(value as string[]).size !== (value as string[]).length) {
-    issues.add(`${where}: a record id appears more than once`);
-    return INVALID;
-  }
-  return value;
+}
+
+/** One value through its field's converter, for callers that convert a value now and then. */
+export function convertValue(plan: FieldPlan, raw: unknown, mode: ValueMode, where: string, issues: Issues): unknown {
+  return new ValueConverter(plan, mode).convert(raw, issues, where);
 }
 
 // ---- literal defaults ------------------------------------------------------------------------

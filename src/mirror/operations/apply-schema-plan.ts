@@ -11,6 +11,10 @@ import { describeOp } from '../schema-planner.ts';
 import { captureTables, createCapture, dropCapture } from './capture.ts';
 import { deleteFieldRows, insertTableRow, touchTableRow, updateTableRow, writeFieldRows } from './catalog-rows.ts';
 import { writeCursors } from './cursors.ts';
+import { refreshFieldTables } from './field-tables.ts';
+import { createForeignKeys, dropForeignKeys } from './foreign-keys.ts';
+import { createViews, dropViews } from './readable-views.ts';
+import { createReferenceIndex, dropReferenceIndex } from './reference-indexes.ts';
 import { readRevision } from './read-catalog.ts';
 
 const SYSTEM_COMMENTS = {
@@ -35,6 +39,12 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
       }
       // SQLite cannot drop or rename a column a trigger names: capture is set aside during the DDL.
       if (plan.ops.length > 0) await dropCapture(ctx, tx, await captureTables(ctx, tx));
+      // Views and foreign keys name columns and other tables: set aside too, and made again
+      // from the new catalog.
+      if (plan.ops.length > 0) {
+        await dropViews(ctx, tx);
+        await dropForeignKeys(ctx, tx);
+      }
       for (const op of plan.ops) {
         ctx.logger?.info({ op: op.op }, describeOp(op));
         await runOp(ctx, tx, op);
@@ -43,6 +53,9 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
         if (columnOf !== undefined) await touchTableRow(ctx, tx, columnOf);
       }
       if (plan.ops.length > 0) {
+        await refreshFieldTables(ctx, tx);
+        await createViews(ctx, tx);
+        await createForeignKeys(ctx, tx);
         await createCapture(ctx, tx, await captureTables(ctx, tx));
         await cat.updateTable('_wsmirror_meta').set({ value: String(revision + 1) }).where('key', '=', 'revision').execute();
       }
@@ -73,6 +86,7 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: SchemaOp): Promise<voi
       for (const f of op.fields) {
         await d.comment(tx, op.table.sqlName, f.columnName, f.label);
         await writeFieldRows(ctx, tx, op.table.sqlName, f);
+        await createReferenceIndex(ctx, tx, op.table.sqlName, f);
       }
       return;
     }
@@ -100,8 +114,10 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: SchemaOp): Promise<voi
       await sql`ALTER TABLE ${d.table(op.sqlTable)} ADD COLUMN ${sql.id(op.field.columnName)} ${sql.raw(op.field.sqlType)}`.execute(tx.db);
       await d.comment(tx, op.sqlTable, op.field.columnName, op.field.label);
       await writeFieldRows(ctx, tx, op.sqlTable, op.field);
+      await createReferenceIndex(ctx, tx, op.sqlTable, op.field);
       return;
     case 'dropColumn':
+      await dropReferenceIndex(ctx, tx, op.field);
       await sql`ALTER TABLE ${d.table(op.sqlTable)} DROP COLUMN ${sql.id(op.field.columnName)}`.execute(tx.db);
       await deleteFieldRows(ctx, tx, op.field.tableId, op.field.fieldId);
       return;
@@ -111,8 +127,10 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: SchemaOp): Promise<voi
     case 'retypeColumn':
       if (op.rebuild) {
         // Old values would be wrong for the new type: drop them; the table is re-read.
+        await dropReferenceIndex(ctx, tx, op.field);
         await sql`ALTER TABLE ${d.table(op.sqlTable)} DROP COLUMN ${sql.id(op.field.columnName)}`.execute(tx.db);
         await sql`ALTER TABLE ${d.table(op.sqlTable)} ADD COLUMN ${sql.id(op.field.columnName)} ${sql.raw(op.field.sqlType)}`.execute(tx.db);
+        await createReferenceIndex(ctx, tx, op.sqlTable, op.field);
       }
       await d.comment(tx, op.sqlTable, op.field.columnName, op.field.label);
       await writeFieldRows(ctx, tx, op.sqlTable, op.field);

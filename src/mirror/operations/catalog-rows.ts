@@ -26,6 +26,7 @@ function tableRow(ctx: MirrorContext, t: MirrorTable) {
     label: t.label,
     labels: JSON.stringify(t.labels),
     sql_name: t.sqlName,
+    view_name: t.viewName,
     has_history: ctx.dialect.booleanToSql(t.hasHistory),
     mode: t.mode,
     state: t.state,

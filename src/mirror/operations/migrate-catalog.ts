@@ -2,9 +2,16 @@ import { sql } from 'kysely';
 import { CATALOG_MIGRATIONS, CATALOG_TABLES, CATALOG_VERSION } from '../catalog-tables.ts';
 import { columnDdl } from '../catalog-ddl.ts';
 import { readCatalogVersion } from '../catalog-version.ts';
+import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
+import { missingViewNames } from '../schema-planner.ts';
 import { SYNCED_AT_COLUMN } from '../naming.ts';
 import { installCapture } from './capture.ts';
+import { refreshFieldTables } from './field-tables.ts';
+import { createForeignKeys, dropForeignKeys } from './foreign-keys.ts';
+import { readCatalog, readCatalogTables } from './read-catalog.ts';
+import { createViews, dropViews } from './readable-views.ts';
+import { createReferenceIndex } from './reference-indexes.ts';
 
 /**
  * Version of the capture set-up of the mirrored tables: their triggers, and what the triggers
@@ -24,6 +31,9 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
   const stored = Number(await readCatalogVersion(cat));
   const capture = (await cat.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'capture_version').executeTakeFirst())?.value;
   if (stored >= CATALOG_VERSION && capture === String(CAPTURE_VERSION)) return;
+  // Names in use are read before the transaction (the namespace listing runs on the connection).
+  const viewNames = stored < 3 ? missingViewNames(await readCatalog(ctx)) : new Map<string, string>();
+  ctx.tables = undefined;
   await d.write(async (tx) => {
     const txCat = d.catalog(tx.db);
     for (const migration of CATALOG_MIGRATIONS) {
@@ -33,6 +43,7 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
         await sql`ALTER TABLE ${d.table(table)} ADD COLUMN ${columnDdl(ctx.dialect, def, false)}`.execute(tx.db);
       }
     }
+    if (stored < 3) await addBiObjects(ctx, tx, viewNames);
     if (stored < CATALOG_VERSION) {
       await txCat.updateTable('_wsmirror_meta').set({ value: String(CATALOG_VERSION) }).where('key', '=', 'catalog_version').execute();
     }
@@ -44,4 +55,23 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
     await txCat.deleteFrom('_wsmirror_meta').where('key', '=', 'capture_version').execute();
     await txCat.insertInto('_wsmirror_meta').values({ key: 'capture_version', value: String(CAPTURE_VERSION) }).execute();
   });
+}
+
+/**
+ * Layout 3 on a mirror made before it: view names, the fields' SQL tables, the indexes of
+ * reference columns, the readable views, the foreign keys.
+ */
+async function addBiObjects(ctx: MirrorContext, tx: WriteTx, viewNames: ReadonlyMap<string, string>): Promise<void> {
+  const cat = ctx.driver.catalog(tx.db);
+  for (const [tableId, viewName] of viewNames) {
+    await cat.updateTable('_wsmirror_tables').set({ view_name: viewName }).where('table_id', '=', tableId).execute();
+  }
+  await refreshFieldTables(ctx, tx);
+  const { tables, fields } = await readCatalogTables(ctx.driver, cat);
+  const sqlNameOf = new Map(tables.map((t) => [t.tableId, t.sqlName]));
+  for (const f of fields) await createReferenceIndex(ctx, tx, sqlNameOf.get(f.tableId)!, f);
+  await dropViews(ctx, tx);
+  await createViews(ctx, tx);
+  await dropForeignKeys(ctx, tx);
+  await createForeignKeys(ctx, tx);
 }

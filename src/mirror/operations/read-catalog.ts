@@ -3,6 +3,7 @@ import type { FieldType } from '../../api/field-types.ts';
 import type { Catalog, Labels, MirrorField, MirrorTable, TableMode, TableState } from '../catalog.ts';
 import { fieldsOf } from '../catalog.ts';
 import type { CatalogDb } from '../catalog-tables.ts';
+import type { DialectDriver } from '../dialect.ts';
 import { MirrorError } from '../errors.ts';
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext, TableInfo } from '../mirror-context.ts';
@@ -14,6 +15,20 @@ export async function readCatalog(ctx: MirrorContext): Promise<Catalog> {
   const d = ctx.driver;
   const cat = d.catalog(d.db);
   const revision = await readRevision(cat);
+  const { tables, fields } = await readCatalogTables(d, cat);
+  const own = new Set(tables.flatMap((t) => (t.viewName === null ? [t.sqlName] : [t.sqlName, t.viewName])));
+  const foreignNames = (await d.listNamespaceNames()).filter((n) => !own.has(n) && !n.startsWith(CATALOG_PREFIX)).sort();
+  ctx.tables = new Map(tables.map((t) => [t.tableId, { table: t, fields: fieldsOf({ fields }, t.tableId) }]));
+  return { dialect: ctx.dialect.name, revision, tables, fields, foreignNames };
+}
+
+/**
+ * The mirrored tables and fields as the catalog tables hold them, read through `cat` (the
+ * connection, or a write transaction that is changing them).
+ */
+export async function readCatalogTables(
+  d: DialectDriver, cat: Kysely<CatalogDb>,
+): Promise<{ tables: MirrorTable[]; fields: MirrorField[] }> {
   const tableRows = await cat.selectFrom('_wsmirror_tables').selectAll().orderBy('table_id').execute();
   const fieldRows = await cat.selectFrom('_wsmirror_fields').selectAll().orderBy('table_id').orderBy('position').execute();
   const tables: MirrorTable[] = tableRows.map((r) => ({
@@ -25,6 +40,8 @@ export async function readCatalog(ctx: MirrorContext): Promise<Catalog> {
     label: r.label,
     labels: (d.fromJson(r.labels) ?? {}) as Labels,
     sqlName: r.sql_name,
+    // Absent before layout 3 (a catalog opened read-only is not migrated).
+    viewName: r.view_name ?? null,
     hasHistory: d.fromBool(r.has_history),
     mode: r.mode as TableMode,
     state: r.state as TableState,
@@ -45,10 +62,7 @@ export async function readCatalog(ctx: MirrorContext): Promise<Catalog> {
     syncedFrom: r.synced_from,
     options: (d.fromJson(r.options) ?? null) as MirrorField['options'],
   }));
-  const own = new Set(tables.map((t) => t.sqlName));
-  const foreignNames = (await d.listNamespaceNames()).filter((n) => !own.has(n) && !n.startsWith(CATALOG_PREFIX)).sort();
-  ctx.tables = new Map(tables.map((t) => [t.tableId, { table: t, fields: fieldsOf({ fields }, t.tableId) }]));
-  return { dialect: ctx.dialect.name, revision, tables, fields, foreignNames };
+  return { tables, fields };
 }
 
 /** A mirrored table by upstream id (from the cached catalog); MirrorError when it is not mirrored. */

@@ -65,7 +65,9 @@ export async function openPostgresDriver(
   });
   const driver = new PostgresDriver(dialect, pool, schema);
   try {
-    await sql`SELECT 1`.execute(driver.db);
+    const { rows } = await sql<{ v: number }>`SELECT current_setting('server_version_num')::int AS v`.execute(driver.db);
+    // NOT ENFORCED foreign keys arrived in PostgreSQL 18.
+    driver.informationalForeignKeys = Number(rows[0]?.v ?? 0) >= 180_000;
   } catch (error) {
     await driver.close();
     throw new ConfigError(`cannot reach the Postgres mirror ${location.display}: ${(error as Error).message}`, { cause: error });
@@ -88,6 +90,7 @@ export async function openPostgresDriver(
 class PostgresDriver implements DialectDriver {
   readonly dialect: Dialect;
   readonly preferredBatchRows = 2_000;
+  informationalForeignKeys = false;
   readonly #stagesByClient = new WeakMap<pg.PoolClient, Set<string>>();
   readonly db: Kysely<CatalogDb>;
   readonly #pool: pg.Pool;

@@ -1,7 +1,10 @@
 import { sql } from 'kysely';
 import type { Dialect } from '../dialect.ts';
-import { CATALOG_PREFIX } from '../naming.ts';
+import { CATALOG_PREFIX, ID_COLUMN } from '../naming.ts';
+import { quoteIdent } from '../sql-text.ts';
 import { captureSetupSql, createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
+import { createViewSql } from './readable-views.ts';
+import { dropViewStatement } from '../view-sql.ts';
 import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
 
 /** PostgreSQL (pg): one schema of a database. */
@@ -33,6 +36,13 @@ export const postgresDialect: Dialect = {
   captureSetupSql,
   dropCaptureSql,
   createCaptureSql,
+  viewListType: 'text[]',
+  foreignKeySql: (names, fk) => ({
+    create: `ALTER TABLE ${names.qualify(fk.sqlTable)} ADD CONSTRAINT ${quoteIdent(fk.name)} FOREIGN KEY (${quoteIdent(fk.column)}) REFERENCES ${names.qualify(fk.refSqlTable)} (${quoteIdent(ID_COLUMN)}) NOT ENFORCED`,
+    drop: `ALTER TABLE IF EXISTS ${names.qualify(fk.sqlTable)} DROP CONSTRAINT IF EXISTS ${quoteIdent(fk.name)}`,
+  }),
+  createViewSql,
+  dropViewSql: (names, viewName) => [dropViewStatement(names, viewName)],
   async open(location, options) {
     if (location.dialect !== 'postgres') throw new Error(`not a Postgres location: ${location.display}`);
     const { openPostgresDriver } = await import('./connection.ts');

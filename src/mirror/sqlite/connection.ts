@@ -61,6 +61,8 @@ export async function openSqliteDriver(
 class SqliteDriver implements DialectDriver {
   readonly dialect: Dialect;
   readonly preferredBatchRows = 500;
+  // SQLite declares foreign keys only in CREATE TABLE, and enforces them once switched on.
+  readonly informationalForeignKeys = false;
   readonly db: Kysely<CatalogDb>;
   readonly #raw: Database.Database;
   readonly #statements = new Map<string, Statement>();

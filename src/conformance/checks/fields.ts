@@ -1,0 +1,275 @@
+import { CREATABLE_FIELD_TYPES, FIELD_TYPES } from '../../api/index.ts';
+import { defineCheck, type CheckContext } from '../check.ts';
+import { expectEqual, expectError, expectOk, expectStatus, expectTrue } from '../expectations.ts';
+import { field } from './fixtures.ts';
+
+/** Fields: single and batch create, read, update and delete, with the rules of the description. */
+
+function fieldParams(tableName: string, fieldName: string) {
+  return { params: { tableName, fieldName } };
+}
+
+async function fieldNames(ctx: CheckContext, tableName: string): Promise<string[]> {
+  const res = await ctx.send('listFields', { params: { tableName } });
+  return expectOk(res, 'GET fields succeeds').data.map((f) => f.name);
+}
+
+export const fieldChecks = [
+  defineCheck({
+    id: 'fields.create-201',
+    section: 'Fields',
+    rule: 'POST fields creates one field and answers 201 { data: Field }; GET of the field answers 200 with it, and the list holds it.',
+    scratchTables: ['field_create'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('field_create');
+      const res = await ctx.send('createField', { params: { tableName: name }, body: field('title', 'string', { required: true }) });
+      expectStatus(res, 201);
+      const created = expectOk(res).data;
+      expectEqual([created.name, created.type], ['title', 'string'], 'the answer is the new field', res);
+      const got = await ctx.send('getField', fieldParams(name, 'title'));
+      expectStatus(got, 200);
+      expectEqual([expectOk(got).data.name, expectOk(got).data.type], ['title', 'string'], 'GET answers the field', got);
+      expectEqual(await fieldNames(ctx, name), ['title'], 'the list holds the field');
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.every-type',
+    section: 'Resources: field types that can be created',
+    rule: 'Each creatable type (string, html, number, boolean, choice, dchoice, multi, dmulti, file, date, timestamp, time, timeinterval, appointment, icon, color, user, reference, reverse, function) can be created: 201, and GET answers it with that type; the internal types cannot (400).',
+    scratchTables: ['types', 'types_target'],
+    async run(ctx) {
+      const target = await ctx.scratch.create('types_target', {}, [field('title', 'string')]);
+      const { name } = await ctx.scratch.create('types');
+      for (const type of CREATABLE_FIELD_TYPES) {
+        const extra: Record<string, unknown> = {};
+        // Expressions of dynamic choices and functions are checked after the save (rule 4): any text does.
+        if (type === 'dchoice' || type === 'dmulti') extra.options = `select ${target.name}`;
+        if (type === 'function') extra.expression = '1 + 1';
+        if (type === 'reference' || type === 'reverse') extra.refTableName = target.name;
+        const fieldName = `t_${type.toLowerCase()}`;
+        const res = await ctx.send('createField', { params: { tableName: name }, body: field(fieldName, type, extra) });
+        expectStatus(res, 201, `creating a ${type} field answers 201`);
+        const got = await ctx.send('getField', fieldParams(name, fieldName));
+        expectEqual([expectOk(got).data.name, expectOk(got).data.type], [fieldName, type], `GET answers the ${type} field`, got);
+      }
+      for (const type of FIELD_TYPES.filter((t) => !(CREATABLE_FIELD_TYPES as readonly string[]).includes(t))) {
+        const res = await ctx.send('createField', { params: { tableName: name }, body: field(`i_${type.toLowerCase()}`, type as 'string') });
+        expectError(res, 400, `creating a field of the internal type ${type} answers 400`);
+      }
+      const names = await fieldNames(ctx, name);
+      expectEqual(names.length, CREATABLE_FIELD_TYPES.length, 'the table has one field per creatable type and no other');
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.choice-option-ids',
+    section: 'Fields: rules for creating fields (1)',
+    rule: 'A choice field gets its initial options, each with a service-assigned id, in the create answer and in the single-field GET.',
+    scratchTables: ['choice'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('choice');
+      const body = field('stage', 'choice', { options: [{ name: 'lead' }, { name: 'won' }] });
+      const res = await ctx.send('createField', { params: { tableName: name }, body });
+      expectStatus(res, 201);
+      const options = expectOk(res).data.options;
+      expectTrue(Array.isArray(options) && options.length === 2 && options.every((o) => typeof o.id === 'string' && o.id !== ''),
+        'each option has an id', 'two options with ids', options, res);
+      const got = await ctx.send('getField', fieldParams(name, 'stage'));
+      const again = expectOk(got).data.options;
+      expectEqual(Array.isArray(again) ? again.map((o) => [o.id, o.name]) : again, (options as { id: string; name: string }[]).map((o) => [o.id, o.name]),
+        'GET answers the same options with the same ids', got);
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.invalid-expression-201',
+    section: 'Fields: rules for creating fields (3, 4)',
+    rule: 'A function field whose expression does not parse is still created (201); the answer carries expressionErrors.',
+    scratchTables: ['expr'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('expr');
+      const res = await ctx.send('createField', { params: { tableName: name }, body: field('calc', 'function', { expression: '1 + (' }) });
+      expectStatus(res, 201);
+      const errors = expectOk(res).data.expressionErrors;
+      expectTrue(Array.isArray(errors) && errors.length > 0, 'the answer carries expressionErrors', 'a non-empty expressionErrors array', errors, res);
+      expectEqual(await fieldNames(ctx, name), ['calc'], 'the field exists');
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.guard-uncompilable-400',
+    section: 'Fields: rules for creating fields (5)',
+    rule: 'A canRead or canWrite that does not parse answers 400, and the field is not created.',
+    scratchTables: ['guard'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('guard');
+      expectError(await ctx.send('createField', { params: { tableName: name }, body: field('secret', 'string', { canRead: '((' }) }), 400);
+      expectError(await ctx.send('createField', { params: { tableName: name }, body: field('secret', 'string', { canWrite: 'and and' }) }), 400);
+      expectEqual(await fieldNames(ctx, name), [], 'no field was created');
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.can-write-computed-400',
+    section: 'Fields: rules for creating fields (6)',
+    rule: 'canWrite on a function field answers 400.',
+    scratchTables: ['canwrite'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('canwrite');
+      const body = field('calc', 'function', { expression: '1', canWrite: 'true' });
+      expectError(await ctx.send('createField', { params: { tableName: name }, body }), 400);
+      expectEqual(await fieldNames(ctx, name), [], 'no field was created');
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.exists-400',
+    section: 'Fields: rules for creating fields (9)',
+    rule: 'Creating a field that already exists answers 400, single or in a batch.',
+    scratchTables: ['field_twice'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('field_twice', {}, [field('title', 'string')]);
+      expectError(await ctx.send('createField', { params: { tableName: name }, body: field('title', 'string') }), 400);
+      expectError(await ctx.send('createFields', { params: { tableName: name }, body: [field('other', 'string'), field('title', 'number')] }), 400);
+      expectEqual(await fieldNames(ctx, name), ['title'], 'the batch created nothing');
+    },
+  }),
+  defineCheck({
+    id: 'fields.batch-create.transactional',
+    section: 'Fields: rules for creating fields (9)',
+    rule: 'A batch create is one transaction: duplicate names in the batch, or one bad item, answer 400 and create none.',
+    scratchTables: ['batch'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('batch');
+      const params = { tableName: name };
+      expectError(await ctx.send('createFields', { params, body: [field('a', 'string'), field('a', 'number')] }), 400, 'duplicate names answer 400');
+      expectError(await ctx.send('createFields', { params, body: [field('a', 'string'), field('b', 'rowId' as 'string')] }), 400, 'an item of a type that cannot be created answers 400');
+      expectError(await ctx.send('createFields', { params, body: [field('a', 'string'), field('b', 'string', { canRead: '((' })] }), 400, 'an uncompilable guard answers 400');
+      expectEqual(await fieldNames(ctx, name), [], 'no field of the failed batches exists');
+      const ok = await ctx.send('createFields', { params, body: [field('a', 'string'), field('b', 'number')] });
+      expectStatus(ok, 201);
+      expectEqual(expectOk(ok).data.map((f) => f.name), ['a', 'b'], 'a good batch answers 201 with its fields', ok);
+    },
+  }),
+  defineCheck({
+    id: 'fields.list.paging',
+    section: 'Fields',
+    rule: 'GET fields pages with limit and offset: { data, page_info } with has_more true while fields remain.',
+    scratchTables: ['paged_fields'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('paged_fields', {}, [field('a', 'string'), field('b', 'string'), field('c', 'string')]);
+      const first = await ctx.send('listFields', { params: { tableName: name }, query: { limit: 2 } });
+      const page = expectOk(first);
+      expectEqual(page.data.length, 2, 'limit=2 gives two fields', first);
+      expectEqual(page.page_info, { has_more: true, limit: 2, offset: 0 }, 'page_info of the first page', first);
+      const second = await ctx.send('listFields', { params: { tableName: name }, query: { limit: 2, offset: 2 } });
+      const rest = expectOk(second);
+      expectEqual(rest.page_info, { has_more: false, limit: 2, offset: 2 }, 'page_info of the last page', second);
+      expectEqual([...page.data, ...rest.data].map((f) => f.name).sort(), ['a', 'b', 'c'], 'the pages hold every field once', second);
+    },
+  }),
+  defineCheck({
+    id: 'fields.update.rename',
+    section: 'Fields',
+    rule: 'PATCH of a field with name renames it (200 { data: Field }); the list then has the new name only.',
+    scratchTables: ['rename_field'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('rename_field', {}, [field('old_name', 'string')]);
+      const res = await ctx.send('updateField', { ...fieldParams(name, 'old_name'), body: { name: 'new_name', labels: { '': 'New' } } });
+      expectStatus(res, 200);
+      expectEqual(expectOk(res).data.name, 'new_name', 'the answer has the new name', res);
+      expectEqual(await fieldNames(ctx, name), ['new_name'], 'the list has the new name');
+    },
+  }),
+  defineCheck({
+    id: 'fields.update.options-replace',
+    section: 'Fields: rules for updating fields (1)',
+    rule: 'options replaces the whole option list of a choice field: options sent with their id keep it, options without id are new, others are gone.',
+    scratchTables: ['options'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('options', {}, [field('stage', 'choice', { options: [{ name: 'lead' }, { name: 'lost' }] })]);
+      const before = expectOk(await ctx.send('getField', fieldParams(name, 'stage'))).data.options as { id: string; name: string }[];
+      const lead = before.find((o) => o.name === 'lead')!;
+      const res = await ctx.send('updateField', { ...fieldParams(name, 'stage'), body: { options: [{ id: lead.id, name: 'lead' }, { name: 'won' }] } });
+      expectStatus(res, 200);
+      const after = expectOk(res).data.options as { id: string; name: string }[];
+      expectEqual(after.map((o) => o.name), ['lead', 'won'], 'the list is the one sent', res);
+      expectEqual(after[0]!.id, lead.id, 'the option sent with its id keeps it', res);
+      expectTrue(typeof after[1]!.id === 'string' && !before.some((o) => o.id === after[1]!.id), 'the new option gets a new id', 'a new id', after[1], res);
+    },
+  }),
+  defineCheck({
+    id: 'fields.update.options-wrong-kind-400',
+    section: 'Fields: rules for updating fields (2)',
+    rule: 'An options array, an options expression, or optionName sent to a field of the wrong kind answers 400.',
+    scratchTables: ['wrong_kind'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('wrong_kind', {}, [field('title', 'string'), field('stage', 'choice', { options: [{ name: 'a' }] })]);
+      expectError(await ctx.send('updateField', { ...fieldParams(name, 'title'), body: { options: [{ name: 'x' }] } }), 400, 'an options array to a string field answers 400');
+      expectError(await ctx.send('updateField', { ...fieldParams(name, 'stage'), body: { options: 'select x' } }), 400, 'an options expression to a choice field answers 400');
+      expectError(await ctx.send('updateField', { ...fieldParams(name, 'title'), body: { optionName: 'name' } }), 400, 'optionName to a string field answers 400');
+    },
+  }),
+  defineCheck({
+    id: 'fields.batch-update.rules',
+    section: 'Fields: rules for updating fields (7)',
+    rule: 'A batch update is one transaction: a repeated fieldName or a rename onto an existing name answers 400, an unknown field 404, and nothing changes.',
+    scratchTables: ['batch_update'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('batch_update', {}, [field('a', 'string'), field('b', 'string')]);
+      const params = { tableName: name };
+      expectError(await ctx.send('updateFields', { params, body: [{ fieldName: 'a', required: true }, { fieldName: 'a', index: true }] }), 400, 'a repeated fieldName answers 400');
+      expectError(await ctx.send('updateFields', { params, body: [{ fieldName: 'a', name: 'b' }] }), 400, 'renaming onto an existing name answers 400');
+      expectError(await ctx.send('updateFields', { params, body: [{ fieldName: 'a', name: 'c' }, { fieldName: 'nope', required: true }] }), 404, 'an unknown field answers 404');
+      expectEqual(await fieldNames(ctx, name), ['a', 'b'], 'the failed batches changed nothing');
+      const ok = await ctx.send('updateFields', { params, body: [{ fieldName: 'a', name: 'c' }, { fieldName: 'b', required: true }] });
+      expectStatus(ok, 200);
+      const fields = expectOk(ok).data;
+      expectEqual(fields.map((f) => [f.name, f.required === true]), [['c', false], ['b', true]], 'a good batch answers 200 with the updated fields', ok);
+    },
+  }),
+  defineCheck({
+    id: 'fields.batch-delete.rules',
+    section: 'Fields: rules for updating fields (8)',
+    rule: 'A batch delete is one transaction: repeated names answer 400, an unknown field 404 and nothing is deleted; otherwise 200 with the deleted fields.',
+    scratchTables: ['batch_delete'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('batch_delete', {}, [field('a', 'string'), field('b', 'string'), field('c', 'string')]);
+      const params = { tableName: name };
+      expectError(await ctx.send('deleteFields', { params, body: { fieldNames: ['a', 'a'] } }), 400, 'repeated names answer 400');
+      expectError(await ctx.send('deleteFields', { params, body: { fieldNames: ['a', 'nope'] } }), 404, 'an unknown field answers 404');
+      expectError(await ctx.send('deleteFields', { params, body: { fieldNames: [] } }), 400, 'an empty fieldNames answers 400');
+      expectEqual(await fieldNames(ctx, name), ['a', 'b', 'c'], 'the failed batches deleted nothing');
+      const ok = await ctx.send('deleteFields', { params, body: { fieldNames: ['a', 'b'] } });
+      expectStatus(ok, 200);
+      expectEqual(expectOk(ok).data.map((f) => f.name).sort(), ['a', 'b'], 'the answer lists the deleted fields', ok);
+      expectEqual(await fieldNames(ctx, name), ['c'], 'the fields are gone');
+    },
+  }),
+  defineCheck({
+    id: 'fields.delete',
+    section: 'Fields',
+    rule: 'DELETE of a field answers 200 { data: Field }; the field is then gone from the list.',
+    scratchTables: ['delete_field'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('delete_field', {}, [field('gone', 'number'), field('kept', 'string')]);
+      const res = await ctx.send('deleteField', fieldParams(name, 'gone'));
+      expectStatus(res, 200);
+      expectEqual(expectOk(res).data.name, 'gone', 'the answer is the deleted field', res);
+      expectEqual(await fieldNames(ctx, name), ['kept'], 'the field is gone from the list');
+    },
+  }),
+  defineCheck({
+    id: 'fields.single.unknown-field-status',
+    kind: 'observation',
+    section: 'Errors',
+    rule: 'Errors of the single-field GET, PATCH and DELETE: not shown. What they answer for a field that does not exist.',
+    emulatorChoice: '404 for each',
+    scratchTables: ['unknown_field'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('unknown_field');
+      const params = fieldParams(name, 'nope');
+      const statuses = [
+        (await ctx.send('getField', params)).status,
+        (await ctx.send('updateField', { ...params, body: { required: true } })).status,
+        (await ctx.send('deleteField', params)).status,
+      ];
+      return { observed: `GET ${statuses[0]}, PATCH ${statuses[1]}, DELETE ${statuses[2]}`, asEmulator: statuses.every((s) => s === 404) };
+    },
+  }),
+];

@@ -1,0 +1,23 @@
+import type { ConformanceCheck } from '../check.ts';
+import { authChecks } from './auth.ts';
+import { errorChecks } from './errors.ts';
+import { fieldChecks } from './fields.ts';
+import { recordChangeChecks } from './record-changes.ts';
+import { recordChecks } from './records.ts';
+import { schemaChangeChecks } from './schema-changes.ts';
+import { statusChecks } from './statuses.ts';
+import { tableChecks } from './tables.ts';
+import { workspaceChecks } from './workspace.ts';
+
+/** Every check, in the order of the API description. */
+export const ALL_CHECKS: readonly ConformanceCheck[] = [
+  ...authChecks,
+  ...workspaceChecks,
+  ...tableChecks,
+  ...fieldChecks,
+  ...recordChecks,
+  ...recordChangeChecks,
+  ...schemaChangeChecks,
+  ...errorChecks,
+  ...statusChecks,
+];

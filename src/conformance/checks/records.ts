@@ -1,0 +1,185 @@
+import { RECORDS_PAYLOAD_LIMIT_BYTES } from '../../api/index.ts';
+import { defineCheck, type CheckContext } from '../check.ts';
+import { expectEqual, expectError, expectOk, expectTrue } from '../expectations.ts';
+import { field } from './fixtures.ts';
+
+/** Records: create, list (paging, fields, filter), update, delete, transactions, value rules, payload limit. */
+
+const FIELDS = [field('name', 'string'), field('size', 'number'), field('active', 'boolean'), field('tags', 'multi', { options: [{ name: 'red' }, { name: 'blue' }] })];
+
+async function recordsTable(ctx: CheckContext, purpose: string, props: Record<string, unknown> = {}): Promise<string> {
+  return (await ctx.scratch.create(purpose, props, FIELDS)).name;
+}
+
+async function create(ctx: CheckContext, tableName: string, records: Record<string, unknown>[]): Promise<string[]> {
+  const res = await ctx.send('createRecords', { params: { tableName }, body: { records } });
+  const ids = expectOk(res, 'POST records succeeds').data.ids;
+  expectEqual(ids.length, records.length, 'POST records answers one id per record, in order', res);
+  return ids;
+}
+
+/** Every record of a scratch table (a few), as id → values. */
+async function readAll(ctx: CheckContext, tableName: string): Promise<Map<string, Record<string, unknown>>> {
+  const res = await ctx.send('listRecords', { params: { tableName }, query: { limit: 100 } });
+  return new Map(expectOk(res, 'GET records succeeds').data.map((r) => [r.id, r.values]));
+}
+
+export const recordChecks = [
+  defineCheck({
+    id: 'records.create',
+    section: 'Records',
+    rule: 'POST records with { records: [flat objects] } answers { data: { ids } } (strings), and the list answers each record as { id, values }.',
+    scratchTables: ['records'],
+    async run(ctx) {
+      const table = await recordsTable(ctx, 'records');
+      const [a, b] = await create(ctx, table, [{ name: 'a', size: 1, active: true }, { name: 'b', size: 2.5, active: false }]);
+      const all = await readAll(ctx, table);
+      expectEqual([...all.keys()].sort(), [a, b].sort(), 'the list holds the created records');
+      expectEqual([all.get(a!)?.name, all.get(a!)?.size, all.get(a!)?.active], ['a', 1, true], 'the values of the first record');
+      expectEqual([all.get(b!)?.name, all.get(b!)?.size, all.get(b!)?.active], ['b', 2.5, false], 'the values of the second record');
+    },
+  }),
+  defineCheck({
+    id: 'records.create.transactional',
+    section: 'What the service does',
+    rule: 'Multi-record operations are transactional: a create with one invalid record answers 400 and creates none.',
+    scratchTables: ['create_tx'],
+    async run(ctx) {
+      const table = await recordsTable(ctx, 'create_tx');
+      const res = await ctx.send('createRecords', { params: { tableName: table }, body: { records: [{ name: 'good' }, { name: 'bad', size: 'not a number' }] } });
+      expectError(res, 400);
+      expectEqual((await readAll(ctx, table)).size, 0, 'no record was created');
+    },
+  }),
+  defineCheck({
+    id: 'records.list.paging',
+    section: 'Pagination and polling wrappers',
+    rule: 'GET records pages with limit and offset; page_info has has_more, limit and offset, has_more false on the last page; the pages hold each record once.',
+    scratchTables: ['paging'],
+    async run(ctx) {
+      const table = await recordsTable(ctx, 'paging');
+      const ids = await create(ctx, table, [1, 2, 3, 4, 5].map((n) => ({ name: `r${n}`, size: n })));
+      const seen: string[] = [];
+      for (const [offset, hasMore, count] of [[0, true, 2], [2, true, 2], [4, false, 1]] as const) {
+        const res = await ctx.send('listRecords', { params: { tableName: table }, query: { limit: 2, offset } });
+        const page = expectOk(res);
+        expectEqual(page.page_info, { has_more: hasMore, limit: 2, offset }, `page_info at offset ${offset}`, res);
+        expectEqual(page.data.length, count, `records at offset ${offset}`, res);
+        seen.push(...page.data.map((r) => r.id));
+      }
+      expectEqual([...seen].sort(), [...ids].sort(), 'the pages hold every record once');
+      const exact = await ctx.send('listRecords', { params: { tableName: table }, query: { limit: 5 } });
+      expectEqual(expectOk(exact).page_info.has_more, false, 'a page that holds exactly the last record has has_more false', exact);
+      const beyond = await ctx.send('listRecords', { params: { tableName: table }, query: { limit: 2, offset: 50 } });
+      const past = expectOk(beyond);
+      expectEqual([past.data.length, past.page_info.has_more], [0, false], 'a page past the end is empty, has_more false', beyond);
+    },
+  }),
+  defineCheck({
+    id: 'records.list.fields-and-filter',
+    section: 'Records',
+    rule: 'GET records with fields includes only the named fields; with filter (an object of field name to value) only the matching records.',
+    scratchTables: ['filter'],
+    async run(ctx) {
+      const table = await recordsTable(ctx, 'filter');
+      const [, b] = await create(ctx, table, [{ name: 'a', size: 1 }, { name: 'b', size: 2 }, { name: 'c', size: 3 }]);
+      const params = { tableName: table };
+      const narrowed = await ctx.send('listRecords', { params, query: { fields: 'name', limit: 100 } });
+      const values = expectOk(narrowed).data.map((r) => Object.keys(r.values).sort());
+      expectTrue(values.length === 3 && values.every((keys) => keys.includes('name') && !keys.includes('size')),
+        'fields=name gives name and not size', 'values with name and without size', values, narrowed);
+      const filtered = await ctx.send('listRecords', { params, query: { filter: JSON.stringify({ name: 'b' }) } });
+      expectEqual(expectOk(filtered).data.map((r) => r.id), [b], 'filter {"name":"b"} gives the one record named b', filtered);
+    },
+  }),
+  defineCheck({
+    id: 'records.update',
+    section: 'Records',
+    rule: 'PATCH records with { records: [objects with id] } answers { data: { updatedIds } } and changes only the values sent; null clears a value.',
+    scratchTables: ['update'],
+    async run(ctx) {
+      const table = await recordsTable(ctx, 'update');
+      const [a, b, c] = await create(ctx, table, [{ name: 'a', size: 1 }, { name: 'b', size: 2 }, { name: 'c', size: 3 }]);
+      const records = [{ id: Number(a), size: 10 }, { id: b, name: null }, { id: c, name: 'C' }];
+      const res = await ctx.send('updateRecords', { params: { tableName: table }, body: { records } });
+      expectEqual(expectOk(res, 'PATCH records succeeds').data.updatedIds, [a, b, c], 'the answer lists the updated ids as strings, in order (ids sent as numbers or strings)', res);
+      const all = await readAll(ctx, table);
+      expectEqual([all.get(a!)?.name, all.get(a!)?.size], ['a', 10], 'the first record has its new size and kept its name');
+      expectTrue(all.get(b!)?.name === null || all.get(b!)?.name === undefined, 'null cleared the name of the second record', 'null or absent', all.get(b!)?.name);
+      expectEqual(all.get(b!)?.size, 2, 'the second record kept its size');
+      expectEqual([all.get(c!)?.name, all.get(c!)?.size], ['C', 3], 'the third record has its new name and kept its size');
+    },
+  }),
+  defineCheck({
+    id: 'records.update.transactional',
+    section: 'Records: rules (1)',
+    rule: 'Update is transactional: a record that does not exist answers 404, an invalid value 400, and nothing is changed.',
+    scratchTables: ['update_tx'],
+    async run(ctx) {
+      const table = await recordsTable(ctx, 'update_tx');
+      const [a] = await create(ctx, table, [{ name: 'a', size: 1 }]);
+      const params = { tableName: table };
+      const created = await create(ctx, table, [{ name: 'gone' }]);
+      expectOk(await ctx.send('deleteRecords', { params, body: { records: created } }));
+      expectError(await ctx.send('updateRecords', { params, body: { records: [{ id: a, size: 2 }, { id: created[0], size: 3 }] } }), 404, 'a missing record answers 404');
+      expectError(await ctx.send('updateRecords', { params, body: { records: [{ id: a, size: 2 }, { id: a, active: 'yes' }] } }), 400, 'an invalid value answers 400');
+      expectEqual((await readAll(ctx, table)).get(a!)?.size, 1, 'the failed updates changed nothing');
+    },
+  }),
+  defineCheck({
+    id: 'records.update.value-rules',
+    section: 'Resources: value shapes by field type',
+    rule: 'On update a boolean takes true/false only (1 is 400), a multi takes an array (a plain string is 400), a number also takes a numeric string.',
+    scratchTables: ['values'],
+    async run(ctx) {
+      const table = await recordsTable(ctx, 'values');
+      const [a] = await create(ctx, table, [{ name: 'a', size: 1, active: true, tags: ['red'] }]);
+      const params = { tableName: table };
+      expectError(await ctx.send('updateRecords', { params, body: { records: [{ id: a, active: 1 }] } }), 400, 'boolean 1 answers 400');
+      expectError(await ctx.send('updateRecords', { params, body: { records: [{ id: a, tags: 'blue' }] } }), 400, 'a plain string for a multi answers 400');
+      expectOk(await ctx.send('updateRecords', { params, body: { records: [{ id: a, size: '12.5', active: false }] } }), 'a numeric string for a number is accepted');
+      const values = (await readAll(ctx, table)).get(a!);
+      expectEqual([values?.size, values?.active], [12.5, false], 'the number and the boolean are stored');
+    },
+  }),
+  defineCheck({
+    id: 'records.delete',
+    section: 'Records: rules (2)',
+    rule: 'DELETE records answers { data: { deletedIds } }; it is transactional: an id that does not exist answers 404 and deletes nothing.',
+    scratchTables: ['delete'],
+    async run(ctx) {
+      const table = await recordsTable(ctx, 'delete');
+      const [a, b, c, gone] = await create(ctx, table, [{ name: 'a' }, { name: 'b' }, { name: 'c' }, { name: 'gone' }]);
+      const params = { tableName: table };
+      expectOk(await ctx.send('deleteRecords', { params, body: { records: [gone!] } }));
+      expectError(await ctx.send('deleteRecords', { params, body: { records: [a!, gone!] } }), 404, 'an id that does not exist answers 404');
+      expectEqual([...(await readAll(ctx, table)).keys()].sort(), [a, b, c].sort(), 'the failed delete deleted nothing');
+      const res = await ctx.send('deleteRecords', { params, body: { records: [Number(a), b!] } });
+      expectEqual(expectOk(res).data.deletedIds, [a, b], 'the answer lists the deleted ids as strings (sent as a number and a string)', res);
+      expectEqual([...(await readAll(ctx, table)).keys()], [c], 'the deleted records are gone, the other is kept');
+    },
+  }),
+  defineCheck({
+    id: 'records.invalid-id-400',
+    section: 'Errors',
+    rule: 'An invalid record id answers 400.',
+    scratchTables: ['bad_id'],
+    async run(ctx) {
+      const table = await recordsTable(ctx, 'bad_id');
+      expectError(await ctx.send('deleteRecords', { params: { tableName: table }, body: { records: ['not-an-id'] } }), 400);
+    },
+  }),
+  defineCheck({
+    id: 'records.update.payload-413',
+    section: 'Limits',
+    rule: 'A records update payload over 6 MB answers 413.',
+    scratchTables: ['payload'],
+    async run(ctx) {
+      const table = await recordsTable(ctx, 'payload');
+      const [a] = await create(ctx, table, [{ name: 'a' }]);
+      const body = JSON.stringify({ records: [{ id: a, name: 'x'.repeat(RECORDS_PAYLOAD_LIMIT_BYTES + 64 * 1024) }] });
+      expectError(await ctx.send('updateRecords', { params: { tableName: table }, rawBody: body }), 413);
+      expectEqual((await readAll(ctx, table)).get(a!)?.name, 'a', 'the record is unchanged');
+    },
+  }),
+];

@@ -1,0 +1,43 @@
+/**
+ * One line per cycle for the log: how many tables, rows in (pulled into the mirror) and out
+ * (local edits pushed upstream), how long, and what failed. On a terminal it is the line a person
+ * reads; in JSON its fields are there for a log pipeline.
+ */
+import type { CycleReport } from '../sync/index.ts';
+import { formatDuration } from './units.ts';
+
+export interface CycleSummary {
+  tables: number;
+  failedTables: number;
+  upserted: number;
+  deleted: number;
+  pushed: number;
+  durationMs: number;
+}
+
+export function summarizeCycle(report: CycleReport): { summary: CycleSummary; text: string } {
+  const summary: CycleSummary = {
+    tables: report.tables.length,
+    failedTables: report.tables.filter((t) => t.action === 'failed').length,
+    upserted: report.tables.reduce((sum, t) => sum + t.upserted, 0),
+    deleted: report.tables.reduce((sum, t) => sum + t.deleted, 0),
+    pushed: 'error' in report.push ? 0 : report.push.pushed,
+    durationMs: report.durationMs,
+  };
+  const rowsIn = summary.upserted + summary.deleted;
+  const parts = [
+    `${summary.tables} ${summary.tables === 1 ? 'table' : 'tables'}`,
+    `${count(rowsIn)} ${rowsIn === 1 ? 'row' : 'rows'} in (${count(summary.upserted)} upserted, ${count(summary.deleted)} deleted)`,
+    `${count(summary.pushed)} ${summary.pushed === 1 ? 'edit' : 'edits'} out`,
+  ];
+  const problems = [
+    ...(summary.failedTables > 0 ? [`${summary.failedTables} failed`] : []),
+    ...('error' in report.push ? ['push failed'] : []),
+  ];
+  const text = `cycle ${report.ok ? 'done' : 'ended with problems'} in ${formatDuration(summary.durationMs)}: ${parts.join(', ')}${problems.length > 0 ? `; ${problems.join(', ')}` : ''}`;
+  return { summary, text };
+}
+
+function count(n: number): string {
+  return n.toLocaleString('en-US');
+}

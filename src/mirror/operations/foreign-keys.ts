@@ -1,0 +1,41 @@
+import { sql } from 'kysely';
+import type { ForeignKey, WriteTx } from '../dialect.ts';
+import type { MirrorContext } from '../mirror-context.ts';
+import { fieldObjectName } from '../naming.ts';
+import { readCatalogTables } from './read-catalog.ts';
+
+/**
+ * Foreign keys that document references for BI tools (which draw relationships from them) where
+ * the database can declare one without enforcing it: PostgreSQL 18's `NOT ENFORCED`. An enforced
+ * key, even `NOT VALID`, would refuse the mirror's own writes: records arrive table by table, a
+ * record can reference one deleted upstream, local inserts carry temporary ids. Like the views,
+ * the keys are dropped before a schema change and declared again after it, from the catalog.
+ */
+async function foreignKeys(ctx: MirrorContext, tx: WriteTx): Promise<ForeignKey[]> {
+  const { tables, fields } = await readCatalogTables(ctx.driver, ctx.driver.catalog(tx.db));
+  const sqlNameOf = new Map(tables.map((t) => [t.tableId, t.sqlName]));
+  const out: ForeignKey[] = [];
+  for (const f of fields) {
+    const refSqlTable = f.fieldType === 'reference' && f.refTableId !== null ? sqlNameOf.get(f.refTableId) : undefined;
+    const sqlTable = sqlNameOf.get(f.tableId);
+    if (refSqlTable === undefined || sqlTable === undefined) continue;
+    out.push({ name: fieldObjectName('fk', f.tableId, f.fieldId), sqlTable, column: f.columnName, refSqlTable });
+  }
+  return out;
+}
+
+export async function dropForeignKeys(ctx: MirrorContext, tx: WriteTx): Promise<void> {
+  await run(ctx, tx, 'drop');
+}
+
+export async function createForeignKeys(ctx: MirrorContext, tx: WriteTx): Promise<void> {
+  await run(ctx, tx, 'create');
+}
+
+async function run(ctx: MirrorContext, tx: WriteTx, what: 'create' | 'drop'): Promise<void> {
+  if (!ctx.driver.informationalForeignKeys) return;
+  for (const fk of await foreignKeys(ctx, tx)) {
+    const statements = ctx.dialect.foreignKeySql(ctx.driver.names, fk);
+    if (statements !== null) await sql.raw(statements[what]).execute(tx.db);
+  }
+}

@@ -1,0 +1,34 @@
+import { sql } from 'kysely';
+import type { MirrorField } from '../catalog.ts';
+import type { WriteTx } from '../dialect.ts';
+import type { MirrorContext } from '../mirror-context.ts';
+import { fieldObjectName } from '../naming.ts';
+import { valueKindOf } from '../value-kind.ts';
+
+/**
+ * An index on every reference column, so joins through a reference (and BI tools following it)
+ * do not scan. The statement is the same in both dialects. Table and column renames carry
+ * indexes along; the name (naming.ts, `fieldObjectName`) stays right through them.
+ */
+export function referenceIndexName(tableId: string, fieldId: string): string {
+  return fieldObjectName('ref', tableId, fieldId);
+}
+
+export function isIndexed(field: Pick<MirrorField, 'fieldType'>): boolean {
+  return valueKindOf(field.fieldType) === 'reference';
+}
+
+/** Creates the index of `field` when it is a reference (no-op otherwise, or when it exists). */
+export async function createReferenceIndex(ctx: MirrorContext, tx: WriteTx, sqlTable: string, field: MirrorField): Promise<void> {
+  if (!isIndexed(field)) return;
+  const name = referenceIndexName(field.tableId, field.fieldId);
+  await sql`CREATE INDEX IF NOT EXISTS ${sql.id(name)} ON ${ctx.driver.table(sqlTable)} (${sql.id(field.columnName)})`.execute(tx.db);
+}
+
+/**
+ * Drops the index of `field`'s column, if there is one (whatever the field's type now: a retyped
+ * field had its old one); SQLite refuses to drop an indexed column.
+ */
+export async function dropReferenceIndex(ctx: MirrorContext, tx: WriteTx, field: Pick<MirrorField, 'tableId' | 'fieldId'>): Promise<void> {
+  await sql`DROP INDEX IF EXISTS ${ctx.driver.table(referenceIndexName(field.tableId, field.fieldId))}`.execute(tx.db);
+}

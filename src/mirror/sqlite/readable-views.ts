@@ -1,0 +1,31 @@
+import type { ReadableView } from '../readable-view.ts';
+import type { SqlNames } from '../sql-text.ts';
+import { createViewStatement } from '../view-sql.ts';
+import type { ViewExpressions } from '../view-sql.ts';
+
+/**
+ * SQLite readable views. JSON arrays become comma-separated text; a value that is not a JSON
+ * array (a bad local edit) gives NULL rather than an error that would fail every query of the
+ * view. Orders go through a subquery (not `group_concat(… ORDER BY …)`) so that older SQLite
+ * libraries reading the file, such as DuckDB's, understand the view.
+ */
+const isArray = (column: string) => `json_valid(${column}) AND json_type(${column}) = 'array'`;
+
+const EXPRESSIONS: ViewExpressions = {
+  optionLabels: (column, optionJoin) =>
+    `CASE WHEN ${isArray(column)} THEN (SELECT group_concat("_v", ', ') FROM (SELECT COALESCE("_o"."label", "_j"."value") AS "_v" FROM json_each(${column}) AS "_j" ${optionJoin} ORDER BY "_j"."key")) END`,
+  idList: (column) =>
+    `CASE WHEN ${isArray(column)} THEN (SELECT group_concat("_v", ', ') FROM (SELECT "_j"."value" AS "_v" FROM json_each(${column}) AS "_j" ORDER BY "_j"."key")) END`,
+  rangeBound: (column, bound) => {
+    const comma = `instr(${column}, ',')`;
+    const wellFormed = `substr(${column}, 1, 1) = '[' AND ${comma} > 0 AND substr(${column}, -1, 1) = ')'`;
+    const part = bound === 'start'
+      ? `substr(${column}, 2, ${comma} - 2)`
+      : `substr(${column}, ${comma} + 1, length(${column}) - ${comma} - 1)`;
+    return `CASE WHEN ${wellFormed} THEN ${part} END`;
+  },
+};
+
+export function createViewSql(names: SqlNames, view: ReadableView): string[] {
+  return [createViewStatement(names, view, EXPRESSIONS)];
+}

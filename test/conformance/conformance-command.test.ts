@@ -1,0 +1,219 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConformanceReport } from '../../src/conformance/index.ts';
+import { runWsmirror, spawnEmulator, type EmulatorProcess } from '../helpers/processes.ts';
+import { startHoldingProxy, type HoldingProxy } from '../helpers/holding-proxy.ts';
+import { startRewritingProxy, type RewritingProxy, type Rewrite } from '../helpers/rewriting-proxy.ts';
+
+/**
+ * `wsmirror conformance` as a user runs it: a real process against `wsmirror emulator` started as
+ * another process, through a proxy that breaks one rule at a time, and killed mid-run.
+ */
+const MODULE = 'scratch';
+// Tables of the module that the suite must never touch: one plain, one that only looks like a scratch table.
+const FOREIGN = ['keep_me', 'wsmconf_notarun_x'];
+
+let emu: EmulatorProcess;
+let dir: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'wsmirror-conformance-'));
+  const seed = join(dir, 'seed.json');
+  writeFileSync(seed, JSON.stringify({
+    modules: [{ name: MODULE, tables: FOREIGN.map((name) => ({ name, fields: [{ name: 'f', type: 'string', labels: { '': 'f' } }] })) }],
+  }));
+  emu = await spawnEmulator({ args: ['--seed', seed] });
+});
+afterAll(async () => {
+  await emu?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function envFor(url: string): Record<string, string> {
+  return { WSMIRROR_BASE_URL: url, WSMIRROR_API_KEY: emu.apiKey, WSMIRROR_WORKSPACE_ID: emu.workspaceId, WSMIRROR_LOG_LEVEL: 'warn' };
+}
+
+async function tableNames(): Promise<string[]> {
+  const res = await fetch(`${emu.url}${emu.base}/modules/${MODULE}/tables`, { headers: { authorization: `Bearer ${emu.apiKey}` } });
+  return ((await res.json()) as { data: { name: string }[] }).data.map((t) => t.name).sort();
+}
+
+function conformance(url: string, ...args: string[]) {
+  return runWsmirror(['conformance', '--module', MODULE, '--rate', '0', ...args], envFor(url), { killAfterMs: 120_000 });
+}
+
+describe('wsmirror conformance against the emulator process', () => {
+  it('passes every check, reports observations as the emulator documents them, and leaves the module as it was', async () => {
+    const run = await conformance(emu.url, '--json');
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as ConformanceReport;
+    expect(report.failed).toBe(0);
+    expect(report.passed).toBeGreaterThan(40);
+    expect(report.results.filter((r) => r.outcome === 'fail')).toEqual([]);
+    const observations = report.results.filter((r) => r.outcome === 'observation');
+    expect(observations.length).toBeGreaterThan(3);
+    for (const o of observations) expect(o.observation, o.id).toMatchObject({ asEmulator: true });
+    expect(report.cleanupFailures).toEqual([]);
+    expect(await tableNames()).toEqual([...FOREIGN].sort());
+  });
+
+  it('prints a line per check and the summary line, exit 0', async () => {
+    const run = await conformance(emu.url, '--only', 'tables.', '--only', 'statuses.');
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trim().split('\n');
+    expect(lines[0]).toBe(`wsmirror conformance: ${emu.url}, workspace ${emu.workspaceId}, module ${MODULE}`);
+    expect(lines).toContain('pass  tables.patch.rename');
+    expect(lines).toContain('note  statuses.success  (not shown in the API description; observed, not judged)');
+    expect(lines.at(-1)).toBe('8 passed, 0 failed');
+  });
+
+  it('--dry-run sends nothing and lists the scratch tables it would create', async () => {
+    // An address nothing listens on: a request would fail the run.
+    const run = await runWsmirror(['conformance', '--module', MODULE, '--dry-run', '--only', 'records.update'], envFor('http://127.0.0.1:9'));
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^wsmirror conformance --dry-run: run [a-z0-9]{8} would first delete scratch tables of earlier runs \(scratch\.wsmconf_<8 characters a-z0-9>_\*\), then:$/m);
+    expect(run.stdout).toMatch(/^ {2}check records\.update: creates and deletes scratch\.wsmconf_[a-z0-9]{8}_update$/m);
+  });
+
+  it('refuses an unknown module (exit 78) and wants --module against an upstream (exit 2)', async () => {
+    const unknown = await runWsmirror(['conformance', '--module', 'nope'], envFor(emu.url));
+    expect(unknown.code).toBe(78);
+    expect(unknown.stderr).toContain('--module nope: the workspace has no module of that name');
+    const missing = await runWsmirror(['conformance'], envFor(emu.url));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--module NAME is required');
+  });
+});
+
+describe('wsmirror conformance against an endpoint that breaks one rule', () => {
+  let proxy: RewritingProxy;
+  beforeAll(async () => {
+    proxy = await startRewritingProxy(emu.url);
+  });
+  afterAll(() => proxy.close());
+
+  async function failuresWith(rewrite: Rewrite, only: string[]): Promise<{ report: ConformanceReport; code: number | null; text: string }> {
+    proxy.rewrite = rewrite;
+    try {
+      const json = await conformance(proxy.url, '--json', ...only.flatMap((o) => ['--only', o]));
+      const text = await conformance(proxy.url, ...only.flatMap((o) => ['--only', o]));
+      return { report: JSON.parse(json.stdout) as ConformanceReport, code: json.code, text: text.stdout };
+    } finally {
+      proxy.rewrite = undefined;
+    }
+  }
+
+  const failed = (report: ConformanceReport) => report.results.filter((r) => r.outcome === 'fail').map((r) => r.id);
+
+  it('a wrong status: a field create answered 200 fails fields.create-201, showing the request and the difference', async () => {
+    const { report, code, text } = await failuresWith(
+      (path, _body, { method, status }) => (method === 'POST' && /\/fields$/.test(path) && status === 201 ? { status: 200 } : undefined),
+      ['fields.create-201', 'tables.'],
+    );
+    expect(code).toBe(1);
+    expect(failed(report)).toEqual(['fields.create-201']);
+    expect(text).toMatch(/^FAIL {2}fields\.create-201$/m);
+    expect(text).toMatch(/^ {6}request: POST \/api\/v1\/workspace\/proc00000001\/modules\/scratch\/tables\/wsmconf_[a-z0-9]{8}_field_create\/fields \{"name":"title"/m);
+    expect(text).toContain('      expected: HTTP 201');
+    expect(text).toMatch(/^ {6}actual: {3}HTTP 200: \{"data":\{"id"/m);
+    expect(text.trim().split('\n').at(-1)).toBe('8 passed, 1 failed');
+    expect(await tableNames()).toEqual([...FOREIGN].sort());
+  });
+
+  it('a missing meta.asOf on record changes fails the record-changes checks, naming the place', async () => {
+    const { report, code } = await failuresWith((path, body) => {
+      if (!path.includes('/records/changes')) return undefined;
+      const page = JSON.parse(body);
+      if (page.meta) delete page.meta.asOf;
+      return JSON.stringify(page);
+    }, ['record-changes.', 'records.create']);
+    expect(code).toBe(1);
+    // Every check that polls fails, the observation among them (a broken answer is no observation).
+    expect(failed(report)).toEqual([
+      'record-changes.query-400-404', 'record-changes.lists-changes', 'record-changes.since-inclusive',
+      'record-changes.paging-as-of', 'record-changes.change-types',
+    ]);
+    const failure = report.results.find((r) => r.id === 'record-changes.lists-changes')!.failure!;
+    expect(failure.actual).toContain('response.meta.asOf');
+    expect(failure.request?.target).toMatch(/\/records\/changes\?since=1970-01-01T00%3A00%3A00Z&limit=1$/);
+    expect(report.results.find((r) => r.id === 'record-changes.history-required-400')!.outcome).toBe('pass');
+  });
+
+  it('a paging flag: has_more false on a first page that is not the last fails record-changes.paging-as-of', async () => {
+    const { report } = await failuresWith((path, body) => {
+      if (!/\/records\/changes\?.*limit=2/.test(path) || path.includes('offset=')) return undefined;
+      const page = JSON.parse(body);
+      page.page_info.has_more = false;
+      return JSON.stringify(page);
+    }, ['record-changes.paging-as-of', 'records.list.paging']);
+    expect(failed(report)).toEqual(['record-changes.paging-as-of']);
+    const failure = report.results.find((r) => r.id === 'record-changes.paging-as-of')!.failure!;
+    expect(failure.message).toBe('page_info of the first page');
+    expect(failure.expected).toBe('{"has_more":true,"limit":2,"offset":0}');
+    expect(failure.actual).toBe('{"has_more":false,"limit":2,"offset":0}');
+  });
+
+  it('an error without the error body fails the rule that wanted it', async () => {
+    const { report } = await failuresWith(
+      (_path, body, { status }) => (status === 404 ? { body: JSON.stringify({ message: JSON.parse(body).error.message }) } : undefined),
+      ['tables.get.unknown-404'],
+    );
+    expect(failed(report)).toEqual(['tables.get.unknown-404']);
+    expect(report.results[0]!.failure!.message).toContain('the error body is { error: { message } }');
+  });
+});
+
+describe('wsmirror conformance interrupted', () => {
+  let proxy: HoldingProxy;
+  beforeAll(async () => {
+    proxy = await startHoldingProxy(emu.url);
+  });
+  afterAll(() => proxy.close());
+
+  /**
+   * Starts a run through a proxy that holds back the answer to its first records create (the
+   * records and their scratch table exist upstream by then), and sends `signal` at that moment.
+   */
+  async function interrupted(signal: NodeJS.Signals) {
+    let child: ChildProcess | undefined;
+    let seen: string[] = [];
+    const held = proxy.holdNext((method, path) => method === 'POST' && /\/records$/.test(path)).then(async () => {
+      seen = (await tableNames()).filter((n) => !FOREIGN.includes(n));
+      child?.kill(signal);
+    });
+    const run = await runWsmirror(['conformance', '--module', MODULE, '--rate', '0'], envFor(proxy.url), {
+      killAfterMs: 120_000,
+      onSpawn: (_kill, c) => {
+        child = c;
+      },
+    });
+    await held;
+    return { run, seen };
+  }
+
+  it('kill -9 mid-run leaves scratch tables; the next run removes them first, and only them', async () => {
+    const { run, seen } = await interrupted('SIGKILL');
+    expect(run.signal).toBe('SIGKILL');
+    expect(seen.length).toBeGreaterThan(0);
+    const left = (await tableNames()).filter((n) => !FOREIGN.includes(n));
+    expect(left.length).toBeGreaterThan(0);
+
+    const next = await conformance(emu.url, '--only', 'auth.');
+    expect(next.code).toBe(0);
+    expect(next.stdout).toMatch(/^removed [0-9]+ scratch table\(s\) left by an interrupted earlier run$/m);
+    expect(await tableNames()).toEqual([...FOREIGN].sort());
+  });
+
+  it('SIGINT mid-run stops between requests, deletes this run\'s tables and exits 1', async () => {
+    const { run, seen } = await interrupted('SIGINT');
+    expect(seen.length).toBeGreaterThan(0);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^interrupted: [0-9]+ check\(s\) ran; the scratch tables of this run were deleted$/m);
+    expect(run.stdout.trim().split('\n').at(-1)).toMatch(/^[0-9]+ passed, 0 failed$/);
+    expect(await tableNames()).toEqual([...FOREIGN].sort());
+  });
+});
