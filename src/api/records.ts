@@ -84,6 +84,7 @@ export const recordValuesSchema = z
 export const recordSchema = z.object({ id: recordIdSchema, values: recordValuesSchema });
 export type ApiRecord = z.infer<typeof recordSchema>;
 export const recordListResponseSchema = z.object({ data: z.array(recordSchema), page_info: pageInfoSchema });
+export type RecordListResponse = z.infer<typeof recordListResponseSchema>;
 
 
 export const recordCreateBodySchema = z.strictObject({

@@ -56,15 +56,43 @@ export const timestampSchema = z
     examples: ['2026-01-31T12:00:00.000Z'],
   });
 
-const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
-
 /** Parses a calendar date `YYYY-MM-DD`, returning Unix milliseconds at midnight UTC. */
 export function parseDate(text: string): number | undefined {
-  const m = DATE_RE.exec(text);
-  if (!m) return undefined;
-  const year = Number(m[1]);
-  const month = Number(m[2]);
-  const day = Number(m[3]);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
-  return utcMillis(year, month, day);
+  if (!isCalendarDate(text)) return undefined;
+  return utcMillis(digits(text, 0, 4), digits(text, 5, 2), digits(text, 8, 2));
+}
+
+const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
+const CANONICAL_TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** The number written by `length` ASCII digits at `start` (the caller has matched them). */
+function digits(text: string, start: number, length: number): number {
+  let n = 0;
+  for (let i = start; i < start + length; i++) n = n * 10 + text.charCodeAt(i) - 48;
+  return n;
+}
+
+function validDay(text: string): boolean {
+  const year = digits(text, 0, 4);
+  const month = digits(text, 5, 2);
+  const day = digits(text, 8, 2);
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
+}
+
+/**
+ * True for a valid calendar date `YYYY-MM-DD`. What `parseDate` accepts, without building a
+ * Date: the mirror checks every date value of a pull with it.
+ */
+export function isCalendarDate(text: string): boolean {
+  return DATE_RE.test(text) && validDay(text);
+}
+
+/**
+ * True for a timestamp in the service's own form, `YYYY-MM-DDTHH:MM:SS.mmmZ`, with a valid date
+ * and time of day: the form every read returns, so `formatTimestamp(parseTimestamp(text))` is
+ * `text` itself. Checked without building a Date: the mirror checks every timestamp of a pull.
+ */
+export function isCanonicalTimestamp(text: string): boolean {
+  return CANONICAL_TIMESTAMP_RE.test(text) && validDay(text)
+    && digits(text, 11, 2) <= 23 && digits(text, 14, 2) <= 59 && digits(text, 17, 2) <= 59;
 }

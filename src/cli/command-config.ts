@@ -13,7 +13,7 @@ export function loadCommandConfig(flags: ConfigFlags): Config;
 export function loadCommandConfig(flags: ConfigFlags, options: { upstream: 'optional' }): LocalConfig;
 export function loadCommandConfig(flags: ConfigFlags, options: { upstream?: 'optional' } = {}): Config | LocalConfig {
   const file = flags.config === undefined ? {} : { file: flags.config };
-  // --log-format is WSMIRROR_LOG_FORMAT given on the command line: checked by the same rule.
+  // --log-format is WSMIRROR_LOG_FORMAT given on the command line (commander checked its value).
   const env = flags.logFormat === undefined ? {} : { env: { ...process.env, WSMIRROR_LOG_FORMAT: flags.logFormat } };
   return options.upstream === 'optional' ? loadConfig({ ...file, ...env, upstream: 'optional' }) : loadConfig({ ...file, ...env });
 }

@@ -1,4 +1,5 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { LOG_FORMATS } from '../daemon/terminal.ts';
 
 export interface ConfigFlags {
   config?: string;
@@ -12,5 +13,8 @@ export interface ConfigFlags {
 export function withConfigOption(command: Command): Command {
   return command
     .option('--config <file>', 'configuration file (default: $WSMIRROR_CONFIG, else ./wsmirror.yaml if present)')
-    .option('--log-format <format>', 'auto (readable lines and progress bars on a terminal, JSON lines elsewhere), json or pretty; overrides $WSMIRROR_LOG_FORMAT');
+    .addOption(
+      new Option('--log-format <format>', 'readable lines and progress bars on a terminal (auto), or always JSON lines or readable ones; overrides $WSMIRROR_LOG_FORMAT')
+        .choices(LOG_FORMATS),
+    );
 }

@@ -5,6 +5,11 @@ import { InvalidResponseError, type UpstreamCall } from '../errors.ts';
 export interface PollOptions {
   /** Changes at or after this time: the previous poll's `asOf` (minus the caller's lookback). */
   since: string;
+  /**
+   * The end of the window, when the caller already has one (a probe's `meta.asOf`); by default
+   * the first page's `meta.asOf`.
+   */
+  asOf?: string;
   /** Items per page, 1 to 100. Default 100. */
   pageSize?: number;
   signal?: AbortSignal;
@@ -45,6 +50,7 @@ export class ChangePoll<T> implements AsyncIterable<T[]> {
     }
     this.#fetch = fetch;
     this.#since = options.since;
+    this.#asOf = options.asOf;
     this.#pageSize = pageSize;
     this.#signal = options.signal;
     this.#call = call;

@@ -1,7 +1,8 @@
 import { Pool } from 'undici';
 import type { z } from 'zod';
 import { errorBodySchema } from '../api/common.ts';
-import { buildPath, endpoints, type EndpointName, type HttpMethod } from '../api/endpoints.ts';
+import { buildPath, endpoints, type Endpoint, type EndpointName, type HttpMethod } from '../api/endpoints.ts';
+import type { ResponseCheck } from '../api/record-page-check.ts';
 import { describeIssues } from '../api/issues.ts';
 import { InvalidResponseError, NetworkError, UpstreamError, type UpstreamCall } from '../errors.ts';
 import type { Readable } from 'node:stream';
@@ -108,7 +109,7 @@ export class HttpTransport {
       const started = performance.now();
       let outcome: Outcome;
       try {
-        outcome = await this.#attempt(call, target, bodyOf(), endpoint.response, attempt, signal, timeoutMs);
+        outcome = await this.#attempt(call, target, bodyOf(), responseCheckOf(endpoint), attempt, signal, timeoutMs);
       } finally {
         release();
       }
@@ -146,7 +147,7 @@ export class HttpTransport {
   }
 
   async #attempt(
-    call: UpstreamCall, target: string, body: AttemptBody | undefined, schema: z.ZodType, attempt: number,
+    call: UpstreamCall, target: string, body: AttemptBody | undefined, schema: ResponseCheck, attempt: number,
     callerSignal: AbortSignal | undefined, timeoutMs: number,
   ): Promise<Outcome> {
     const deadline = new AbortController();
@@ -209,7 +210,7 @@ export class HttpTransport {
     return { error, failure };
   }
 
-  #validate(call: UpstreamCall, bytes: Buffer, schema: z.ZodType): unknown {
+  #validate(call: UpstreamCall, bytes: Buffer, schema: ResponseCheck): unknown {
     let json: unknown;
     try {
       json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
@@ -236,6 +237,11 @@ export class HttpTransport {
       // A broken metrics hook must not break requests.
     }
   }
+}
+
+/** An endpoint's own response check when it has one, else its schema. */
+function responseCheckOf(endpoint: Endpoint): ResponseCheck {
+  return endpoint.check ?? endpoint.response;
 }
 
 function queryString(query: Record<string, QueryValue> | undefined): string {

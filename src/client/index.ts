@@ -16,5 +16,5 @@ export { InvalidResponseError, NetworkError, UpstreamError } from '../errors.ts'
 // Pieces the conformance suite sends its own (deliberately unvalidated) requests with.
 export { resolveClientOptions } from './client-options.ts';
 export type { ResolvedClientOptions } from './client-options.ts';
-export { backoffDelay, parseRetryAfter } from './retry-policy.ts';
+export { backoffDelay, isNotSentCode, networkErrorCode, parseRetryAfter } from './retry-policy.ts';
 export { readBoundedBody } from './bounded-body.ts';

@@ -66,14 +66,35 @@ export interface RecordsByIdsOptions extends ExpectFieldsOption {
  * writing it as one would erase a value the upstream did not send.
  */
 function checkRecordFields(records: readonly ApiRecord[], expected: readonly string[], call: UpstreamCall): void {
-  for (const record of records) {
-    for (const name of expected) {
-      // Own keys only: `constructor` is a field name too, and every object inherits one.
-      if (!Object.hasOwn(record.values, name)) {
-        throw new InvalidResponseError(call, 'schema', `record ${record.id} has no value for field ${JSON.stringify(name)}`);
-      }
+  for (const record of records) checkFieldsOf(record, expected, call);
+}
+
+function checkFieldsOf(record: ApiRecord, expected: readonly string[], call: UpstreamCall): void {
+  for (const name of expected) {
+    // Own keys only: `constructor` is a field name too, and every object inherits one.
+    if (!Object.hasOwn(record.values, name)) {
+      throw new InvalidResponseError(call, 'schema', `record ${record.id} has no value for field ${JSON.stringify(name)}`);
     }
   }
+}
+
+/**
+ * The ids of a list page as numbers, checked in the same pass to ascend and each record to hold
+ * every expected field.
+ */
+function checkedIds(records: readonly ApiRecord[], expected: readonly string[], offset: number, call: UpstreamCall): number[] {
+  const ids = new Array<number>(records.length);
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i]!;
+    const id = Number(record.id);
+    if (i > 0 && id <= ids[i - 1]!) {
+      throw new InvalidResponseError(call, 'paging',
+        `page at offset ${offset} is not sorted by id: record ${record.id} follows record ${records[i - 1]!.id}`);
+    }
+    ids[i] = id;
+    checkFieldsOf(record, expected, call);
+  }
+  return ids;
 }
 
 function checkPageSize(pageSize: number): void {
@@ -160,14 +181,7 @@ export async function* iterateRecordPages(
     for (;;) {
       const { offset, page: pending } = window.shift()!;
       const page = await pending;
-      const ids = page.data.map((r) => Number(r.id));
-      for (let i = 1; i < ids.length; i++) {
-        if (ids[i]! <= ids[i - 1]!) {
-          throw new InvalidResponseError(call, 'paging',
-            `page at offset ${offset} is not sorted by id: record ${page.data[i]!.id} follows record ${page.data[i - 1]!.id}`);
-        }
-      }
-      checkRecordFields(page.data, expected, call);
+      const ids = checkedIds(page.data, expected, offset, call);
       const more = page.page_info.has_more;
       if (more && page.data.length < limit) {
         // Fixed-stride offsets would skip records.

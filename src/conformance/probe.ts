@@ -2,7 +2,7 @@ import { Pool } from 'undici';
 import { buildPath, endpoints, type EndpointName } from '../api/index.ts';
 import { createRedactor } from '../api/secret-redaction.ts';
 import {
-  backoffDelay, parseRetryAfter, readBoundedBody, resolveClientOptions, type ResolvedClientOptions,
+  backoffDelay, isNotSentCode, networkErrorCode, parseRetryAfter, readBoundedBody, resolveClientOptions, type ResolvedClientOptions,
 } from '../client/index.ts';
 import { RequestPacer, delay } from './request-pacer.ts';
 
@@ -70,6 +70,7 @@ export interface ProbeStats {
 // Bodies shown in reports are cut here; the answer read is bounded separately.
 const EXCERPT_CHARS = 400;
 const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+const MAX_NETWORK_RETRIES = 2;
 // A key the endpoint cannot know: the suite's own 401 probe.
 const WRONG_KEY = 'wsmirror-conformance-not-a-key';
 
@@ -123,8 +124,16 @@ export class Probe {
         answer = await this.#attempt(def.method, target, headers, text, signal);
       } catch (error) {
         if (signal?.aborted) throw error;
+        // A kept-alive connection the server closed meanwhile is the transport's trouble, not the
+        // endpoint's: repeated like the client does (a POST only when it cannot have been sent).
+        const code = networkErrorCode(error);
+        const repeatable = def.method !== 'POST' || isNotSentCode(code);
+        if (repeatable && attempt <= MAX_NETWORK_RETRIES) {
+          await delay(backoffDelay(attempt, 200, 2000) + 100, signal);
+          continue;
+        }
         // No answer at all: the report names the request that got none.
-        throw new Error(this.#redact(`${def.method} ${shownTarget}: no answer: ${error instanceof Error ? error.message : String(error)}`), { cause: error });
+        throw new Error(this.#redact(`${def.method} ${shownTarget}: no answer: ${error instanceof Error ? error.message : String(error)} (${code})`), { cause: error });
       }
       const limited = answer.status === 429 || answer.status === 503;
       if (limited && attempt <= this.#probe.maxRateLimitRetries) {

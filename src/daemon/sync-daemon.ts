@@ -3,6 +3,7 @@
  * server fed by it, until SIGTERM or SIGINT. `demo --keep-running` runs the same loop over the
  * cycle it opened itself.
  */
+import type { CycleReport } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
 import { startDaemon } from './daemon.ts';
 import { createRedactor } from '../api/secret-redaction.ts';
@@ -18,6 +19,8 @@ export interface SyncDaemonOptions {
   cycle?: { cycle: SyncCycle; metrics: Metrics };
   /** Run the first cycle at once (default true). */
   runOnStart?: boolean;
+  /** Told each successful cycle's report. */
+  onCycle?: (report: CycleReport) => Promise<void> | void;
   /** Told what a stop by signal left behind (the log has it too). */
   onStopped?: (message: string) => void;
 }
@@ -37,7 +40,11 @@ export async function runSyncDaemon(config: Config, options: SyncDaemonOptions):
       metrics,
       redact: createRedactor([config.upstream.apiKey]),
       runOnStart: options.runOnStart ?? true,
-      cycle: (signal) => cycle.scheduled(signal, (startedAt, finishedAt) => scheduler?.nextRunAfter(startedAt, finishedAt) ?? null),
+      cycle: async (signal) => {
+        const report = await cycle.scheduled(signal, (startedAt, finishedAt) => scheduler?.nextRunAfter(startedAt, finishedAt) ?? null);
+        await options.onCycle?.(report);
+        return report;
+      },
     });
     scheduler = daemon.scheduler;
     await daemon.stopped;

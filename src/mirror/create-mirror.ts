@@ -2,6 +2,7 @@ import type { Mirror } from './mirror.ts';
 import type { MirrorContext } from './mirror-context.ts';
 import { applyRows } from './operations/apply-rows.ts';
 import { applySchemaPlan } from './operations/apply-schema-plan.ts';
+import { encodeRows } from './operations/encode-rows.ts';
 import { getCursor, setCursor } from './operations/cursors.ts';
 import { discardOutbox } from './operations/discard-outbox.ts';
 import { listOutbox, oldestPendingAt } from './operations/list-outbox.ts';
@@ -30,6 +31,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string): Mirror {
     readCatalog: () => readCatalog(ctx),
     applySchemaPlan: (plan, options) => applySchemaPlan(ctx, plan, options),
     applyRows: (tableId, batch) => applyRows(ctx, tableId, batch),
+    encodeRows: (tableId, records, into) => encodeRows(ctx, tableId, records, into),
     streamIds: (tableId, options) => streamIds(ctx, tableId, options),
     countRows: (tableId) => countRows(ctx, tableId),
     readRows: (tableId, ids) => readRows(ctx, tableId, ids),

@@ -89,6 +89,28 @@ export interface WriteTx {
   readonly db: Kysely<CatalogDb>;
 }
 
+/**
+ * Rows of one table in the form the driver's bulk write takes (Postgres: COPY text; SQLite: the
+ * values to bind), filled one value at a time: the pull encodes each page as it arrives, with no
+ * row objects in between (operations/encode-rows.ts). Each row is `beginRow`, one `value` per
+ * column (`id` first), `endRow`.
+ */
+export interface RowSink {
+  /** Starts a row; one whose id is already in the sink replaces that row (the last one wins). */
+  beginRow(id: number): void;
+  value(value: SqlValue): void;
+  endRow(): void;
+  /** Ids of the rows, each once, in the order first seen. */
+  readonly ids: readonly number[];
+}
+
+/** Rows and columns a bulk write must leave as they are (the local edits of `local-edits.ts`). */
+export interface RowsToKeep {
+  readonly wholeRows: ReadonlySet<number>;
+  /** Record id → column names. */
+  readonly columns: ReadonlyMap<number, ReadonlySet<string>>;
+}
+
 /** A column of a mirrored table as bulk writes see it. */
 export interface ColumnSpec {
   name: string;
@@ -122,8 +144,14 @@ export interface DialectDriver {
 
   /** Runs `fn` in one write transaction marked as the daemon's own. */
   write<T>(fn: (tx: WriteTx) => Promise<T>): Promise<T>;
-  /** Inserts or replaces rows (all columns, `id` first) inside `tx`. */
-  upsertRows(tx: WriteTx, sqlTable: string, columns: readonly ColumnSpec[], rows: readonly SqlValue[][]): Promise<void>;
+  /** An empty `RowSink` of this driver, for rows of `columns.length` values. */
+  rowSink(columns: readonly ColumnSpec[]): RowSink;
+  /**
+   * Inserts or replaces the rows of `rows` (a sink of this driver, filled for `columns`) inside
+   * `tx`. Rows in `keep.wholeRows` are left out; for rows in `keep.columns` those columns keep
+   * the value they have (a new row takes them from `rows`).
+   */
+  upsertRows(tx: WriteTx, sqlTable: string, columns: readonly ColumnSpec[], rows: RowSink, keep?: RowsToKeep): Promise<void>;
   /** Deletes rows by id inside `tx`; returns how many existed. */
   deleteRows(tx: WriteTx, sqlTable: string, ids: readonly number[]): Promise<number>;
   /**

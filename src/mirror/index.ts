@@ -1,5 +1,5 @@
 // The mirror's public surface: what the sync engine, the daemon and the CLI import.
-export type { CursorWrites, Mirror, MirrorLogger, OpenMirrorOptions, OutboxCount, RecordId, RowBatch, RowBatchResult } from './mirror.ts';
+export type { CursorWrites, EncodedRows, Mirror, MirrorLogger, OpenMirrorOptions, OutboxCount, RecordId, RowBatch, RowBatchResult } from './mirror.ts';
 export type { CycleRecord, CycleSummary, TableSyncState } from './operations/sync-status.ts';
 export type { TableError, TableStatePatch } from './operations/table-state.ts';
 export { openMirror } from './open-mirror.ts';

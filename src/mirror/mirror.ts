@@ -49,6 +49,15 @@ export interface Mirror extends MirrorOutbox {
    */
   applyRows(tableId: string, batch: RowBatch): Promise<RowBatchResult>;
 
+  /**
+   * Encodes records of one table for a later `applyRows` (`{ encoded }`), adding them to `into`
+   * when given; a repeated id replaces the earlier row. The pull encodes each page as it arrives,
+   * so pages do not outlive their encoding. A value its field cannot store fails here
+   * (MirrorValueError); rows encoded before a schema change of the table are refused by
+   * `applyRows` (MirrorError).
+   */
+  encodeRows(tableId: string, records: NonNullable<RowBatch['upserts']>, into?: EncodedRows): Promise<EncodedRows>;
+
   /** Ids of a table in ascending order, read page by page (bounded memory). */
   streamIds(tableId: string, options?: StreamIdsOptions): AsyncIterable<number>;
 
@@ -98,6 +107,8 @@ export type RecordId = string | number;
 export type CursorWrites = Readonly<Record<string, string | null>>;
 
 export interface RowBatch {
+  /** Rows from `encodeRows`, written before `upserts`. */
+  encoded?: EncodedRows;
   /** Records as the list endpoint returns them. A repeated id: the last one wins. */
   upserts?: readonly { id: RecordId; values: Readonly<Record<string, unknown>> }[];
   /** Ids to delete; applied before the upserts. Unknown ids are ignored. */
@@ -105,6 +116,13 @@ export interface RowBatch {
   cursors?: CursorWrites;
   /** New table state, e.g. `ready` with the last backfill page. */
   state?: TableState;
+}
+
+/** Rows of one table encoded by `Mirror.encodeRows`, held in the mirror's own form until written. */
+export interface EncodedRows {
+  readonly tableId: string;
+  /** Rows held (each id once). */
+  readonly count: number;
 }
 
 export interface OutboxCount {

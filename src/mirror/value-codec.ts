@@ -1,5 +1,5 @@
 import type { FieldType } from '../api/field-types.ts';
-import { formatTimestamp, parseDate, parseTimestamp } from '../api/timestamp.ts';
+import { formatTimestamp, isCalendarDate, isCanonicalTimestamp, parseTimestamp } from '../api/timestamp.ts';
 import { MirrorValueError } from './errors.ts';
 import { isUnstorable, storableJson, storableText } from './storable-text.ts';
 import type { DialectName, SqlValue } from './dialect.ts';
@@ -42,78 +42,86 @@ export interface EncodeNotes {
  * NUL or unpaired surrogates is stored with U+FFFD in their place; `notes.replacedText` says so.
  */
 export function apiToSql(type: FieldType | string, value: unknown, dialect: DialectName, notes?: EncodeNotes): SqlValue {
-  if (value === null || value === undefined) return null;
-  return encodeKind(valueKindOf(type), type, value, dialect, notes);
+  return sqlEncoder(type, dialect)(value, notes);
+}
+
+/** `apiToSql` for one field type and dialect, chosen once: the pull encodes every value with one. */
+export type SqlEncoder = (value: unknown, notes?: EncodeNotes) => SqlValue;
+
+type KindEncoder = (value: NonNullable<unknown>, type: string, dialect: DialectName, notes: EncodeNotes | undefined) => SqlValue;
+
+const encoders = new Map<string, SqlEncoder>();
+
+export function sqlEncoder(type: FieldType | string, dialect: DialectName): SqlEncoder {
+  const key = `${dialect}:${type}`;
+  let encoder = encoders.get(key);
+  if (!encoder) {
+    const encode = ENCODE_KIND[valueKindOf(type)];
+    encoder = (value, notes) => (value === null || value === undefined ? null : encode(value, type, dialect, notes));
+    encoders.set(key, encoder);
+  }
+  return encoder;
 }
 
 // JSON.stringify escapes NUL as \u0000 and a lone surrogate as \udXXX: a cheap test for both.
 const ESCAPED_UNSTORABLE = /\\u(?:0000|d[89a-f])/i;
+const NUMERIC_TEXT = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
 
-function encodeKind(kind: ValueKind, type: FieldType | string, value: unknown, dialect: DialectName, notes?: EncodeNotes): SqlValue {
-  switch (kind) {
-    case 'number': {
-      if (typeof value === 'number' && Number.isFinite(value)) return value;
-      // Update bodies accept numeric strings (spec); reads return numbers.
-      if (typeof value === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(value)) {
-        const n = Number(value);
-        if (Number.isFinite(n)) return n;
-      }
-      return fail(type, value, 'a finite number');
+const ENCODE_KIND: Readonly<Record<ValueKind, KindEncoder>> = {
+  number(value, type) {
+    if (typeof value === 'number' && Number.isFinite(value)) return value;
+    // Update bodies accept numeric strings (spec); reads return numbers.
+    if (typeof value === 'string' && NUMERIC_TEXT.test(value)) {
+      const n = Number(value);
+      if (Number.isFinite(n)) return n;
     }
-    case 'boolean':
-      if (typeof value !== 'boolean') return fail(type, value, 'true or false');
-      return DIALECTS[dialect].booleanToSql(value);
-    case 'date': {
-      if (typeof value === 'string') {
-        if (parseDate(value) !== undefined) return value;
-        const ms = parseTimestamp(value);
-        if (ms !== undefined) return formatTimestamp(ms).slice(0, 10);
-      } else if (isUnixMillis(value)) {
-        return formatTimestamp(value).slice(0, 10);
-      }
-      return fail(type, value, 'a date YYYY-MM-DD');
+    return fail(type, value, 'a finite number');
+  },
+  boolean(value, type, dialect) {
+    if (typeof value !== 'boolean') return fail(type, value, 'true or false');
+    return DIALECTS[dialect].booleanToSql(value);
+  },
+  date(value, type) {
+    if (typeof value === 'string') {
+      if (isCalendarDate(value)) return value;
+      const ms = parseTimestamp(value);
+      if (ms !== undefined) return formatTimestamp(ms).slice(0, 10);
+    } else if (isUnixMillis(value)) {
+      return formatTimestamp(value).slice(0, 10);
     }
-    case 'timestamp': {
-      if (isCanonicalTimestamp(value)) return value;
-      const ms = typeof value === 'string' ? parseTimestamp(value) : isUnixMillis(value) ? value : undefined;
-      if (ms === undefined) return fail(type, value, 'an ISO 8601 UTC timestamp');
-      return formatTimestamp(ms);
-    }
-    case 'reference': {
-      const id = toRecordId(value);
-      if (id === undefined) return fail(type, value, 'a positive integer record id');
-      return id;
-    }
-    case 'json': {
-      const text = JSON.stringify(value);
-      if (!ESCAPED_UNSTORABLE.test(text)) return text;
-      const fixed = storableJson(value);
-      if (fixed === value) return text;
+    return fail(type, value, 'a date YYYY-MM-DD');
+  },
+  timestamp(value, type) {
+    // Reads return the service's own form: checked and kept as is, no trip through Date.
+    if (typeof value === 'string' && isCanonicalTimestamp(value)) return value;
+    const ms = typeof value === 'string' ? parseTimestamp(value) : isUnixMillis(value) ? value : undefined;
+    if (ms === undefined) return fail(type, value, 'an ISO 8601 UTC timestamp');
+    return formatTimestamp(ms);
+  },
+  reference(value, type) {
+    const id = toRecordId(value);
+    if (id === undefined) return fail(type, value, 'a positive integer record id');
+    return id;
+  },
+  json(value, _type, _dialect, notes) {
+    const text = JSON.stringify(value);
+    if (!ESCAPED_UNSTORABLE.test(text)) return text;
+    const fixed = storableJson(value);
+    if (fixed === value) return text;
+    if (notes) notes.replacedText = true;
+    return JSON.stringify(fixed);
+  },
+  text(value, _type, _dialect, notes) {
+    if (typeof value === 'string') {
+      if (!isUnstorable(value)) return value;
       if (notes) notes.replacedText = true;
-      return JSON.stringify(fixed);
+      return storableText(value);
     }
-    case 'text':
-      if (typeof value === 'string') {
-        if (!isUnstorable(value)) return value;
-        if (notes) notes.replacedText = true;
-        return storableText(value);
-      }
-      // A surprising shape is kept readable rather than failing the whole page.
-      if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-      return JSON.stringify(value);
-  }
-}
-
-const CANONICAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-/**
- * Already in the service's own form (what reads return): validated and kept as is. A speed path
- * only: skipping the re-formatting through Date makes the pull's commonest conversion about 40%
- * cheaper, and the result is the same.
- */
-function isCanonicalTimestamp(value: unknown): value is string {
-  return typeof value === 'string' && CANONICAL_TIMESTAMP.test(value) && parseTimestamp(value) !== undefined;
-}
+    // A surprising shape is kept readable rather than failing the whole page.
+    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+    return JSON.stringify(value);
+  },
+};
 
 function isUnixMillis(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && Math.abs(value) <= 8.64e15;
@@ -151,12 +159,12 @@ export function sqlToApi(type: FieldType | string, value: unknown, dialect: Dial
         const y = String(value.getFullYear()).padStart(4, '0');
         return `${y}-${String(value.getMonth() + 1).padStart(2, '0')}-${String(value.getDate()).padStart(2, '0')}`;
       }
-      if (typeof value === 'string' && parseDate(value) !== undefined) return value;
+      if (typeof value === 'string' && isCalendarDate(value)) return value;
       return fail(type, value, 'a date YYYY-MM-DD');
     }
     case 'timestamp': {
       if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
-      if (isCanonicalTimestamp(value)) return value;
+      if (typeof value === 'string' && isCanonicalTimestamp(value)) return value;
       if (typeof value === 'string') {
         const ms = parseTimestamp(value) ?? parseSqlTimestamp(value);
         if (ms !== undefined) return formatTimestamp(ms);

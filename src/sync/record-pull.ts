@@ -1,4 +1,5 @@
 import { backfillCursorKey, recordCursorKey } from '../mirror/catalog.ts';
+import { changesBeforeScan, type SeenChanges } from './backfill-window.ts';
 import { pullHistory } from './history-pull.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
 import { PullTally } from './row-writer.ts';
@@ -16,11 +17,12 @@ export interface TablePullResult {
   currentAsOf?: Date;
 }
 
+
 /**
  * Brings one table up to date, choosing how from its mode and state:
  * - history, needs backfill: take the changes cursor first (persisted, so a crash resumes with
- *   the same one), scan the whole table (resuming an interrupted scan from its checkpoint),
- *   commit the cursor with the last rows, then poll the changes made meanwhile;
+ *   the same one), scan the whole table (resuming an interrupted scan from its checkpoint), commit the cursor with the last rows, then poll the
+ *   changes made meanwhile;
  * - history, ready: poll changes from the cursor;
  * - no history: full scan and diff when due (or forced) or when a backfill is needed.
  */
@@ -36,24 +38,29 @@ export async function pullTable(
     const since = await mirror.getCursor(cursorKey);
     if (table.state === 'ready' && since !== undefined) {
       const currentAsOf = new Date();
-      const result = await pullHistory(ctx, table, since, tally);
+      const result = await pullHistory(ctx, table, since, undefined, tally);
       return { action: 'changes', ...result, currentAsOf };
     }
     const backfillKey = backfillCursorKey(table.tableId);
     let from = await mirror.getCursor(backfillKey);
+    let seen: SeenChanges | undefined;
     if (from === undefined) {
       const probe = await client.listRecordChanges(table.moduleName, table.tableName, { since: BEGINNING, limit: 1 });
       from = nextSince(probe.meta.asOf, options.lookbackMs);
       await mirror.setCursor(backfillKey, from);
+      // Only for a scan that starts after it, in this run: a backfill resumed from a stored
+      // cursor may hold rows read before this point.
+      seen = await changesBeforeScan(ctx, table, from, probe.meta.asOf);
     }
     await scanTable(ctx, table, {
       cursors: { [cursorKey]: from, [backfillKey]: null },
       state: 'ready',
     }, tally);
     // The scan read every record that lived through it (the pager steps back when records move);
-    // what changed meanwhile is in the change feed from the cursor taken before it.
+    // what changed meanwhile is in the change feed from the cursor taken before it, less the
+    // changes the scan is known to include (backfill-window.ts).
     const currentAsOf = new Date();
-    await pullHistory(ctx, table, from, tally);
+    await pullHistory(ctx, table, from, seen, tally);
     return { action: 'backfill', ...tally.totals, currentAsOf };
   }
 

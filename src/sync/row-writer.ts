@@ -1,4 +1,4 @@
-import type { CursorWrites, Mirror, RecordId } from '../mirror/mirror.ts';
+import type { CursorWrites, EncodedRows, Mirror, RecordId } from '../mirror/mirror.ts';
 import type { MirrorTable, TableState } from '../mirror/catalog.ts';
 import { IdTally } from './id-tally.ts';
 import { tableLabel, type SyncContext } from './sync-context.ts';
@@ -28,9 +28,11 @@ export class PullTally {
 /**
  * Batches rows of one table into mirror transactions of about `batchRows` rows, with at most one
  * write in flight while the caller goes on fetching: writing overlaps fetching instead of adding
- * to it. The last write carries the cursors and state that the whole run covers, so they commit
- * only with the data they vouch for; each earlier write carries the latest checkpoint given with
- * its rows (a scan's position), so an interrupted run resumes from the last one committed.
+ * to it. Each page is encoded for the mirror as it is added, so the page itself is garbage at
+ * once and a batch waits as the mirror's compact form. The last write carries the cursors and
+ * state that the whole run covers, so they commit only with the data they vouch for; each
+ * earlier write carries the latest checkpoint given with its rows (a scan's position), so an
+ * interrupted run resumes from the last one committed.
  */
 export class RowWriter {
   readonly #ctx: SyncContext;
@@ -38,8 +40,10 @@ export class RowWriter {
   readonly #tableId: string;
   readonly #label: string;
   readonly #batchRows: number;
-  #upserts: Row[] = [];
+  #rows: EncodedRows | undefined;
   #deletes: RecordId[] = [];
+  /** Ids of the rows in `#rows`, counted once written. */
+  #ids: number[] = [];
   #inFlight: Promise<void> | undefined;
   #checkpoint: CursorWrites | undefined;
   readonly #tally: PullTally;
@@ -61,9 +65,12 @@ export class RowWriter {
   /** Queues rows; `checkpoint`: cursors that hold once these rows (and all before) are written. */
   async add(upserts: readonly Row[], deletes: readonly RecordId[] = [], checkpoint?: CursorWrites): Promise<void> {
     if (checkpoint) this.#checkpoint = checkpoint;
-    for (const row of upserts) this.#upserts.push(row);
+    if (upserts.length > 0) {
+      this.#rows = await this.#mirror.encodeRows(this.#tableId, upserts, this.#rows);
+      for (const row of upserts) this.#ids.push(Number(row.id));
+    }
     for (const id of deletes) this.#deletes.push(id);
-    if (this.#upserts.length + this.#deletes.length >= this.#batchRows) {
+    if ((this.#rows?.count ?? 0) + this.#deletes.length >= this.#batchRows) {
       await this.#settle();
       this.#inFlight = this.#write(this.#checkpoint ? { cursors: this.#checkpoint } : {});
     }
@@ -76,6 +83,15 @@ export class RowWriter {
     return this.totals;
   }
 
+  /**
+   * Writes what is queued with the latest checkpoint (not the final cursors): a scan stopped by a
+   * shutdown or a failure keeps every page it read, and resumes after the last one.
+   */
+  async flush(): Promise<void> {
+    await this.#settle();
+    if ((this.#rows?.count ?? 0) + this.#deletes.length > 0) await this.#write(this.#checkpoint ? { cursors: this.#checkpoint } : {});
+  }
+
   /** Waits for the write in flight, surfacing its error. */
   async #settle(): Promise<void> {
     const pending = this.#inFlight;
@@ -84,31 +100,23 @@ export class RowWriter {
   }
 
   async #write(final: { cursors?: CursorWrites; state?: TableState }): Promise<void> {
-    const upserts = this.#upserts;
+    const rows = this.#rows;
+    const ids = this.#ids;
     const deletes = this.#deletes;
-    this.#upserts = [];
+    this.#rows = undefined;
+    this.#ids = [];
     this.#deletes = [];
     const result = await this.#mirror.applyRows(this.#tableId, {
-      upserts,
+      ...(rows ? { encoded: rows } : {}),
       deletes,
       ...(final.cursors ? { cursors: final.cursors } : {}),
       ...(final.state ? { state: final.state } : {}),
     });
-    const upserted = this.#tally.upserted.add(upserts.map((r) => Number(r.id)));
-    const deleted = result.deleted;
-    this.#tally.deleted += deleted;
+    const upserted = this.#tally.upserted.add(ids);
+    this.#tally.deleted += result.deleted;
     const { observer } = this.#ctx;
     if (upserted > 0) observer.rowsApplied?.(this.#label, 'upsert', upserted);
-    if (deleted > 0) observer.rowsApplied?.(this.#label, 'delete', deleted);
-  }
-
-  /**
-   * Writes what is queued with the latest checkpoint (not the final cursors): a scan stopped by a
-   * shutdown keeps every page it read, and resumes after the last one.
-   */
-  async flush(): Promise<void> {
-    await this.#settle();
-    if (this.#upserts.length + this.#deletes.length > 0) await this.#write(this.#checkpoint ? { cursors: this.#checkpoint } : {});
+    if (result.deleted > 0) observer.rowsApplied?.(this.#label, 'delete', result.deleted);
   }
 
   /** Drops a write in flight on error paths so its rejection is not left unhandled. */

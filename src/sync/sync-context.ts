@@ -28,7 +28,7 @@ export function pulledTable(table: MirrorTable, fields: readonly MirrorField[]):
   return {
     ...table,
     fieldNames: fields.map((f) => f.fieldName),
-    shape: fields.map((f) => `${f.fieldId}:${f.fieldType}:${f.columnName}:${f.sqlType}`).join(','),
+    shape: [table.mode, ...fields.map((f) => `${f.fieldId}:${f.fieldType}:${f.columnName}:${f.sqlType}`)].join(','),
   };
 }
 

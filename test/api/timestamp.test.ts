@@ -1,5 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatTimestamp, parseDate, parseTimestamp, timestampSchema } from '../../src/api/timestamp.ts';
+import {
+  formatTimestamp, isCalendarDate, isCanonicalTimestamp, parseDate, parseTimestamp, timestampSchema,
+} from '../../src/api/timestamp.ts';
 
 const iso = (text: string) => new Date(text).getTime();
 
@@ -65,5 +68,33 @@ describe('parseDate', () => {
     expect(parseDate('1900-02-29')).toBeUndefined();
     expect(parseDate('2026-02-30')).toBeUndefined();
     expect(parseDate('2026-1-01')).toBeUndefined();
+  });
+});
+
+describe('isCanonicalTimestamp and isCalendarDate', () => {
+  // Digits anywhere, including impossible months, days and times of day.
+  const pad = (n: number, width: number) => String(n).padStart(width, '0');
+  const canonicalShape = fc.tuple(
+    fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 99 }), fc.integer({ min: 0, max: 99 }),
+    fc.integer({ min: 0, max: 99 }), fc.integer({ min: 0, max: 99 }), fc.integer({ min: 0, max: 99 }), fc.integer({ min: 0, max: 999 }),
+  ).map(([y, mo, d, h, mi, s, ms]) => `${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)}T${pad(h, 2)}:${pad(mi, 2)}:${pad(s, 2)}.${pad(ms, 3)}Z`);
+
+  it('accept exactly the canonical timestamps parseTimestamp accepts and formats back to themselves', () => {
+    fc.assert(fc.property(fc.oneof(canonicalShape, fc.string()), (text) => {
+      const ms = parseTimestamp(text);
+      expect(isCanonicalTimestamp(text)).toBe(ms !== undefined && formatTimestamp(ms) === text);
+    }), { numRuns: 5000 });
+    expect(isCanonicalTimestamp('2024-02-29T23:59:59.999Z')).toBe(true);
+    expect(isCanonicalTimestamp('2023-02-29T00:00:00.000Z')).toBe(false);
+    expect(isCanonicalTimestamp('2026-01-31T24:00:00.000Z')).toBe(false);
+    expect(isCanonicalTimestamp('2026-01-31T12:00:00Z')).toBe(false);
+  });
+
+  it('accept exactly the dates parseDate accepts', () => {
+    fc.assert(fc.property(fc.oneof(canonicalShape.map((t) => t.slice(0, 10)), fc.string()), (text) => {
+      expect(isCalendarDate(text)).toBe(parseDate(text) !== undefined);
+    }), { numRuns: 5000 });
+    expect(isCalendarDate('0100-02-29')).toBe(false);
+    expect(isCalendarDate('2000-02-29')).toBe(true);
   });
 });

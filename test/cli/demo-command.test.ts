@@ -224,6 +224,50 @@ describe('wsmirror demo (real process)', () => {
     }
   }, 60_000);
 
+  it('--keep-running changes a record upstream itself and prints each change as it lands; the printed SQL edit reaches upstream', async () => {
+    const live = await keepRunning(dir, 'both.db');
+    const waitFor = async (pattern: RegExp): Promise<RegExpExecArray> => {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const m = pattern.exec(live.output());
+        if (m) return m;
+        if (Date.now() > deadline) throw new Error(`no ${pattern} in:\n${live.output()}\n${live.stderr()}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    try {
+      // The demo's own change: made upstream, then reported again once the mirror has it.
+      const made = await waitFor(/^\[\d\d:\d\d:\d\d\] upstream: created crm\.companies #(\d+) \(by the demo\)$/m);
+      await waitFor(new RegExp(`^\\[[\\d:]+\\] mirror ← upstream: crm\\.companies: 1 upserted$`, 'm'));
+      await waitFor(new RegExp(`^\\[[\\d:]+\\] mirror: created crm\\.companies #${made[1]} arrived [\\d.]+ s after it was made$`, 'm'));
+      expect(rowsOf(join(dir, 'both.db'), 'crm__companies').map((r) => String(r['id']))).toContain(made[1]);
+
+      // The other direction, as printed: an SQL edit of the mirror, pushed by the next cycle.
+      const sqlLine = /^ {2}sqlite3 (\S+) "(UPDATE (?:[^"\\]|\\.)*)"$/m.exec(live.stdout);
+      expect(sqlLine, live.stdout).not.toBeNull();
+      const update = sqlLine![2]!.replace(/\\(.)/g, '$1');
+      const id = /WHERE id = (\d+)$/.exec(update)![1]!;
+      const db = new Database(join(dir, sqlLine![1]!));
+      try {
+        db.exec(update);
+      } finally {
+        db.close();
+      }
+      await waitFor(/^\[[\d:]+\] mirror → upstream: 1 local edit pushed$/m);
+      const list = /^ {2}curl -H '([^']*)' (\S+)$/m.exec(live.stdout)!;
+      const upstream = await fetch(`${list[2]}?limit=100`, { headers: { authorization: list[1]!.slice('Authorization: '.length) } });
+      const records = (await upstream.json()) as { data: { id: string; values: Record<string, unknown> }[] };
+      expect(records.data.find((r) => String(r.id) === id)?.values['employees']).toBe(750);
+
+      expect(await live.stop()).toBe(0);
+      expect(live.output()).toContain('wsmirror demo: stopped by SIGTERM');
+      expect(live.output()).toContain('The mirror stays in ./both.db');
+      expect(live.stderr()).toBe('');
+    } finally {
+      await stopProcess(live.child, 'SIGKILL');
+    }
+  }, 90_000);
+
   it('a later run holds exactly the sample workspace, whatever happened upstream during an earlier one', async () => {
     const live = await keepRunning(dir, 'again.db');
     try {
@@ -258,6 +302,8 @@ interface KeptRunning {
   child: ChildProcess;
   /** Everything printed up to "Press Ctrl-C". */
   stdout: string;
+  /** Everything printed so far. */
+  output(): string;
   stderr(): string;
   /** SIGTERM; resolves with the exit code. */
   stop(): Promise<number | null>;
@@ -293,6 +339,7 @@ async function keepRunning(cwd: string, db: string): Promise<KeptRunning> {
   return {
     child,
     stdout,
+    output: () => stdout,
     stderr: () => stderr,
     stop: () => {
       child.kill('SIGTERM');

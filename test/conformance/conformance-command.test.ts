@@ -45,7 +45,7 @@ function conformance(url: string, ...args: string[]) {
   return runWsmirror(['conformance', '--module', MODULE, '--rate', '0', ...args], envFor(url), { killAfterMs: 120_000 });
 }
 
-describe('wsmirror conformance against the emulator process', () => {
+describe('wsmirror conformance against the emulator process', { timeout: 120_000 }, () => {
   it('passes every check, reports observations as the emulator documents them, and leaves the module as it was', async () => {
     const run = await conformance(emu.url, '--json');
     expect(run.stderr).toBe('');
@@ -89,19 +89,56 @@ describe('wsmirror conformance against the emulator process', () => {
   });
 });
 
-describe('wsmirror conformance against an endpoint that breaks one rule', () => {
+describe('wsmirror conformance, alone and gentle', { timeout: 120_000 }, () => {
+  it('with no upstream configured, runs against an embedded emulator', async () => {
+    const run = await runWsmirror(['conformance', '--only', 'tables.'], { WSMIRROR_LOG_LEVEL: 'warn' }, { killAfterMs: 120_000 });
+    expect(run.code).toBe(0);
+    expect(run.stdout.split('\n')[0]).toMatch(/^wsmirror conformance: an embedded emulator \(http:\/\/127\.0\.0\.1:[0-9]+\); set WSMIRROR_BASE_URL/);
+    expect(run.stdout.trim().split('\n').at(-1)).toBe('8 passed, 0 failed');
+  });
+
+  it('keeps to --rate: requests are spaced 1/rate seconds apart', async () => {
+    const started = Date.now();
+    const run = await conformance(emu.url, '--rate', '20', '--only', 'auth.', '--json');
+    const elapsedMs = Date.now() - started;
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as ConformanceReport;
+    expect(elapsedMs).toBeGreaterThanOrEqual(((report.requests - 1) * 1000) / 20);
+  });
+
+  it('waits out 429 answers (Retry-After) and repeats the request: a rate limit is no failure', async () => {
+    const admin = (method: string, body?: unknown) => fetch(`${emu.url}/_emulator/faults`, {
+      method, headers: { authorization: `Bearer ${emu.adminToken}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    expect((await admin('PUT', { rateLimitRate: 0.3, retryAfterSeconds: 0, seed: 7 })).status).toBe(200);
+    try {
+      const run = await conformance(emu.url, '--only', 'tables.', '--json');
+      const report = JSON.parse(run.stdout) as ConformanceReport;
+      expect(report.failed).toBe(0);
+      expect(report.rateLimited).toBeGreaterThan(0);
+      expect(run.code).toBe(0);
+    } finally {
+      await admin('DELETE');
+    }
+    expect(await tableNames()).toEqual([...FOREIGN].sort());
+  });
+});
+
+describe('wsmirror conformance against an endpoint that breaks one rule', { timeout: 120_000 }, () => {
   let proxy: RewritingProxy;
   beforeAll(async () => {
     proxy = await startRewritingProxy(emu.url);
   });
   afterAll(() => proxy.close());
 
-  async function failuresWith(rewrite: Rewrite, only: string[]): Promise<{ report: ConformanceReport; code: number | null; text: string }> {
+  async function failuresWith(
+    rewrite: Rewrite, only: string[], options: { text?: boolean } = {},
+  ): Promise<{ report: ConformanceReport; code: number | null; text: string }> {
     proxy.rewrite = rewrite;
     try {
       const json = await conformance(proxy.url, '--json', ...only.flatMap((o) => ['--only', o]));
-      const text = await conformance(proxy.url, ...only.flatMap((o) => ['--only', o]));
-      return { report: JSON.parse(json.stdout) as ConformanceReport, code: json.code, text: text.stdout };
+      const text = options.text ? (await conformance(proxy.url, ...only.flatMap((o) => ['--only', o]))).stdout : '';
+      return { report: JSON.parse(json.stdout) as ConformanceReport, code: json.code, text };
     } finally {
       proxy.rewrite = undefined;
     }
@@ -113,6 +150,7 @@ describe('wsmirror conformance against an endpoint that breaks one rule', () => 
     const { report, code, text } = await failuresWith(
       (path, _body, { method, status }) => (method === 'POST' && /\/fields$/.test(path) && status === 201 ? { status: 200 } : undefined),
       ['fields.create-201', 'tables.'],
+      { text: true },
     );
     expect(code).toBe(1);
     expect(failed(report)).toEqual(['fields.create-201']);
@@ -167,7 +205,7 @@ describe('wsmirror conformance against an endpoint that breaks one rule', () => 
   });
 });
 
-describe('wsmirror conformance interrupted', () => {
+describe('wsmirror conformance interrupted', { timeout: 120_000 }, () => {
   let proxy: HoldingProxy;
   beforeAll(async () => {
     proxy = await startHoldingProxy(emu.url);

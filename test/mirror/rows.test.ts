@@ -93,6 +93,38 @@ forEachDialect('mirror rows', ({ fresh }) => {
     }
   });
 
+  it('writes rows encoded page by page as one batch: the last of a repeated id wins, across pages too', async () => {
+    const t = await fresh();
+    await sync(t.mirror, SIMPLE_WS);
+    let rows = await t.mirror.encodeRows('t1', [{ id: 1, values: { title: 'a', amount: 1, won: true } }, { id: 2, values: { title: 'b' } }]);
+    rows = await t.mirror.encodeRows('t1', [{ id: 3, values: { title: 'tab\there, line\nbreak, back\\slash' } }, { id: 1, values: { title: 'a2', amount: 1.5 } }], rows);
+    expect(rows.count).toBe(3);
+    const res = await t.mirror.applyRows('t1', { encoded: rows, upserts: [{ id: 2, values: { title: 'b2', won: false } }] });
+    expect(res).toEqual({ upserted: 3, deleted: 0 });
+    const stored = await t.sql<{ id: unknown; title: string; amount: number | null; won: unknown }>(
+      `SELECT "id", "title", "amount", "won" FROM ${t.table('crm__deals')} ORDER BY "id"`,
+    );
+    const no = t.dialect === 'postgres' ? false : 0;
+    expect(stored.map((r) => [Number(r.id), r.title, r.amount, r.won])).toEqual([
+      [1, 'a2', 1.5, null],
+      [2, 'b2', null, no],
+      [3, 'tab\there, line\nbreak, back\\slash', null, null],
+    ]);
+  });
+
+  it('refuses rows encoded before the table\'s columns changed, and rows of another table', async () => {
+    const t = await fresh();
+    await sync(t.mirror, SIMPLE_WS);
+    const rows = await t.mirror.encodeRows('t1', [{ id: 1, values: { title: 'a' } }]);
+    await sync(t.mirror, workspace(module('m1', 'crm', [
+      table('t1', 'deals', [field('fa', 'title', 'string'), field('fb', 'amount', 'number'), field('fc', 'won', 'boolean'), field('fd', 'note', 'string')]),
+      table('t2', 'other', [field('fe', 'title', 'string')]),
+    ])));
+    await expect(t.mirror.applyRows('t1', { encoded: rows })).rejects.toThrow(/columns changed/);
+    await expect(t.mirror.applyRows('t2', { encoded: rows })).rejects.toThrow(MirrorError);
+    expect(await t.mirror.countRows('t1')).toBe(0);
+  });
+
   it('commits the cursor with the rows, and neither when the batch fails', async () => {
     const t = await fresh();
     await sync(t.mirror, SIMPLE_WS);

@@ -196,6 +196,8 @@ forEachDialect('two-way: convergence', (dialect) => {
           }
         } finally {
           await h.close();
+          // Many runs in one suite: give each run's connection pool back now, not at the end.
+          await h.tm.mirror.close();
         }
       }),
       {

@@ -9,10 +9,10 @@ import { checkCatalogVersion } from '../catalog-tables.ts';
 import type { CatalogDb } from '../catalog-tables.ts';
 import { catalogTableDdl, catalogTablesOf } from '../catalog-ddl.ts';
 import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
-import type { ColumnSpec, Dialect, DialectDriver, SqlValue, WriteTx } from '../dialect.ts';
+import type { ColumnSpec, Dialect, DialectDriver, RowSink, RowsToKeep, WriteTx } from '../dialect.ts';
 import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-url.ts';
 import { hash8 } from '../naming.ts';
-import { copyTextRows } from './copy-text.ts';
+import { CopyTextRows } from './copy-text.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
 import { WRITER_SETTING } from './writer-marker.ts';
@@ -212,8 +212,15 @@ class PostgresDriver implements DialectDriver {
     }
   }
 
-  async upsertRows(tx: WriteTx, sqlTable: string, columns: readonly ColumnSpec[], rows: readonly SqlValue[][]): Promise<void> {
-    if (rows.length === 0) return;
+  rowSink(): RowSink {
+    return new CopyTextRows();
+  }
+
+  async upsertRows(
+    tx: WriteTx, sqlTable: string, columns: readonly ColumnSpec[], rows: RowSink, keep?: RowsToKeep,
+  ): Promise<void> {
+    if (!(rows instanceof CopyTextRows)) throw new Error('upsertRows takes the rows of this driver\'s rowSink()');
+    if (rows.ids.length === 0) return;
     const { client, db } = tx as PgWriteTx;
     // COPY into a session temp table shaped like the target, then one INSERT … SELECT … ON
     // CONFLICT. The stage's name follows the column layout, so a schema change gets a new one.
@@ -229,12 +236,22 @@ class PostgresDriver implements DialectDriver {
       stages.add(stage);
     }
     const copy = sql`COPY ${sql.id(stage)} (${names}) FROM STDIN`.compile(db);
-    await pipeline(Readable.from(copyTextRows(rows)), client.query(copyFrom(copy.sql)));
-    const updates = columns
-      .filter((c) => c.name !== 'id')
-      .map((c) => sql`${sql.id(c.name)} = excluded.${sql.id(c.name)}`);
-    await sql`INSERT INTO ${this.table(sqlTable)} (${names}) SELECT ${names} FROM ${sql.id(stage)}
-      ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${sql.join(updates)}`.execute(db);
+    await pipeline(Readable.from(rows.chunks()), client.query(copyFrom(copy.sql)));
+    const upsert = (kept: ReadonlySet<string> | undefined) => sql.join(columns
+      .filter((c) => c.name !== 'id' && !kept?.has(c.name))
+      .map((c) => sql`${sql.id(c.name)} = excluded.${sql.id(c.name)}`));
+    // Rows with local edits (rare) are left out of the bulk statement, then those with kept
+    // columns written one by one from the stage.
+    const held = keep ? rows.ids.filter((id) => keep.wholeRows.has(id) || keep.columns.has(id)) : [];
+    const except = held.length > 0 ? sql` WHERE ${sql.id('id')} <> ALL(${held}::bigint[])` : sql``;
+    await sql`INSERT INTO ${this.table(sqlTable)} (${names}) SELECT ${names} FROM ${sql.id(stage)}${except}
+      ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${upsert(undefined)}`.execute(db);
+    for (const id of held) {
+      const kept = keep!.wholeRows.has(id) ? undefined : keep!.columns.get(id);
+      if (!kept) continue;
+      await sql`INSERT INTO ${this.table(sqlTable)} (${names}) SELECT ${names} FROM ${sql.id(stage)} WHERE ${sql.id('id')} = ${id}
+        ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${upsert(kept)}`.execute(db);
+    }
   }
 
   async deleteRows(tx: WriteTx, sqlTable: string, ids: readonly number[]): Promise<number> {

@@ -8,11 +8,12 @@ import { checkCatalogVersion } from '../catalog-tables.ts';
 import type { CatalogDb } from '../catalog-tables.ts';
 import { catalogTableDdl, catalogTablesOf } from '../catalog-ddl.ts';
 import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
-import type { ColumnSpec, Dialect, DialectDriver, SqlValue, WriteTx } from '../dialect.ts';
+import type { ColumnSpec, Dialect, DialectDriver, RowSink, RowsToKeep, WriteTx } from '../dialect.ts';
 import { MirrorError } from '../errors.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
+import { BoundRows } from './bound-rows.ts';
 import { WRITER_TABLE } from './writer-marker.ts';
 
 type Statement = Database.Statement<unknown[], unknown>;
@@ -66,6 +67,9 @@ class SqliteDriver implements DialectDriver {
   readonly db: Kysely<CatalogDb>;
   readonly #raw: Database.Database;
   readonly #statements = new Map<string, Statement>();
+  readonly #upserts = new Map<string, Statement>();
+  #txStatements: Record<'begin' | 'commit', Statement> | undefined;
+  #markStatements: Record<'mark' | 'unmark', Statement> | undefined;
 
   constructor(dialect: Dialect, raw: Database.Database) {
     this.dialect = dialect;
@@ -127,19 +131,36 @@ class SqliteDriver implements DialectDriver {
   async write<T>(fn: (tx: WriteTx) => Promise<T>, marked = true): Promise<T> {
     return this.db.connection().execute(async (conn) => {
       // IMMEDIATE takes the write lock up front (waiting up to busy_timeout for other writers)
-      // instead of failing halfway when a read transaction cannot be upgraded.
-      await sql`BEGIN IMMEDIATE`.execute(conn);
+      // instead of failing halfway when a read transaction cannot be upgraded. These run on the
+      // raw connection, prepared once: every batch of a pull is one such transaction.
+      const tx = this.#transaction;
+      tx.begin.run();
       try {
-        if (marked) await sql`INSERT INTO ${sql.id(WRITER_TABLE)} (${sql.id('marker')}) VALUES (1)`.execute(conn);
+        if (marked) this.#marker.mark.run();
         const result = await fn({ db: conn });
-        if (marked) await sql`DELETE FROM ${sql.id(WRITER_TABLE)}`.execute(conn);
-        await sql`COMMIT`.execute(conn);
+        if (marked) this.#marker.unmark.run();
+        tx.commit.run();
         return result;
       } catch (error) {
         if (this.#raw.inTransaction) this.#raw.exec('ROLLBACK');
         throw error;
       }
     });
+  }
+
+  /** The statements of every write transaction, prepared on first use. */
+  get #transaction(): Record<'begin' | 'commit', Statement> {
+    this.#txStatements ??= { begin: this.#raw.prepare('BEGIN IMMEDIATE'), commit: this.#raw.prepare('COMMIT') };
+    return this.#txStatements;
+  }
+
+  /** The marking of the daemon's own transactions (writer-marker.ts), prepared once the catalog exists. */
+  get #marker(): Record<'mark' | 'unmark', Statement> {
+    this.#markStatements ??= {
+      mark: this.#raw.prepare(`INSERT INTO ${quoteIdent(WRITER_TABLE)} ("marker") VALUES (1)`),
+      unmark: this.#raw.prepare(`DELETE FROM ${quoteIdent(WRITER_TABLE)}`),
+    };
+    return this.#markStatements;
   }
 
   #prepare(query: RawBuilder<unknown>): Statement {
@@ -153,28 +174,66 @@ class SqliteDriver implements DialectDriver {
     return stmt;
   }
 
-  #upsertStatement(sqlTable: string, columns: readonly ColumnSpec[], rowCount: number): Statement {
+  /**
+   * The upsert of `rowCount` rows, prepared once per table layout and row count: a pull runs it
+   * for every 50 rows, so even compiling its text each time would show.
+   */
+  #upsertStatement(sqlTable: string, columns: readonly ColumnSpec[], rowCount: number, kept?: ReadonlySet<string>): Statement {
+    const key = `${sqlTable}\0${rowCount}\0${columns.map((c) => c.name).join('\0')}`;
+    let stmt = kept ? undefined : this.#upserts.get(key);
+    if (stmt) return stmt;
     const names = columns.map((c) => sql.id(c.name));
     const placeholders = sql`(${sql.join(columns.map(() => null))})`;
     const updates = columns
-      .filter((c) => c.name !== 'id')
+      .filter((c) => c.name !== 'id' && !kept?.has(c.name))
       .map((c) => sql`${sql.id(c.name)} = excluded.${sql.id(c.name)}`);
-    return this.#prepare(sql`INSERT INTO ${this.table(sqlTable)} (${sql.join(names)})
+    stmt = this.#prepare(sql`INSERT INTO ${this.table(sqlTable)} (${sql.join(names)})
       VALUES ${sql.join(Array.from({ length: rowCount }, () => placeholders))}
       ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${sql.join(updates)}`);
+    if (!kept) {
+      if (this.#upserts.size > 100) this.#upserts.clear();
+      this.#upserts.set(key, stmt);
+    }
+    return stmt;
   }
 
-  async upsertRows(_tx: WriteTx, sqlTable: string, columns: readonly ColumnSpec[], rows: readonly SqlValue[][]): Promise<void> {
+  rowSink(columns: readonly ColumnSpec[]): RowSink {
+    return new BoundRows(columns.length);
+  }
+
+  async upsertRows(_tx: WriteTx, sqlTable: string, columns: readonly ColumnSpec[], rows: RowSink, keep?: RowsToKeep): Promise<void> {
     this.#assertInTransaction();
-    const perStatement = Math.max(1, Math.min(ROWS_PER_STATEMENT, Math.floor(MAX_VARIABLES / columns.length)));
-    let i = 0;
-    if (perStatement > 1 && rows.length >= perStatement) {
-      const many = this.#upsertStatement(sqlTable, columns, perStatement);
-      for (; i + perStatement <= rows.length; i += perStatement) many.run(rows.slice(i, i + perStatement).flat());
+    if (!(rows instanceof BoundRows) || rows.width !== columns.length) {
+      throw new Error('upsertRows takes the rows of this driver\'s rowSink(), filled for these columns');
     }
-    if (i < rows.length) {
+    let values = rows.values;
+    let count = rows.ids.length;
+    if (keep && rows.ids.some((id) => keep.wholeRows.has(id) || keep.columns.has(id))) {
+      // Rows with local edits (rare): left out of the bulk statements, those with kept columns
+      // written one by one.
+      values = [];
+      count = 0;
+      rows.ids.forEach((id, index) => {
+        if (keep.wholeRows.has(id)) return;
+        const kept = keep.columns.get(id);
+        if (kept) {
+          this.#upsertStatement(sqlTable, columns, 1, kept).run(rows.row(index));
+        } else {
+          for (const value of rows.row(index)) values.push(value);
+          count++;
+        }
+      });
+    }
+    const width = columns.length;
+    const perStatement = Math.max(1, Math.min(ROWS_PER_STATEMENT, Math.floor(MAX_VARIABLES / width)));
+    let i = 0;
+    if (perStatement > 1 && count >= perStatement) {
+      const many = this.#upsertStatement(sqlTable, columns, perStatement);
+      for (; i + perStatement <= count; i += perStatement) many.run(values.slice(i * width, (i + perStatement) * width));
+    }
+    if (i < count) {
       const one = this.#upsertStatement(sqlTable, columns, 1);
-      for (; i < rows.length; i++) one.run(rows[i]!);
+      for (; i < count; i++) one.run(values.slice(i * width, (i + 1) * width));
     }
   }
 
@@ -235,6 +294,7 @@ class SqliteDriver implements DialectDriver {
 
   async close(): Promise<void> {
     this.#statements.clear();
+    this.#upserts.clear();
     await this.db.destroy();
   }
 }

@@ -25,7 +25,7 @@ export interface TablePushSettings {
   retry: RetrySchedule;
   lookbackMs: number;
   now: () => number;
-  /** Marks entries as being sent, committed before the request goes out. */
+  /** Marks creates' entries as being sent, committed before the request goes out. */
   markSending(entryIds: readonly number[]): Promise<void>;
 }
 
@@ -67,9 +67,10 @@ export async function pushTableEdits(
 
   const toCreate = await run.reconcileCreates(creates.map((edit) => ({ edit, body: run.body(edit, 'create') })));
   const toUpdate = await run.applyPolicy(updates);
-  const sending = [...toCreate, ...toUpdate, ...upstreamDeletes.map((edit) => ({ edit, body: {} }))];
-  if (sending.length === 0) return result;
-  await settings.markSending(sending.flatMap((p) => p.edit.entryIds));
+  if (toCreate.length + toUpdate.length + upstreamDeletes.length === 0) return result;
+  // Only creates are marked before they go out: an update or delete sent again after a crash
+  // gives the same record (absolute values, an already deleted record), a create would not.
+  if (toCreate.length > 0) await settings.markSending(toCreate.flatMap((p) => p.edit.entryIds));
 
   if (toCreate.length > 0) await run.sendCreates(toCreate);
   if (toUpdate.length > 0) await run.sendUpdates(toUpdate, true);
