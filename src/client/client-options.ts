@@ -25,6 +25,7 @@ export interface ClientLogger {
   warn(obj: object, msg?: string): void;
 }
 
+/** Options left out take the values of CLIENT_DEFAULTS below (said once, there). */
 export interface WorkspaceClientOptions {
   /** Upstream base URL without `/api/v1`, e.g. `https://db.example.com`. */
   baseUrl: string;
@@ -32,18 +33,18 @@ export interface WorkspaceClientOptions {
   apiKey: string;
   /** The 12-character workspace id. */
   workspaceId: string;
-  /** Limit for one attempt: connect, headers and the whole body. Default 30 s. */
+  /** Limit for one attempt: connect, headers and the whole body. */
   timeoutMs?: number;
-  /** Retries after the first attempt. Default 5. */
+  /** Retries after the first attempt. */
   maxRetries?: number;
-  /** Backoff base and ceiling (full jitter). Defaults 250 ms and 30 s. */
+  /** Backoff base and ceiling (full jitter). */
   retryBaseMs?: number;
   retryMaxMs?: number;
-  /** A `Retry-After` longer than this is not waited out: the call fails with the delay attached. Default 120 s. */
+  /** A `Retry-After` longer than this is not waited out: the call fails with the delay attached. */
   retryAfterMaxMs?: number;
-  /** Requests in flight at once (also the connection pool size). Default 8. */
+  /** Requests in flight at once (also the connection pool size). */
   concurrency?: number;
-  /** Largest accepted response body. Default 64 MiB. */
+  /** Largest accepted response body. */
   maxResponseBytes?: number;
   onRequest?: (info: RequestInfo) => void;
   logger?: ClientLogger;

@@ -137,7 +137,7 @@ async function runCheck(
   try {
     const observed = await check.run(ctx);
     result = observed
-      ? { ...base, outcome: 'observation', durationMs: 0, observation: { ...observed, emulatorChoice: check.emulatorChoice ?? '' } }
+      ? { ...base, outcome: 'observation', durationMs: 0, observation: { ...observed, observed: probe.redact(observed.observed), emulatorChoice: check.emulatorChoice ?? '' } }
       : { ...base, outcome: 'pass', durationMs: 0 };
   } catch (error) {
     // Its tables go in the run's last sweep, which lists the module by this run's prefix.
@@ -154,13 +154,15 @@ async function runCheck(
   return result;
 }
 
+/** What a failed check reports; an endpoint that echoes the key back never gets it printed. */
 function failureDetail(error: unknown, probe: Probe): FailureDetail {
+  const r = (text: string) => probe.redact(text);
   if (error instanceof CheckFailure) {
     const ex = error.exchange;
     return {
-      message: error.message, expected: error.expected, actual: error.actual,
-      ...(ex ? { request: { method: ex.method, target: ex.target, ...(ex.requestBody === undefined ? {} : { body: ex.requestBody }) }, status: ex.status } : {}),
+      message: r(error.message), expected: r(error.expected), actual: r(error.actual),
+      ...(ex ? { request: { method: ex.method, target: r(ex.target), ...(ex.requestBody === undefined ? {} : { body: r(ex.requestBody) }) }, status: ex.status } : {}),
     };
   }
-  return { message: probe.redact(error instanceof Error ? error.message : String(error)) };
+  return { message: r(error instanceof Error ? error.message : String(error)) };
 }

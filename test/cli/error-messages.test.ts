@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -72,6 +72,15 @@ describe('errors name the setting to fix (real processes)', () => {
     expect(res.stderr).toContain('WSMIRROR_API_KEY or WSMIRROR_API_KEY_FILE');
     expect(res.stderr).toContain('from WSMIRROR_API_KEY');
     expect(res.stderr).not.toContain('Bearer');
+    expect(res.stderr).not.toContain('rejected-key-0123');
+  });
+
+  it('import: a refused key names WSMIRROR_API_KEY and WSMIRROR_API_KEY_FILE too', async () => {
+    const csv = join(dir, 'rows.csv');
+    writeFileSync(csv, 'name\nx\n');
+    const res = await runWsmirror(['import', 'crm.deals', csv], daemonEnv(emu, mirror('import.db'), { WSMIRROR_API_KEY: 'rejected-key-0123' }), { cwd: dir });
+    expect(res.code, res.stderr).toBe(1);
+    expect(res.stderr).toContain('WSMIRROR_API_KEY or WSMIRROR_API_KEY_FILE');
     expect(res.stderr).not.toContain('rejected-key-0123');
   });
 

@@ -79,13 +79,19 @@ describe('wsmirror conformance against the emulator process', { timeout: 120_000
     expect(run.stdout).toMatch(/^ {2}check records\.update: creates and deletes scratch\.wsmconf_[a-z0-9]{8}_update$/m);
   });
 
-  it('refuses an unknown module (exit 78) and wants --module against an upstream (exit 2)', async () => {
+  it('refuses an unknown module or a half-configured upstream (exit 78), wants --module against an upstream and --only to match (exit 2)', async () => {
     const unknown = await runWsmirror(['conformance', '--module', 'nope'], envFor(emu.url));
     expect(unknown.code).toBe(78);
     expect(unknown.stderr).toContain('--module nope: the workspace has no module of that name');
     const missing = await runWsmirror(['conformance'], envFor(emu.url));
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--module NAME is required');
+    const half = await runWsmirror(['conformance', '--module', MODULE], { WSMIRROR_BASE_URL: emu.url });
+    expect(half.code).toBe(78);
+    expect(half.stderr).toContain('WSMIRROR_WORKSPACE_ID');
+    const none = await runWsmirror(['conformance', '--module', MODULE, '--only', 'nothing.'], envFor(emu.url));
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('--only nothing.: no check id starts with that');
   });
 });
 
@@ -108,7 +114,9 @@ describe('wsmirror conformance, alone and gentle', { timeout: 120_000 }, () => {
 
   it('waits out 429 answers (Retry-After) and repeats the request: a rate limit is no failure', async () => {
     const admin = (method: string, body?: unknown) => fetch(`${emu.url}/_emulator/faults`, {
-      method, headers: { authorization: `Bearer ${emu.adminToken}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}),
+      method,
+      headers: { authorization: `Bearer ${emu.adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
     });
     expect((await admin('PUT', { rateLimitRate: 0.3, retryAfterSeconds: 0, seed: 7 })).status).toBe(200);
     try {
@@ -118,7 +126,7 @@ describe('wsmirror conformance, alone and gentle', { timeout: 120_000 }, () => {
       expect(report.rateLimited).toBeGreaterThan(0);
       expect(run.code).toBe(0);
     } finally {
-      await admin('DELETE');
+      expect((await admin('DELETE')).status).toBe(200);
     }
     expect(await tableNames()).toEqual([...FOREIGN].sort());
   });
@@ -193,6 +201,18 @@ describe('wsmirror conformance against an endpoint that breaks one rule', { time
     expect(failure.message).toBe('page_info of the first page');
     expect(failure.expected).toBe('{"has_more":true,"limit":2,"offset":0}');
     expect(failure.actual).toBe('{"has_more":false,"limit":2,"offset":0}');
+  });
+
+  it('never prints the API key, even when the endpoint echoes it back', async () => {
+    const { report, text } = await failuresWith(
+      (_path, _body, { status }) => (status === 404 ? { body: JSON.stringify({ message: `key ${emu.apiKey} is fine, table is not` }) } : undefined),
+      ['tables.get.unknown-404'],
+      { text: true },
+    );
+    expect(failed(report)).toEqual(['tables.get.unknown-404']);
+    expect(report.results[0]!.failure!.actual).toContain('key [Redacted] is fine');
+    expect(JSON.stringify(report)).not.toContain(emu.apiKey);
+    expect(text).not.toContain(emu.apiKey);
   });
 
   it('an error without the error body fails the rule that wanted it', async () => {

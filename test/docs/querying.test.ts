@@ -1,19 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { WorkspaceClient } from '../../src/client/index.ts';
-import { SyncEngine } from '../../src/sync/index.ts';
-import { forEachDialect, quoteId } from '../helpers/dialects.ts';
+import { mirrorDemoWorkspace } from '../helpers/demo-mirror.ts';
+import { forEachDialect } from '../helpers/dialects.ts';
 import type { TestMirror } from '../helpers/dialects.ts';
-import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { UpstreamWorkspace } from '../helpers/workspace.ts';
+import type { RunningEmulator } from '../helpers/emulator.ts';
 
 /**
  * Every query of docs/querying.md marked `<!-- tested: NAME DIALECTS -->` runs, as written, on a
  * mirror of the demo workspace (plus one meeting under way now), and gives the rows below.
  */
 const DOC = readFileSync(join(import.meta.dirname, '../../docs/querying.md'), 'utf8');
-const SEED = JSON.parse(readFileSync(join(import.meta.dirname, '../../config/emulator-seed.example.json'), 'utf8')) as unknown;
 
 interface DocQuery {
   name: string;
@@ -61,15 +58,9 @@ forEachDialect('docs/querying.md', ({ dialect, fresh }) => {
   let emu: RunningEmulator;
   let t: TestMirror;
   beforeAll(async () => {
-    emu = await startEmulator({ seed: SEED });
     const hour = 3_600_000;
     const slot = `[${new Date(Date.now() - hour).toISOString()},${new Date(Date.now() + hour).toISOString()})`;
-    await new UpstreamWorkspace(emu).createRecords('ops', 'meetings', [{ title: 'Going on now', slot }]);
-    t = await fresh();
-    const client = new WorkspaceClient({ baseUrl: emu.url, apiKey: emu.apiKey, workspaceId: emu.workspaceId });
-    const report = await new SyncEngine({ client, mirror: t.mirror }).runCycle();
-    expect(report.tables.filter((r) => r.action === 'failed')).toEqual([]);
-    if (t.pgSchema !== undefined) await t.sql(`SET search_path = ${quoteId(t.pgSchema)}, public`);
+    ({ emu, t } = await mirrorDemoWorkspace(fresh, (upstream) => upstream.createRecords('ops', 'meetings', [{ title: 'Going on now', slot }]).then(() => {})));
   });
   afterAll(async () => {
     await emu?.close();

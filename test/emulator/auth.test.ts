@@ -23,9 +23,11 @@ describe('authentication', () => {
 
   const all = Object.entries(endpoints) as [string, Endpoint][];
 
-  it.each(all)('%s answers 401 without a key, with a wrong key and with the admin token', async (_name, endpoint) => {
+  // Without a key and with a wrong one: auth.missing-key-401 and auth.invalid-key-401 of the
+  // conformance suite, on every endpoint. The admin token is a credential only the emulator has.
+  it.each(all)('%s answers 401 with the admin token', async (_name, endpoint) => {
     const path = buildPath(endpoint.path, { workspaceId: emu.workspaceId, ...PARAMS });
-    for (const token of [null, 'wrong-key', emu.adminToken]) {
+    for (const token of [emu.adminToken]) {
       const res = await call(emu.url, endpoint.method, path, { token, ...(endpoint.body ? { body: {} } : {}) });
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: { message: expect.any(String) } });

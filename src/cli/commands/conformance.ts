@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { ConfigError, EXIT } from '../../errors.ts';
+import { ConfigError, EXIT, UsageError } from '../../errors.ts';
 import { withConfigOption, type ConfigFlags } from '../config-option.ts';
 
 interface ConformanceFlags extends ConfigFlags {
@@ -40,7 +40,7 @@ export function defineConformanceCommand(program: Command): Command {
       import('../../daemon/shutdown.ts'),
     ]);
     const checks = flags.only === undefined ? suite.ALL_CHECKS : suite.ALL_CHECKS.filter((c) => flags.only!.some((p) => c.id.startsWith(p)));
-    if (checks.length === 0) throw new ConfigError(`--only ${flags.only!.join(', ')}: no check id starts with that`);
+    if (checks.length === 0) throw new UsageError(`--only ${flags.only!.join(', ')}: no check id starts with that (wsmirror conformance --dry-run lists them)`);
     const out = (line: string) => process.stdout.write(`${line}\n`);
 
     if (flags.dryRun) {

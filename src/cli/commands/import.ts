@@ -37,13 +37,17 @@ export function defineImportCommand(program: Command): Command {
       .option('--mappings <json>', 'JSON array of { csvColumnName, fieldName, updatePolicy } (updatePolicy key, overwrite or ignoreEmpty)')
       .option('--json', 'print the result as JSON on stdout'),
   ).action(async (tableArg: string, file: string, flags: ImportFlags) => {
-    const [{ csvImportOptionsSchema, describeIssues }, { commandLogger, loadCommandConfig }, { createProgress }, { createWorkspaceClient }] =
-      await Promise.all([
-        import('../../api/index.ts'),
-        import('../command-config.ts'),
-        import('../../daemon/progress.ts'),
-        import('../../daemon/upstream-client.ts'),
-      ]);
+    const [
+      { csvImportOptionsSchema, describeIssues }, { commandLogger, loadCommandConfig }, { createProgress }, { createWorkspaceClient },
+      { withSettingHint }, { isHuman },
+    ] = await Promise.all([
+      import('../../api/index.ts'),
+      import('../command-config.ts'),
+      import('../../daemon/progress.ts'),
+      import('../../daemon/upstream-client.ts'),
+      import('../../daemon/setting-hints.ts'),
+      import('../../daemon/terminal.ts'),
+    ]);
     const table = /^([a-z0-9_]+)\.([a-z0-9_]+)$/.exec(tableArg);
     if (!table) throw new UsageError(`TABLE must be module.table (names of a-z, 0-9 and _), got ${JSON.stringify(tableArg)}`);
     const parts = Object.fromEntries(Object.entries({
@@ -69,7 +73,10 @@ export function defineImportCommand(program: Command): Command {
     const config = loadCommandConfig(flags);
     const logger = commandLogger(config, { toStderr: flags.json === true });
     const client = createWorkspaceClient(config, { logger });
-    const task = createProgress({ label: 'import', unit: 'bytes', logger, logIntervalMs: config.log.progressIntervalMs }).task(tableArg);
+    const progress = createProgress({
+      label: 'import', unit: 'bytes', logger, logIntervalMs: config.log.progressIntervalMs, tty: isHuman(config.log.format, process.stderr),
+    });
+    const task = progress.task(tableArg);
     let reported = 0;
     try {
       const result = await client.importCsv(table[1]!, table[2]!, file, options, {
@@ -84,7 +91,10 @@ export function defineImportCommand(program: Command): Command {
         ? `${JSON.stringify(result)}\n`
         : `${tableArg}: ${result.rowsImported} created, ${result.rowsUpdated} updated, ${result.rowsSkipped} skipped\n`);
       process.exitCode = EXIT.ok;
+    } catch (error) {
+      throw withSettingHint(error, config.upstream);
     } finally {
+      progress.close();
       await client.close();
     }
   });

@@ -1,30 +1,38 @@
+import { endpoints, type EndpointName } from '../../api/index.ts';
 import { defineCheck, type CheckContext } from '../check.ts';
 import { expectError } from '../expectations.ts';
+import { field } from './fixtures.ts';
 
-/** Authentication: every endpoint wants the bearer key; a missing or wrong one is 401 with the error body. */
-
+/**
+ * Authentication: every endpoint wants the bearer key; a missing or wrong one is 401 with the
+ * error body, whatever else the request holds. Each endpoint is asked about a scratch table and
+ * its field, so a request wrongly let through touches nothing else.
+ */
 async function refusedEverywhere(ctx: CheckContext, auth: 'none' | 'wrong'): Promise<void> {
-  const name = ctx.scratch.name(`auth_${auth}`);
-  expectError(await ctx.send('getWorkspace', { auth }), 401);
-  expectError(await ctx.send('listTables', { auth }), 401);
-  expectError(await ctx.send('listSchemaChanges', { auth, query: { since: '2020-01-01T00:00:00Z', limit: 1 } }), 401);
-  // A valid create: only the key is wrong. Its name is a scratch name, so a wrong 2xx is swept up.
-  expectError(await ctx.send('createTable', { auth, body: { name } }), 401);
+  const table = await ctx.scratch.create(`auth_${auth}`, {}, [field('f', 'string')]);
+  const params = { tableName: table.name, fieldName: 'f' };
+  for (const endpoint of Object.keys(endpoints) as EndpointName[]) {
+    const def = endpoints[endpoint];
+    const query = 'query' in def ? { since: '2020-01-01T00:00:00Z', limit: 1 } : undefined;
+    const body = endpoint === 'createTable' ? { name: ctx.scratch.name(`auth_${auth}_new`) } : 'body' in def ? {} : undefined;
+    const request = { auth, params, ...(query && endpoint.endsWith('Changes') ? { query } : {}), ...(body === undefined ? {} : { body }) };
+    expectError(await ctx.send(endpoint, request), 401, `${def.method} ${endpoint} answers 401 with the error body`);
+  }
 }
 
 export const authChecks = [
   defineCheck({
     id: 'auth.missing-key-401',
     section: 'Authentication',
-    rule: 'A request without an Authorization header returns 401 with the error body.',
-    scratchTables: ['auth_none'],
+    rule: 'Every endpoint answers a request without an Authorization header with 401 and the error body.',
+    scratchTables: ['auth_none', 'auth_none_new'],
     run: (ctx) => refusedEverywhere(ctx, 'none'),
   }),
   defineCheck({
     id: 'auth.invalid-key-401',
     section: 'Authentication',
-    rule: 'A request with a key the workspace does not know returns 401 with the error body.',
-    scratchTables: ['auth_wrong'],
+    rule: 'Every endpoint answers a request with a key the workspace does not know with 401 and the error body.',
+    scratchTables: ['auth_wrong', 'auth_wrong_new'],
     run: (ctx) => refusedEverywhere(ctx, 'wrong'),
   }),
 ];

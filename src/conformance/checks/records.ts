@@ -143,6 +143,28 @@ export const recordChecks = [
     },
   }),
   defineCheck({
+    id: 'records.update.time-shapes',
+    section: 'Resources: value shapes by field type',
+    rule: 'date takes YYYY-MM-DD on create, and on update also an ISO 8601 string or Unix milliseconds; timestamp takes an ISO 8601 UTC string, on update also Unix milliseconds; time takes HH:MM.',
+    scratchTables: ['times'],
+    async run(ctx) {
+      const fields = [field('day', 'date'), field('at', 'timestamp'), field('clock', 'time')];
+      const { name: tableName } = await ctx.scratch.create('times', {}, fields);
+      const [id] = expectOk(await ctx.send('createRecords', { params: { tableName }, body: { records: [{ day: '2024-02-29', at: '2024-05-06T07:08:09Z', clock: '09:30' }] } }), 'a record with a date, a timestamp and a time is created').data.ids;
+      const read = async () => (await readAll(ctx, tableName)).get(id!);
+      const first = await read();
+      expectEqual([first?.day, first?.clock], ['2024-02-29', '09:30'], 'the date and the time read back as sent');
+      expectEqual(Date.parse(String(first?.at)), Date.parse('2024-05-06T07:08:09Z'), 'the timestamp reads back as the same instant');
+      const ms = Date.parse('2025-01-02T03:04:05.678Z');
+      expectOk(await ctx.send('updateRecords', { params: { tableName }, body: { records: [{ id, day: ms, at: ms }] } }), 'a date and a timestamp given as Unix milliseconds are accepted on update');
+      const second = await read();
+      expectEqual(second?.day, '2025-01-02', 'a date set from milliseconds reads back as that UTC date');
+      expectEqual(Date.parse(String(second?.at)), ms, 'a timestamp set from milliseconds reads back as that instant');
+      expectOk(await ctx.send('updateRecords', { params: { tableName }, body: { records: [{ id, day: '2025-03-04T05:06:07Z' }] } }), 'a date given as an ISO 8601 timestamp is accepted on update');
+      expectEqual((await read())?.day, '2025-03-04', 'a date set from an ISO timestamp reads back as that date');
+    },
+  }),
+  defineCheck({
     id: 'records.delete',
     section: 'Records: rules (2)',
     rule: 'DELETE records answers { data: { deletedIds } }; it is transactional: an id that does not exist answers 404 and deletes nothing.',

@@ -2,6 +2,7 @@ import type { TableState } from '../catalog.ts';
 import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { mirroredTable } from './read-catalog.ts';
+import { ensureReferenceIndexes } from './reference-indexes.ts';
 
 /** Why a table's last pull failed, and when; null once a pull succeeded again. */
 export interface TableError {
@@ -41,5 +42,6 @@ export async function writeTableState(ctx: MirrorContext, tx: WriteTx, tableId: 
   }
   if (Object.keys(set).length === 0) return;
   await ctx.driver.catalog(tx.db).updateTable('_wsmirror_tables').set(set).where('table_id', '=', tableId).execute();
+  if (patch.state === 'ready') await ensureReferenceIndexes(ctx, tx, tableId);
   ctx.tables = undefined;
 }
