@@ -196,13 +196,29 @@ export const fieldChecks = [
   defineCheck({
     id: 'fields.update.options-wrong-kind-400',
     section: 'Fields: rules for updating fields (2)',
-    rule: 'An options array, an options expression, or optionName sent to a field of the wrong kind answers 400.',
+    rule: 'An options array to a field other than choice/multi, an options expression to a field other than dchoice/dmulti, or optionName, optionIcon, optionColor to a field other than dchoice/dmulti answers 400, and the field is unchanged.',
     scratchTables: ['wrong_kind'],
     async run(ctx) {
-      const { name } = await ctx.scratch.create('wrong_kind', {}, [field('title', 'string'), field('stage', 'choice', { options: [{ name: 'a' }] })]);
-      expectError(await ctx.send('updateField', { ...fieldParams(name, 'title'), body: { options: [{ name: 'x' }] } }), 400, 'an options array to a string field answers 400');
-      expectError(await ctx.send('updateField', { ...fieldParams(name, 'stage'), body: { options: 'select x' } }), 400, 'an options expression to a choice field answers 400');
-      expectError(await ctx.send('updateField', { ...fieldParams(name, 'title'), body: { optionName: 'name' } }), 400, 'optionName to a string field answers 400');
+      const name = ctx.scratch.name('wrong_kind');
+      await ctx.scratch.create('wrong_kind', {}, [
+        field('title', 'string'), field('stage', 'choice', { options: [{ name: 'a' }] }), field('tags', 'multi', { options: [{ name: 'b' }] }),
+        field('pick', 'dchoice', { options: `select ${name}` }),
+      ]);
+      const cases: [string, Record<string, unknown>, string][] = [
+        ['title', { options: [{ name: 'x' }] }, 'an options array to a string field'],
+        ['pick', { options: [{ name: 'x' }] }, 'an options array to a dchoice field'],
+        ['stage', { options: `select ${name}` }, 'an options expression to a choice field'],
+        ['title', { options: `select ${name}` }, 'an options expression to a string field'],
+        ['stage', { optionName: 'title' }, 'optionName to a choice field'],
+        ['title', { optionIcon: 'x' }, 'optionIcon to a string field'],
+        ['tags', { optionColor: 'x' }, 'optionColor to a multi field'],
+      ];
+      for (const [fieldName, body, what] of cases) {
+        const before = expectOk(await ctx.send('getField', fieldParams(name, fieldName))).data;
+        expectError(await ctx.send('updateField', { ...fieldParams(name, fieldName), body }), 400, `${what} answers 400`);
+        const after = await ctx.send('getField', fieldParams(name, fieldName));
+        expectEqual(expectOk(after).data, before, `${what} leaves the field as it was`, after);
+      }
     },
   }),
   defineCheck({
