@@ -16,7 +16,7 @@ import { TABLE_PATTERN_RULE, isTablePattern } from '../mirror/table-filter.ts';
 import { CONFLICT_POLICIES, type ConflictPolicy, type ConflictPolicyRule } from '../sync/push/conflict-policy.ts';
 import { SYNC_DEFAULTS, SYNC_LIMITS } from '../sync/sync-options.ts';
 import { duration, integer, leaf, nonEmptyString, share, showValue, size } from './config-values.ts';
-import { HTTP_DEFAULTS } from './http-server.ts';
+import { HTTP_DEFAULTS } from './http-defaults.ts';
 import { DEFAULT_LOG_LEVEL, LOG_LEVELS } from './logger.ts';
 import { DEFAULT_PROGRESS_LOG_INTERVAL_MS } from './progress.ts';
 import { DEFAULT_MAX_LAG_MS } from './readiness.ts';

@@ -4,7 +4,7 @@
  * reads; in JSON its fields are there for a log pipeline.
  */
 import type { CycleReport } from '../sync/index.ts';
-import { formatDuration } from './units.ts';
+import { formatCount, formatDuration } from './units.ts';
 
 export interface CycleSummary {
   tables: number;
@@ -27,8 +27,8 @@ export function summarizeCycle(report: CycleReport): { summary: CycleSummary; te
   const rowsIn = summary.upserted + summary.deleted;
   const parts = [
     `${summary.tables} ${summary.tables === 1 ? 'table' : 'tables'}`,
-    `${count(rowsIn)} ${rowsIn === 1 ? 'row' : 'rows'} in (${count(summary.upserted)} upserted, ${count(summary.deleted)} deleted)`,
-    `${count(summary.pushed)} ${summary.pushed === 1 ? 'edit' : 'edits'} out`,
+    `${formatCount(rowsIn)} ${rowsIn === 1 ? 'row' : 'rows'} in (${formatCount(summary.upserted)} upserted, ${formatCount(summary.deleted)} deleted)`,
+    `${formatCount(summary.pushed)} ${summary.pushed === 1 ? 'edit' : 'edits'} out`,
   ];
   const problems = [
     ...(summary.failedTables > 0 ? [`${summary.failedTables} failed`] : []),
@@ -36,8 +36,4 @@ export function summarizeCycle(report: CycleReport): { summary: CycleSummary; te
   ];
   const text = `cycle ${report.ok ? 'done' : 'ended with problems'} in ${formatDuration(summary.durationMs)}: ${parts.join(', ')}${problems.length > 0 ? `; ${problems.join(', ')}` : ''}`;
   return { summary, text };
-}
-
-function count(n: number): string {
-  return n.toLocaleString('en-US');
 }

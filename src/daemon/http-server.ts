@@ -12,9 +12,6 @@ import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { ReadinessReport } from './readiness.ts';
 
-/** Where the operations endpoints listen unless configured: local only, Prometheus's port range. */
-export const HTTP_DEFAULTS = { host: '127.0.0.1', port: 9464 } as const;
-
 export interface HttpServerDeps {
   metrics: Pick<Metrics, 'render' | 'contentType'>;
   readiness: () => ReadinessReport;

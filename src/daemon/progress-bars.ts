@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import type { MultiBar, SingleBar } from 'cli-progress';
 import { printLogsAbove } from './terminal.ts';
-import { formatDuration } from './units.ts';
+import { formatCount, formatDuration } from './units.ts';
 
 export interface BarStream {
   write(chunk: string): unknown;
@@ -77,19 +77,15 @@ export class ProgressBars {
   }
 
   #text(line: BarLine): string {
-    const rows = `${count(line.done)}${line.total === undefined ? '' : `/${count(line.total)}`} ${this.#unit}`;
+    const rows = `${formatCount(line.done)}${line.total === undefined ? '' : `/${formatCount(line.total)}`} ${this.#unit}`;
     const parts = [`${this.#label} ${line.name}`];
     if (line.total !== undefined && line.total > 0) {
       const share = Math.min(1, line.done / line.total);
       const filled = Math.round(share * BAR_WIDTH);
       parts.push(`${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)} ${String(Math.floor(share * 100)).padStart(3)}%`);
     }
-    parts.push(rows, `${count(line.rate)} ${this.#unit}/s`);
+    parts.push(rows, `${formatCount(line.rate)} ${this.#unit}/s`);
     if (line.etaMs !== undefined) parts.push(`ETA ${formatDuration(line.etaMs)}`);
     return parts.join(' │ ');
   }
-}
-
-function count(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
 }

@@ -6,7 +6,7 @@
  */
 import type { Logger } from './logger.ts';
 import { ProgressBars } from './progress-bars.ts';
-import { formatDuration } from './units.ts';
+import { formatCount, formatDuration } from './units.ts';
 
 export interface ProgressStream {
   write(chunk: string): unknown;
@@ -173,8 +173,8 @@ export class ProgressReporter {
     const snap = task.snapshot(this.now());
     const average = snap.elapsedMs > 0 ? (snap.done * 1000) / snap.elapsedMs : 0;
     const line =
-      `${this.#label} ${snap.name}: ${count(snap.done)} ${snap.done === 1 ? this.#unit.replace(/s$/, '') : this.#unit} in ${formatDuration(snap.elapsedMs)}` +
-      ` (${count(average)} ${this.#unit}/s)`;
+      `${this.#label} ${snap.name}: ${formatCount(snap.done)} ${snap.done === 1 ? this.#unit.replace(/s$/, '') : this.#unit} in ${formatDuration(snap.elapsedMs)}` +
+      ` (${formatCount(average)} ${this.#unit}/s)`;
     if (this.#tty && this.#bars) {
       this.#bars.finish(snap.name, line);
       if (this.#tasks.size === 0) this.#bars = undefined;
@@ -188,14 +188,14 @@ export class ProgressReporter {
 
   #describe(task: TaskSnapshot): string {
     const parts = [`${this.#label} ${task.name}: ${this.#amount(task.done, task.total)}`];
-    parts.push(`${count(task.rate)} ${this.#unit}/s`);
+    parts.push(`${formatCount(task.rate)} ${this.#unit}/s`);
     if (task.etaMs !== undefined) parts.push(`ETA ${formatDuration(task.etaMs)}`);
     return parts.join(', ');
   }
 
   #amount(done: number, total: number | undefined): string {
-    if (total === undefined) return `${count(done)} ${this.#unit}`;
-    return `${count(done)}/${count(total)} ${this.#unit} (${percent(done, total)})`;
+    if (total === undefined) return `${formatCount(done)} ${this.#unit}`;
+    return `${formatCount(done)}/${formatCount(total)} ${this.#unit} (${percent(done, total)})`;
   }
 
   #log(message: string, task: TaskSnapshot): void {
@@ -223,9 +223,6 @@ export function createProgress(options: ProgressOptions): ProgressReporter {
   return new ProgressReporter(options);
 }
 
-function count(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
-}
 
 function percent(done: number, total: number): string {
   if (total <= 0) return '100%';

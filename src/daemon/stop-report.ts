@@ -4,6 +4,7 @@
  * from what was committed.
  */
 import type { CycleTally } from './cycle-observer.ts';
+import { formatCount } from './units.ts';
 
 const LISTED = 8;
 
@@ -16,7 +17,7 @@ export function describeStop(signal: string, tally: CycleTally): string {
   const finished = tally.tables.filter((t) => tally.pulled.has(t));
   const left = tally.tables.filter((t) => !tally.pulled.has(t)).map((t) => {
     const rows = tally.rowsRead.get(t);
-    return rows === undefined || rows === 0 ? t : `${t} (stopped after ${rows.toLocaleString('en-US')} rows read)`;
+    return rows === undefined || rows === 0 ? t : `${t} (stopped after ${formatCount(rows)} rows read)`;
   });
   if (total === 0) return `stopped by ${signal} before the cycle reached the tables; the next run starts from the same place`;
   const done = finished.length === 0 ? 'no table finished' : `${finished.length} of ${total} tables finished (${list(finished)})`;

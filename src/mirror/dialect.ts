@@ -53,8 +53,13 @@ export interface Dialect {
   /** Drops / creates the capture triggers of one mirrored table (docs/mirror.md, "Writing to the mirror"). */
   dropCaptureSql(names: SqlNames, table: CaptureTable): string[];
   createCaptureSql(names: SqlNames, table: CaptureTable): string[];
-  /** SQL type of the readable views' list columns (option labels, record ids). */
-  readonly viewListType: string;
+  /**
+   * SQL types of the readable views' own columns: lists (option labels, record ids), the bounds
+   * of an appointment, and its range (null: the dialect has no range type, the view shows none).
+   */
+  readonly viewTypes: { readonly list: string; readonly bound: string; readonly range: string | null };
+  /** Statements run before the views are created (Postgres: the safe range conversion). */
+  viewSetupSql(names: SqlNames): string[];
   /**
    * Adds / drops a foreign key that documents a reference without checking it (used only where
    * the driver has `informationalForeignKeys`); null where the dialect cannot declare one.

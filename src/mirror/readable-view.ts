@@ -1,7 +1,11 @@
 import type { MirrorField, MirrorTable } from './catalog.ts';
 import { fieldsOf } from './catalog.ts';
 import { ID_COLUMN, NameAllocator, SYNCED_AT_COLUMN } from './naming.ts';
+import type { Dialect } from './dialect.ts';
 import { valueKindOf } from './value-kind.ts';
+
+/** What a view needs to know of its dialect. */
+type ViewDialect = Pick<Dialect, 'naming' | 'viewTypes'>;
 
 /**
  * The readable view of a mirrored table (docs/mirror.md, "Readable views"), as data: which
@@ -26,7 +30,9 @@ export type ViewColumn =
   /** Display value of the referenced record; `target` is null when its table is not mirrored. */
   | { kind: 'referenceLabel'; name: string; field: MirrorField; target: ReferenceTarget | null }
   /** Start or end of an appointment. */
-  | { kind: 'rangeStart' | 'rangeEnd'; name: string; field: MirrorField };
+  | { kind: 'rangeStart' | 'rangeEnd'; name: string; field: MirrorField }
+  /** An appointment as a range, where the dialect has range types (`Dialect.viewTypes`). */
+  | { kind: 'range'; name: string; field: MirrorField };
 
 export interface ReferenceTarget {
   table: MirrorTable;
@@ -48,18 +54,19 @@ const COMPANION_SUFFIX = {
   referenceLabel: '_label',
   rangeStart: '_start',
   rangeEnd: '_end',
+  range: '_range',
 } as const satisfies Record<Exclude<ViewColumn['kind'], 'column'>, string>;
 
 type CompanionKind = keyof typeof COMPANION_SUFFIX;
 
 /** The companions of a field's column, by its type. */
-function companionsOf(field: MirrorField): CompanionKind[] {
+function companionsOf(field: MirrorField, dialect: ViewDialect): CompanionKind[] {
   switch (field.fieldType) {
     case 'choice': return ['optionLabel'];
     case 'multi': return ['optionLabels'];
     case 'dmulti': return ['idList'];
     case 'reference': return ['referenceLabel'];
-    case 'appointment': return ['rangeStart', 'rangeEnd'];
+    case 'appointment': return dialect.viewTypes.range === null ? ['rangeStart', 'rangeEnd'] : ['rangeStart', 'rangeEnd', 'range'];
     default: return [];
   }
 }
@@ -81,17 +88,17 @@ export function displayFieldOf(fields: readonly MirrorField[]): MirrorField | nu
  * the view gets the stable hash suffix of naming.ts.
  */
 export function readableViewOf(
-  table: MirrorTable, allFields: readonly MirrorField[], tables: ReadonlyMap<string, MirrorTable>, maxLength: number,
+  table: MirrorTable, allFields: readonly MirrorField[], tables: ReadonlyMap<string, MirrorTable>, dialect: ViewDialect,
 ): ReadableView {
   const fields = fieldsOf({ fields: allFields as MirrorField[] }, table.tableId);
-  const names = new NameAllocator(maxLength, [ID_COLUMN, SYNCED_AT_COLUMN, ...fields.map((f) => f.columnName)]);
+  const names = new NameAllocator(dialect.naming.maxLength, [ID_COLUMN, SYNCED_AT_COLUMN, ...fields.map((f) => f.columnName)]);
   const columns: ViewColumn[] = [
     { kind: 'column', name: ID_COLUMN, field: null },
     { kind: 'column', name: SYNCED_AT_COLUMN, field: null },
   ];
   for (const field of fields) {
     columns.push({ kind: 'column', name: field.columnName, field });
-    for (const kind of companionsOf(field)) {
+    for (const kind of companionsOf(field, dialect)) {
       const name = names.allocate(`${field.columnName}${COMPANION_SUFFIX[kind]}`, `${field.fieldId}#${kind}`);
       if (kind === 'referenceLabel') {
         const target = field.refTableId === null ? undefined : tables.get(field.refTableId);
@@ -121,5 +128,6 @@ export function describeViewColumn(column: ViewColumn): string | null {
         : `${label} (${column.target.display?.columnName ?? 'id'} of ${column.target.table.sqlName})`;
     case 'rangeStart': return `${label} (start)`;
     case 'rangeEnd': return `${label} (end)`;
+    case 'range': return `${label} (range)`;
   }
 }

@@ -37,10 +37,11 @@ async function modulesLoadedBy(args: string[], file: string): Promise<string[]> 
   return readFileSync(trace, 'utf8').split('\n');
 }
 
-it('a sync loads neither the emulator nor fastify, prom-client or (without a configuration file) yaml', async () => {
+it('a sync loads neither the emulator nor the operations server, fastify, prom-client or (without a configuration file) yaml', async () => {
   const loaded = await modulesLoadedBy(['sync'], 'sync');
   expect(loaded.some((url) => url.includes('/src/mirror/'))).toBe(true);
-  const unwanted = loaded.filter((url) => /\/src\/emulator\/|\/node_modules\/(fastify|@fastify|prom-client|@opentelemetry|yaml)\//.test(url));
+  const unwanted = loaded.filter((url) =>
+    /\/src\/emulator\/|\/src\/daemon\/(daemon|http-server|metrics)\.ts|\/node_modules\/(fastify|@fastify|prom-client|@opentelemetry|yaml)\//.test(url));
   expect(unwanted).toEqual([]);
 });
 

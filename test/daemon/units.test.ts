@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseSchedule } from '../../src/daemon/schedule.ts';
-import { formatDuration, formatSize, parseDuration, parseSize } from '../../src/daemon/units.ts';
+import { formatCount, formatDuration, formatSize, parseDuration, parseSize } from '../../src/daemon/units.ts';
 
 describe('durations', () => {
   it('reads units, combinations and bare seconds', () => {
@@ -54,5 +55,13 @@ describe('schedules', () => {
     expect(parseSchedule('@hourly')).toEqual({ schedule: { kind: 'cron', expression: '@hourly' } });
     expect(parseSchedule('0s')).toHaveProperty('error');
     expect(parseSchedule('@reboot')).toHaveProperty('error');
+  });
+});
+
+describe('formatCount', () => {
+  it('writes what toLocaleString("en-US") writes for the number rounded', () => {
+    fc.assert(fc.property(fc.oneof(fc.integer({ min: -1e15, max: 1e15 }), fc.double({ min: -1e12, max: 1e12, noNaN: true })), (n) => {
+      expect(formatCount(n)).toBe((Math.round(n) || 0).toLocaleString('en-US')); // and -0 as 0
+    }), { numRuns: 2000 });
   });
 });

@@ -12,7 +12,7 @@ import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
 import type { ColumnSpec, Dialect, DialectDriver, RowSink, RowsToKeep, WriteTx } from '../dialect.ts';
 import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-url.ts';
 import { hash8 } from '../naming.ts';
-import { CopyTextRows } from './copy-text.ts';
+import { CopyTextRows, ROW_NUMBER_COLUMN } from './copy-text.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
 import { WRITER_SETTING } from './writer-marker.ts';
@@ -199,34 +199,41 @@ class PostgresDriver implements DialectDriver {
     if (!(rows instanceof CopyTextRows)) throw new Error('upsertRows takes the rows of this driver\'s rowSink()');
     if (rows.ids.length === 0) return;
     const { client, db } = tx as PgWriteTx;
-    // COPY into a session temp table shaped like the target, then one INSERT … SELECT … ON
-    // CONFLICT. The stage's name follows the column layout, so a schema change gets a new one.
-    const stage = `_wsmirror_stage_${hash8(JSON.stringify([this.#schema, sqlTable, columns]))}`;
+    // COPY into a session temp table shaped like the target (plus each line's row number), then
+    // one INSERT … SELECT … ON CONFLICT. The stage's name follows the column layout, so a schema
+    // change gets a new one.
+    const stage = `_wsmirror_stage_${hash8(JSON.stringify([this.#schema, sqlTable, columns, ROW_NUMBER_COLUMN]))}`;
     const names = sql.join(columns.map((c) => sql.id(c.name)));
+    const row = sql.id(ROW_NUMBER_COLUMN);
     // Temp tables live as long as the pooled connection: create each stage once per connection.
     let stages = this.#stagesByClient.get(client);
     if (!stages) this.#stagesByClient.set(client, (stages = new Set()));
     if (!stages.has(stage)) {
-      await sql`CREATE TEMP TABLE IF NOT EXISTS ${sql.id(stage)} (${sql.join(
+      await sql`CREATE TEMP TABLE IF NOT EXISTS ${sql.id(stage)} (${row} integer, ${sql.join(
         columns.map((c) => sql`${sql.id(c.name)} ${sql.raw(columnType(c.sqlType))}`),
       )}) ON COMMIT DELETE ROWS`.execute(db);
       stages.add(stage);
     }
-    const copy = sql`COPY ${sql.id(stage)} (${names}) FROM STDIN`.compile(db);
+    const copy = sql`COPY ${sql.id(stage)} (${row}, ${names}) FROM STDIN`.compile(db);
     await pipeline(Readable.from(rows.chunks()), client.query(copyFrom(copy.sql)));
     const upsert = (kept: ReadonlySet<string> | undefined) => sql.join(columns
       .filter((c) => c.name !== 'id' && !kept?.has(c.name))
       .map((c) => sql`${sql.id(c.name)} = excluded.${sql.id(c.name)}`));
+    // The last line of a repeated id wins (one statement cannot upsert a row twice).
+    const source = rows.repeatedIds
+      ? sql`(SELECT DISTINCT ON (${sql.id('id')}) * FROM ${sql.id(stage)} ORDER BY ${sql.id('id')}, ${row} DESC) AS ${sql.id('last')}`
+      : sql.id(stage);
     // Rows with local edits (rare) are left out of the bulk statement, then those with kept
     // columns written one by one from the stage.
     const held = keep ? rows.ids.filter((id) => keep.wholeRows.has(id) || keep.columns.has(id)) : [];
     const except = held.length > 0 ? sql` WHERE ${sql.id('id')} <> ALL(${held}::bigint[])` : sql``;
-    await sql`INSERT INTO ${this.table(sqlTable)} (${names}) SELECT ${names} FROM ${sql.id(stage)}${except}
+    await sql`INSERT INTO ${this.table(sqlTable)} (${names}) SELECT ${names} FROM ${source}${except}
       ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${upsert(undefined)}`.execute(db);
     for (const id of held) {
       const kept = keep!.wholeRows.has(id) ? undefined : keep!.columns.get(id);
       if (!kept) continue;
-      await sql`INSERT INTO ${this.table(sqlTable)} (${names}) SELECT ${names} FROM ${sql.id(stage)} WHERE ${sql.id('id')} = ${id}
+      await sql`INSERT INTO ${this.table(sqlTable)} (${names})
+        SELECT ${names} FROM ${sql.id(stage)} WHERE ${sql.id('id')} = ${id} ORDER BY ${row} DESC LIMIT 1
         ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${upsert(kept)}`.execute(db);
     }
   }

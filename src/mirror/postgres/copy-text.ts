@@ -12,50 +12,58 @@ export function copyTextValue(value: SqlValue): string {
   return value.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
 }
 
-/** Bytes of COPY text handed to the connection at a time. */
+/** Characters of COPY text gathered before they are stored as bytes. */
 const CHUNK_CHARS = 65_536;
 
 /**
- * Rows as COPY text, each value written out as it is encoded: a row is one line, and the rows
- * of a batch are only ever held as text (Postgres' `RowSink`).
+ * Rows as COPY text, each value written out as it is encoded (Postgres' `RowSink`). The text is
+ * stored as UTF-8 bytes every 64 KiB: a batch waiting for its write then holds no JavaScript
+ * strings, so the records it came from are garbage at once and the collector has little to copy.
+ *
+ * Every line starts with the row's number in the sink (the stage's ROW_NUMBER_COLUMN): a
+ * repeated id cannot be taken out of bytes already written, so the write keeps the last line of
+ * each id instead (`repeatedIds`).
  */
 export class CopyTextRows implements RowSink {
   readonly #slots = new RowSlots();
-  readonly #lines: string[] = [];
-  #row = 0;
-  #line = '';
-  #empty = true;
+  readonly #chunks: Buffer[] = [];
+  #text = '';
+  #lines = 0;
+  #repeated = false;
 
   get ids(): readonly number[] {
     return this.#slots.ids;
   }
 
+  /** True when an id came more than once: the write must keep only its last line. */
+  get repeatedIds(): boolean {
+    return this.#repeated;
+  }
+
   beginRow(id: number): void {
-    this.#row = this.#slots.slot(id);
-    this.#line = '';
-    this.#empty = true;
+    const known = this.#slots.ids.length;
+    if (this.#slots.slot(id) < known) this.#repeated = true;
+    this.#text += String(this.#lines++);
   }
 
   value(value: SqlValue): void {
-    const text = copyTextValue(value);
-    this.#line = this.#empty ? text : `${this.#line}\t${text}`;
-    this.#empty = false;
+    this.#text += `\t${copyTextValue(value)}`;
   }
 
   endRow(): void {
-    this.#lines[this.#row] = `${this.#line}\n`;
+    this.#text += '\n';
+    if (this.#text.length >= CHUNK_CHARS) {
+      this.#chunks.push(Buffer.from(this.#text));
+      this.#text = '';
+    }
   }
 
   /** The rows as COPY text, in chunks of about 64 KiB. */
-  *chunks(): Generator<string> {
-    let chunk = '';
-    for (const line of this.#lines) {
-      chunk += line;
-      if (chunk.length >= CHUNK_CHARS) {
-        yield chunk;
-        chunk = '';
-      }
-    }
-    if (chunk !== '') yield chunk;
+  *chunks(): Generator<Buffer> {
+    yield* this.#chunks;
+    if (this.#text !== '') yield Buffer.from(this.#text);
   }
 }
+
+/** The stage column holding each line's row number. */
+export const ROW_NUMBER_COLUMN = '_wsmirror_row';
