@@ -2,7 +2,7 @@ import type { Catalog, MirrorField, MirrorTable } from './catalog.ts';
 import { fieldsOf } from './catalog.ts';
 import { CATALOG_TABLES } from './catalog-tables.ts';
 import { DIALECTS } from './dialects.ts';
-import { ID_COLUMN, SYNCED_AT_COLUMN } from './naming.ts';
+import { ID_COLUMN, SYNCED_AT_COLUMN, SYSTEM_COLUMN_COMMENTS } from './naming.ts';
 import type { ReadableView, ViewColumn } from './readable-view.ts';
 import { describeViewColumn, readableViewOf } from './readable-view.ts';
 
@@ -79,8 +79,8 @@ function sortedTables(catalog: Catalog): MirrorTable[] {
 function tableColumns(catalog: Catalog, t: MirrorTable, fields: MirrorField[], byId: ReadonlyMap<string, MirrorTable>): Column[] {
   const types = DIALECTS[catalog.dialect].systemColumnTypes;
   return [
-    { name: ID_COLUMN, type: types.id, field: '', label: 'record id (primary key)', references: '' },
-    { name: SYNCED_AT_COLUMN, type: types.syncedAt, field: '', label: 'when wsmirror last wrote the row', references: '' },
+    { name: ID_COLUMN, type: types.id, field: '', label: `${SYSTEM_COLUMN_COMMENTS[ID_COLUMN]} (primary key)`, references: '' },
+    { name: SYNCED_AT_COLUMN, type: types.syncedAt, field: '', label: SYSTEM_COLUMN_COMMENTS[SYNCED_AT_COLUMN]!, references: '' },
     ...fields.map((f) => ({
       name: f.columnName,
       type: f.sqlType,
@@ -104,7 +104,9 @@ function viewColumns(catalog: Catalog, view: ReadableView): Column[] {
   const system = dialect.systemColumnTypes;
   return view.columns.map((c: ViewColumn) => {
     if (c.kind === 'column') {
-      if (c.field === null) return { name: c.name, type: c.name === ID_COLUMN ? system.id : system.syncedAt, field: '', label: '', references: '' };
+      if (c.field === null) {
+        return { name: c.name, type: c.name === ID_COLUMN ? system.id : system.syncedAt, field: '', label: describeViewColumn(c) ?? '', references: '' };
+      }
       return { name: c.name, type: c.field.sqlType, field: c.field.fieldName, label: c.field.label ?? '', references: '' };
     }
     const types = dialect.viewTypes;

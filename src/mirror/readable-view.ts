@@ -1,6 +1,6 @@
 import type { MirrorField, MirrorTable } from './catalog.ts';
 import { fieldsOf } from './catalog.ts';
-import { ID_COLUMN, NameAllocator, SYNCED_AT_COLUMN } from './naming.ts';
+import { ID_COLUMN, NameAllocator, SYNCED_AT_COLUMN, SYSTEM_COLUMN_COMMENTS } from './naming.ts';
 import type { Dialect } from './dialect.ts';
 import { valueKindOf } from './value-kind.ts';
 
@@ -116,7 +116,7 @@ export function readableViewOf(
 
 /** What a view column holds, in words (Postgres column comments, `wsmirror schema`). */
 export function describeViewColumn(column: ViewColumn): string | null {
-  if (column.kind === 'column') return column.field === null ? null : column.field.label;
+  if (column.kind === 'column') return column.field === null ? SYSTEM_COLUMN_COMMENTS[column.name] ?? null : column.field.label;
   const label = column.field.label ?? column.field.fieldName;
   switch (column.kind) {
     case 'optionLabel': return `${label} (option label)`;

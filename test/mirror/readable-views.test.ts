@@ -107,6 +107,18 @@ forEachDialect('readable views', ({ dialect, fresh }) => {
     ]);
     expect(await view(t, 'crm__companies_v', '"name", "size"')).toEqual([{ name: 'Acme', size: 5 }, { name: 'Globex', size: 9 }]);
     if (dialect === 'postgres') {
+      const comments = await t.sql<{ name: string; comment: string | null }>(
+        `SELECT a.attname AS name, col_description(a.attrelid, a.attnum) AS comment FROM pg_attribute a
+         WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND a.attname IN ('id', 'stage_label', 'company_label') ORDER BY a.attnum`,
+        [t.table('crm__deals_v')],
+      );
+      expect(comments).toEqual([
+        { name: 'id', comment: 'record id' },
+        { name: 'stage_label', comment: 'stage label (option label)' },
+        { name: 'company_label', comment: 'company label (name of crm__companies)' },
+      ]);
+      const [viewComment] = await t.sql(`SELECT obj_description($1::regclass, 'pg_class') AS comment`, [t.table('crm__deals_v')]);
+      expect(viewComment).toEqual({ comment: 'deals label' });
       const [range] = await t.sql(`SELECT "meeting_range" @> '2026-01-31T10:00:00Z'::timestamptz AS inside FROM ${t.table('crm__deals_v')} WHERE "id" = 1`);
       expect(range).toEqual({ inside: true });
     }
@@ -269,6 +281,10 @@ forEachDialect('catalog layout 2 → 3', ({ fresh }) => {
     for (const name of await indexNames(t, 'crm__deals')) await t.sql(`DROP INDEX ${t.table(name)}`);
     await t.sql(`ALTER TABLE ${t.table('_wsmirror_tables')} DROP COLUMN "view_name"`);
     for (const column of ['sql_table', 'ref_sql_table']) await t.sql(`ALTER TABLE ${t.table('_wsmirror_fields')} DROP COLUMN "${column}"`);
+    // Layout 4's columns, which a layout-2 mirror lacks too.
+    for (const column of ['current_as_of', 'last_error_code', 'last_error', 'last_error_at']) {
+      await t.sql(`ALTER TABLE ${t.table('_wsmirror_tables')} DROP COLUMN "${column}"`);
+    }
     await t.sql(`UPDATE ${t.table('_wsmirror_meta')} SET "value" = '2' WHERE "key" = 'catalog_version'`);
 
     const again = await t.reopen();
