@@ -54,13 +54,21 @@ export function createCycleObserver(deps: CycleObserverDeps): CycleObserver {
       tasks.get(table)?.done();
       tasks.delete(table);
     },
-    tablePulled: (table, at) => deps.metrics?.setTableCurrentAsOf(table, at),
+    scanStarted: (table, started) => {
+      if (!deps.progress) return;
+      const task = deps.progress.task(table);
+      tasks.set(table, task);
+      // A resumed backfill shows what its earlier runs read: the percentage is of the whole table.
+      if (started.estimatedRows !== null) task.setTotal(started.estimatedRows);
+      task.add(started.rowsRead);
+    },
+    tablePulled: (table, currentAsOf) => deps.metrics?.setTableCurrentAsOf(table, currentAsOf),
     tableFinished: (table) => {
       pulled.add(table);
     },
-    tablesMirrored: (names) => {
-      tables = names;
-      deps.metrics?.retainTables(names);
+    tablesMirrored: (mirrored) => {
+      tables = mirrored.map((t) => t.table);
+      deps.metrics?.setTables(mirrored);
     },
     outboxChecked: (counts, oldestPendingAt) => {
       deps.metrics?.setOutboxDepth(counts);

@@ -4,6 +4,7 @@
  * touch prom-client themselves.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { tableLagMs } from '../sync/index.ts';
 
 export type CycleResult = 'success' | 'failure' | 'aborted';
 export type RowOperation = 'upsert' | 'delete';
@@ -78,12 +79,12 @@ export class Metrics {
     // Registered only: its value is computed at scrape time from #currentAsOf.
     new Gauge({
       name: 'wsmirror_table_lag_seconds',
-      help: 'Per table: seconds between now and the upstream time the mirror is known current as of.',
+      help: 'Per table: seconds since the start of its last successful pull (the upstream state it holds); the LAG of wsmirror status.',
       labelNames: ['table'],
       registers,
       collect() {
         this.reset();
-        for (const [table, asOf] of currentAsOf) this.set({ table }, Math.max(0, (now() - asOf) / 1000));
+        for (const [table, asOf] of currentAsOf) this.set({ table }, tableLagMs(asOf, now())! / 1000);
       },
     });
     const metrics = this;
@@ -145,7 +146,7 @@ export class Metrics {
     if (count > 0) this.#rowsApplied.inc({ table, operation }, count);
   }
 
-  /** After a table's pull commits: the upstream time (`meta.asOf`, or scan start) it is current as of. */
+  /** After a table's pull commits: the start of that pull, the upstream state it holds (sync/table-lag.ts). */
   setTableCurrentAsOf(table: string, asOf: Date | number): void {
     this.#currentAsOf.set(table, typeof asOf === 'number' ? asOf : asOf.getTime());
   }
@@ -155,10 +156,15 @@ export class Metrics {
     this.#currentAsOf.delete(table);
   }
 
-  /** Forgets every table not in `tables` (dropped from the mirror), so its lag stops counting. */
-  retainTables(tables: readonly string[]): void {
-    const keep = new Set(tables);
+  /**
+   * The tables the mirror holds, with the time each is current as of as stored in the mirror:
+   * a restarted daemon knows every table's lag at once; tables not listed (dropped from the
+   * mirror) stop counting.
+   */
+  setTables(tables: readonly { table: string; currentAsOf: Date | null }[]): void {
+    const keep = new Set(tables.map((t) => t.table));
     for (const table of [...this.#currentAsOf.keys()]) if (!keep.has(table)) this.forgetTable(table);
+    for (const { table, currentAsOf } of tables) if (currentAsOf !== null) this.setTableCurrentAsOf(table, currentAsOf);
   }
 
   /** The table lagging most, or null when no table has been pulled yet. */
@@ -166,7 +172,7 @@ export class Metrics {
     let worst: { table: string; seconds: number } | null = null;
     const now = this.#now();
     for (const [table, asOf] of this.#currentAsOf) {
-      const seconds = Math.max(0, (now - asOf) / 1000);
+      const seconds = tableLagMs(asOf, now)! / 1000;
       if (worst === null || seconds > worst.seconds) worst = { table, seconds };
     }
     return worst;

@@ -167,6 +167,12 @@ export interface DialectDriver {
   /** Sets the comment of a table or column (Postgres); a no-op where comments do not exist. */
   comment(tx: WriteTx, sqlTable: string, column: string | null, text: string | null): Promise<void>;
 
+  /**
+   * What would keep the daemon from writing these tables (and creating new ones), one line each;
+   * empty when nothing would. Reads only (`wsmirror check`).
+   */
+  accessProblems(tables: readonly string[]): Promise<string[]>;
+
   /** Catalog value conversions. */
   fromBool(value: unknown): boolean;
   fromJson(value: unknown): unknown;

@@ -180,8 +180,8 @@ describe('wsmirror conformance against an endpoint that breaks one rule', { time
     expect(code).toBe(1);
     // Every check that polls fails, the observation among them (a broken answer is no observation).
     expect(failed(report)).toEqual([
-      'record-changes.query-400-404', 'record-changes.lists-changes', 'record-changes.since-inclusive',
-      'record-changes.paging-as-of', 'record-changes.change-types',
+      'record-changes.query-400-404', 'record-changes.lists-changes', 'record-changes.failed-requests-log-nothing',
+      'record-changes.since-inclusive', 'record-changes.paging-as-of', 'record-changes.change-types',
     ]);
     const failure = report.results.find((r) => r.id === 'record-changes.lists-changes')!.failure!;
     expect(failure.actual).toContain('response.meta.asOf');

@@ -281,6 +281,10 @@ forEachDialect('catalog layout 2 → 3', ({ fresh }) => {
     for (const name of await indexNames(t, 'crm__deals')) await t.sql(`DROP INDEX ${t.table(name)}`);
     await t.sql(`ALTER TABLE ${t.table('_wsmirror_tables')} DROP COLUMN "view_name"`);
     for (const column of ['sql_table', 'ref_sql_table']) await t.sql(`ALTER TABLE ${t.table('_wsmirror_fields')} DROP COLUMN "${column}"`);
+    // Layout 4's columns, which a layout-2 mirror lacks too.
+    for (const column of ['current_as_of', 'last_error_code', 'last_error', 'last_error_at']) {
+      await t.sql(`ALTER TABLE ${t.table('_wsmirror_tables')} DROP COLUMN "${column}"`);
+    }
     await t.sql(`UPDATE ${t.table('_wsmirror_meta')} SET "value" = '2' WHERE "key" = 'catalog_version'`);
 
     const again = await t.reopen();
