@@ -4,7 +4,8 @@
  * touch prom-client themselves.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { tableLagMs } from '../sync/index.ts';
+import type { TableMode } from '../mirror/index.ts';
+import { lagBoundMs, tableLagMs } from '../sync/index.ts';
 
 export type CycleResult = 'success' | 'failure' | 'aborted';
 export type RowOperation = 'upsert' | 'delete';
@@ -46,6 +47,7 @@ export class Metrics {
   // Per table: the upstream time up to which it is known current. Lag is derived at scrape time,
   // so it keeps growing while the daemon is stuck.
   readonly #currentAsOf = new Map<string, number>();
+  readonly #modes = new Map<string, TableMode>();
   // Unix ms of the oldest pending local edit; its age is derived at scrape time.
   #oldestPendingAt: number | null = null;
   #lastSuccessAt: number | undefined;
@@ -154,6 +156,7 @@ export class Metrics {
   /** A table left the mirror (dropped upstream or excluded). */
   forgetTable(table: string): void {
     this.#currentAsOf.delete(table);
+    this.#modes.delete(table);
   }
 
   /**
@@ -161,19 +164,31 @@ export class Metrics {
    * a restarted daemon knows every table's lag at once; tables not listed (dropped from the
    * mirror) stop counting.
    */
-  setTables(tables: readonly { table: string; currentAsOf: Date | null }[]): void {
+  setTables(tables: readonly { table: string; mode?: TableMode; currentAsOf: Date | null }[]): void {
     const keep = new Set(tables.map((t) => t.table));
     for (const table of [...this.#currentAsOf.keys()]) if (!keep.has(table)) this.forgetTable(table);
-    for (const { table, currentAsOf } of tables) if (currentAsOf !== null) this.setTableCurrentAsOf(table, currentAsOf);
+    for (const { table, mode, currentAsOf } of tables) {
+      if (mode !== undefined) this.#modes.set(table, mode);
+      if (currentAsOf !== null) this.setTableCurrentAsOf(table, currentAsOf);
+    }
   }
 
-  /** The table lagging most, or null when no table has been pulled yet. */
-  maxLag(): { table: string; seconds: number } | null {
-    let worst: { table: string; seconds: number } | null = null;
+  /**
+   * The table lagging most, or null when no table has been pulled yet. With `bounds`, the one
+   * furthest beyond its own bound (sync/table-lag.ts `lagBoundMs`: a full-scan table may lag by
+   * a scan interval more), with that bound: what `/readyz` and `wsmirror status` judge by.
+   */
+  maxLag(bounds?: { maxLagMs: number; fullScanEveryMs: number }): { table: string; seconds: number; boundSeconds?: number } | null {
+    let worst: { table: string; seconds: number; boundSeconds?: number } | null = null;
+    let worstExcess = -Infinity;
     const now = this.#now();
     for (const [table, asOf] of this.#currentAsOf) {
       const seconds = tableLagMs(asOf, now)! / 1000;
-      if (worst === null || seconds > worst.seconds) worst = { table, seconds };
+      const boundSeconds = bounds ? lagBoundMs(this.#modes.get(table) ?? 'history', bounds) / 1000 : 0;
+      if (seconds - boundSeconds > worstExcess) {
+        worstExcess = seconds - boundSeconds;
+        worst = bounds ? { table, seconds, boundSeconds } : { table, seconds };
+      }
     }
     return worst;
   }

@@ -40,7 +40,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string): Mirror {
     outboxSummary: () => outboxSummary(ctx),
     oldestPendingAt: () => oldestPendingAt(ctx),
     readPendingEdits: (options) => readPendingEdits(ctx, options),
-    markSending: (entryIds, at) => markSending(ctx, entryIds, at),
+    markSending: (creates, at) => markSending(ctx, creates, at),
     settleEdits: (outcomes) => settleEdits(ctx, outcomes),
     listOutbox: (filter) => listOutbox(ctx, filter),
     retryOutbox: (filter) => retryOutbox(ctx, filter),

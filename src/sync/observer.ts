@@ -1,4 +1,4 @@
-import type { OutboxStatus } from '../mirror/index.ts';
+import type { OutboxStatus, TableMode } from '../mirror/index.ts';
 
 /**
  * What the engine reports while it works; the daemon turns it into metrics, progress lines and
@@ -25,7 +25,7 @@ export interface SyncObserver {
    * time each is current as of (null before its first pull), so lag is known for every table
    * from the first cycle of a process, including full-scan tables between two scans.
    */
-  tablesMirrored?(tables: readonly { table: string; currentAsOf: Date | null }[]): void;
+  tablesMirrored?(tables: readonly { table: string; mode: TableMode; currentAsOf: Date | null }[]): void;
 }
 
 /** pino-compatible subset. */

@@ -148,4 +148,24 @@ forEachDialect('wsmirror status: table states (real processes)', ({ fresh }) => 
     expect(cells[3]).toBe(`backfilling ${big.progress!.percent}%`);
     expect(text).toMatch(/s\.big: backfill at \d+ records of about \d+, begun /);
   }, 120_000);
+
+  it('wsmirror run stores when it starts the next cycle; status shows it', async () => {
+    let child: import('node:child_process').ChildProcess | undefined;
+    const started = Date.now();
+    const running = runWsmirror(['run'], { ...env, WSMIRROR_SCHEDULE: '1h' }, { onSpawn: (_kill, c) => (child = c) });
+    let json: StatusJson | undefined;
+    for (let i = 0; i < 120 && !json?.cycle.nextRunAt; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      json = (await status()).json;
+    }
+    child!.kill('SIGTERM');
+    expect((await running).code).toBe(0);
+    const next = Date.parse(json!.cycle.nextRunAt!);
+    // An interval schedule starts the next cycle an hour after this one started.
+    expect(next).toBeGreaterThan(started + 3_500_000);
+    expect(next).toBeLessThan(Date.now() + 3_600_000);
+    // The interrupted backfill finished in the first cycle.
+    expect(table(json!, 's.big').status).toBe('ready');
+    expect((await status()).text).toMatch(/next run: \S+ \(in (59m|1h 00m)/);
+  }, 120_000);
 });
