@@ -178,6 +178,20 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
     expect(json.tables).toEqual([]);
   });
 
+  it('reads a mirror of an older catalog layout that no daemon has migrated yet (no table state)', async () => {
+    const old = await fresh();
+    const sync = await runWsmirror(['sync'], daemonEnv(emu, old), { cwd });
+    expect(sync.code, sync.stderr).toBe(0);
+    for (const column of ['current_as_of', 'last_error_code', 'last_error', 'last_error_at']) {
+      await old.sql(`ALTER TABLE ${old.table('_wsmirror_tables')} DROP COLUMN "${column}"`);
+    }
+    await old.sql(`UPDATE ${old.table('_wsmirror_meta')} SET "value" = '3' WHERE "key" = 'catalog_version'`);
+    const res = await runWsmirror(['status', '--json'], mirrorEnv(old), { cwd });
+    expect(res.code, res.stderr).toBe(0);
+    const report = JSON.parse(res.stdout) as StatusJson;
+    expect(report.tables.map((x) => [x.table, x.state, x.lagMs])).toEqual([['crm.deals', 'ready', null], ['crm.notes', 'ready', null]]);
+  });
+
   it('warns on stderr about misspelt WSMIRROR_* variables, keeping stdout clean', async () => {
     const res = await runWsmirror(['status', '--json'], { ...mirrorEnv(t), WSMIRROR_MIROR_URL: 'x' }, { cwd });
     expect(res.code, res.stderr).toBe(1);

@@ -1,3 +1,5 @@
+import { CATALOG_MIGRATIONS } from '../catalog-tables.ts';
+import { readCatalogVersion } from '../catalog-version.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { assertOpen } from '../mirror-context.ts';
 import type { TableError } from './table-state.ts';
@@ -39,11 +41,17 @@ const KEYS = {
   nextRunAt: 'cycle_next_run_at',
 } as const satisfies Record<keyof CycleSummary, string>;
 
+/** The catalog layout that added the table state columns. */
+const STATE_LAYOUT = CATALOG_MIGRATIONS.find((m) => m.addColumns.some((c) => c.column === 'current_as_of'))!.version;
+
 export async function readSyncState(ctx: MirrorContext): Promise<{ tables: TableSyncState[]; cycle: CycleSummary }> {
   assertOpen(ctx);
   const d = ctx.driver;
   const cat = d.catalog(d.db);
-  const rows = await cat.selectFrom('_wsmirror_tables')
+  // A mirror of an older layout, opened read-only (`status`) before a daemon of this version
+  // migrated it, has no state yet.
+  const layout = Number(await readCatalogVersion(cat));
+  const rows = layout < STATE_LAYOUT ? [] : await cat.selectFrom('_wsmirror_tables')
     .select(['table_id', 'current_as_of', 'last_error_code', 'last_error', 'last_error_at']).orderBy('table_id').execute();
   const tables = rows.map((r): TableSyncState => ({
     tableId: r.table_id,
