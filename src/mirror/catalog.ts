@@ -1,6 +1,6 @@
 import type { Option } from '../api/field.ts';
 import type { FieldType } from '../api/field-types.ts';
-import type { DialectName } from './dialect.ts';
+import type { DialectName } from './dialect-name.ts';
 
 /**
  * The catalog: what the mirror holds, as data (`Catalog`), and the keys of its cursors.

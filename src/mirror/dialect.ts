@@ -2,11 +2,12 @@ import type { Kysely, RawBuilder } from 'kysely';
 import type { CatalogColumnKind, CatalogDb, CatalogTableDef } from './catalog-tables.ts';
 import type { MirrorLocation } from './mirror-url.ts';
 import type { NamingRules } from './naming.ts';
-import type { ReadableView } from './readable-view.ts';
+import type { ReadableView, ViewTypes } from './readable-view.ts';
+import type { DialectName } from './dialect-name.ts';
 import type { CaptureTable, SqlNames } from './sql-text.ts';
 import type { ValueKind } from './value-kind.ts';
 
-export type DialectName = 'sqlite' | 'postgres';
+export type { DialectName } from './dialect-name.ts';
 
 /**
  * Everything the mirror needs to know about one SQL dialect, stated in one place: its folder
@@ -53,11 +54,8 @@ export interface Dialect {
   /** Drops / creates the capture triggers of one mirrored table (docs/mirror.md, "Writing to the mirror"). */
   dropCaptureSql(names: SqlNames, table: CaptureTable): string[];
   createCaptureSql(names: SqlNames, table: CaptureTable): string[];
-  /**
-   * SQL types of the readable views' own columns: lists (option labels, record ids), the bounds
-   * of an appointment, and its range (null: the dialect has no range type, the view shows none).
-   */
-  readonly viewTypes: { readonly list: string; readonly bound: string; readonly range: string | null };
+  /** SQL types of the readable views' own columns. */
+  readonly viewTypes: ViewTypes;
   /** Statements run before the views are created (Postgres: the safe range conversion). */
   viewSetupSql(names: SqlNames): string[];
   /**

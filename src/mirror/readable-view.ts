@@ -1,11 +1,24 @@
 import type { MirrorField, MirrorTable } from './catalog.ts';
 import { fieldsOf } from './catalog.ts';
 import { ID_COLUMN, NameAllocator, SYNCED_AT_COLUMN, SYSTEM_COLUMN_COMMENTS } from './naming.ts';
-import type { Dialect } from './dialect.ts';
+import type { NamingRules } from './naming.ts';
 import { valueKindOf } from './value-kind.ts';
 
-/** What a view needs to know of its dialect. */
-type ViewDialect = Pick<Dialect, 'naming' | 'viewTypes'>;
+/**
+ * SQL types of the readable views' own columns: lists (option labels, record ids), the bounds
+ * of an appointment, and its range (null: the dialect has no range type, the view shows none).
+ */
+export interface ViewTypes {
+  readonly list: string;
+  readonly bound: string;
+  readonly range: string | null;
+}
+
+/** What a view needs to know of its dialect (a `Dialect` is one). */
+interface ViewDialect {
+  readonly naming: NamingRules;
+  readonly viewTypes: ViewTypes;
+}
 
 /**
  * The readable view of a mirrored table (docs/mirror.md, "Readable views"), as data: which
