@@ -1,11 +1,13 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, EXIT, UsageError } from '../errors.ts';
+import { defineCheckCommand } from './commands/check.ts';
 import { defineConformanceCommand } from './commands/conformance.ts';
 import { defineDemoCommand } from './commands/demo.ts';
 import { defineEmulatorCommand } from './commands/emulator.ts';
 import { defineImportCommand } from './commands/import.ts';
 import { defineOpenApiCommand } from './commands/openapi.ts';
 import { defineOutboxCommand } from './commands/outbox.ts';
+import { defineResyncCommand } from './commands/resync.ts';
 import { defineRunCommand } from './commands/run.ts';
 import { defineSchemaCommand } from './commands/schema.ts';
 import { defineStatusCommand } from './commands/status.ts';
@@ -19,8 +21,8 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   for (const define of [
-    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineOutboxCommand, defineSchemaCommand,
-    defineDemoCommand, defineOpenApiCommand, defineImportCommand, defineConformanceCommand,
+    defineEmulatorCommand, defineSyncCommand, defineRunCommand, defineStatusCommand, defineCheckCommand, defineResyncCommand,
+    defineOutboxCommand, defineSchemaCommand, defineDemoCommand, defineOpenApiCommand, defineImportCommand, defineConformanceCommand,
   ]) {
     define(program).exitOverride();
   }

@@ -10,7 +10,7 @@ export type { CallOptions } from './http-transport.ts';
 export type { RetryMode } from './retry-policy.ts';
 export { ChangePoll } from './change-poller.ts';
 export type { PollOptions } from './change-poller.ts';
-export type { IterateRecordsOptions, RecordListParams, RecordPage, RecordsByIdsOptions } from './record-pager.ts';
+export type { IterateRecordsOptions, RecordListParams, RecordPage, RecordPosition, RecordRun, RecordsByIdsOptions } from './record-pager.ts';
 export { ConcurrencyLimit } from './concurrency-limit.ts';
 export { InvalidResponseError, NetworkError, UpstreamError } from '../errors.ts';
 // Pieces the conformance suite sends its own (deliberately unvalidated) requests with.

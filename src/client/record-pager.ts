@@ -31,7 +31,22 @@ interface ExpectFieldsOption {
   expectFields?: readonly string[];
 }
 
+/**
+ * Where a read of a table stands: the last record handed out and its offset when it was read.
+ * A read started from one goes on after that record (see `iterateRecordPages`).
+ */
+export interface RecordPosition {
+  /** Offset of the record `lastId` in the id-sorted list when it was read. */
+  offset: number;
+  lastId: number;
+}
+
+/** A page of records handed out by a table read, with the position after its last record. */
+export type RecordRun = ApiRecord[] & { readonly position: RecordPosition };
+
 export interface IterateRecordsOptions extends ExpectFieldsOption {
+  /** Go on from an earlier read's position instead of the start (a backfill resumed after a crash). */
+  from?: RecordPosition;
   fields?: string[];
   filter?: RecordFilter;
   /** New records per request, 1 to 100 (each request asks for one more, see `iterateRecordPages`). Default 100. */
@@ -109,10 +124,14 @@ const MAX_PAGES_WITHOUT_NEW_RECORDS = 1000;
  * and carries on from there. Every record that exists from the start to the end of the read is
  * handed out; records created, changed or deleted meanwhile are the caller's change feed's (or
  * next scan's) business.
+ *
+ * Each page carries the position after its last record; a read started `from` such a position
+ * asks first at its offset, so its first page starts with that record again (the usual overlap),
+ * or steps back as above when records were deleted below it since.
  */
 export async function* iterateRecordPages(
   fetch: RecordPageFetcher, options: IterateRecordsOptions, call: UpstreamCall,
-): AsyncGenerator<ApiRecord[], void, undefined> {
+): AsyncGenerator<RecordRun, void, undefined> {
   const pageSize = options.pageSize ?? MAX_PAGE_LIMIT;
   const concurrency = options.concurrency ?? 4;
   checkPageSize(pageSize);
@@ -132,7 +151,7 @@ export async function* iterateRecordPages(
   // Pages in flight belong to one run of offsets; stepping back abandons them.
   let run = new AbortController();
   let window: Array<{ offset: number; page: Promise<RecordPage> }> = [];
-  let nextOffset = 0;
+  let nextOffset = options.from?.offset ?? 0;
   const launch = () => {
     const page = fetch({ ...base, offset: nextOffset }, AbortSignal.any([stopped, run.signal]));
     // Pages dropped after an early stop, a step back or a failure must not surface as unhandled rejections.
@@ -148,7 +167,7 @@ export async function* iterateRecordPages(
     launch();
   };
 
-  let lastId = -1;
+  let lastId = options.from?.lastId ?? -1;
   let pagesWithoutNew = 0;
   const noProgress = (offset: number) => {
     if (++pagesWithoutNew >= MAX_PAGES_WITHOUT_NEW_RECORDS) {
@@ -176,7 +195,9 @@ export async function* iterateRecordPages(
         continue;
       }
       const first = ids.findIndex((id) => id > lastId);
-      const fresh = first < 0 ? [] : page.data.slice(first);
+      const fresh = Object.assign(first < 0 ? [] : page.data.slice(first), {
+        position: { offset: offset + ids.length - 1, lastId: Math.max(lastId, ids[ids.length - 1] ?? -1) },
+      });
       if (fresh.length > 0) {
         lastId = ids[ids.length - 1]!;
         pagesWithoutNew = 0;

@@ -16,8 +16,9 @@ import { ChangePoll, type PollOptions } from './change-poller.ts';
 import { resolveClientOptions, type WorkspaceClientOptions } from './client-options.ts';
 import { HttpTransport, type CallOptions, type QueryValue } from './http-transport.ts';
 import { multipartUpload } from './multipart-upload.ts';
+import { estimateRecordCount } from './record-count.ts';
 import {
-  iterateRecordPages, readRecordsByIds, type IterateRecordsOptions, type RecordListParams, type RecordPage,
+  iterateRecordPages, readRecordsByIds, type IterateRecordsOptions, type RecordRun, type RecordListParams, type RecordPage,
   type RecordsByIdsOptions,
 } from './record-pager.ts';
 
@@ -258,12 +259,17 @@ export class WorkspaceClient {
   /** Pages of a table's records for a backfill or full scan: id order, each record once, no gap (see `iterateRecordPages`). */
   iterateRecords(
     moduleName: string, tableName: string, options: IterateRecordsOptions = {},
-  ): AsyncGenerator<ApiRecord[], void, undefined> {
+  ): AsyncGenerator<RecordRun, void, undefined> {
     return iterateRecordPages(
       (query, signal) => this.listRecords(moduleName, tableName, query, { signal }),
       options,
       this.#transport.describe('listRecords', this.#tbl(moduleName, tableName)),
     );
+  }
+
+  /** About how many records a table holds (see `estimateRecordCount`). */
+  estimateRecordCount(moduleName: string, tableName: string, opts: { signal?: AbortSignal } = {}): Promise<number> {
+    return estimateRecordCount((query, signal) => this.listRecords(moduleName, tableName, query, { signal }), opts.signal);
   }
 
   /** The records with these ids that still exist, in id order per chunk of 100. */

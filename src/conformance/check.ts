@@ -39,19 +39,7 @@ export interface CheckContext {
   send<N extends EndpointName>(endpoint: N, request?: ProbeRequest): Promise<Exchange<N>>;
 }
 
-/** A rule was broken: what was sent, what the rule wants, what came back. */
-export class CheckFailure extends Error {
-  readonly exchange: Exchange | undefined;
-  readonly expected: string;
-  readonly actual: string;
-  constructor(what: string, expected: string, actual: string, exchange?: Exchange) {
-    super(what);
-    this.name = 'CheckFailure';
-    this.expected = expected;
-    this.actual = actual;
-    this.exchange = exchange;
-  }
-}
+export { CheckFailure } from './check-failure.ts';
 
 export function defineCheck(check: Omit<ConformanceCheck, 'kind' | 'scratchTables'> & Partial<Pick<ConformanceCheck, 'kind' | 'scratchTables'>>): ConformanceCheck {
   return { kind: 'rule', scratchTables: [], ...check };

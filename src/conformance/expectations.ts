@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { z } from 'zod';
 import { describeIssues, endpoints, errorBodySchema, type EndpointName } from '../api/index.ts';
-import { CheckFailure } from './check.ts';
+import { CheckFailure } from './check-failure.ts';
 import { excerpt, type Exchange } from './probe.ts';
 
 /**

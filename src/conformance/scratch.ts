@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { EndpointName, FieldCreate, Table } from '../api/index.ts';
-import { CheckFailure } from './check.ts';
+import { CheckFailure } from './check-failure.ts';
 import { expectOk, expectStatus } from './expectations.ts';
 import type { Exchange, Probe, ProbeRequest } from './probe.ts';
 

@@ -53,7 +53,7 @@ export interface SyncConfig {
   readonly lookbackMs: number;
   /** `limit` of list and changes pages (1 to 100). */
   readonly pageSize: number;
-  /** Tables backfilled at once. */
+  /** List pages in flight while one table is backfilled or scanned (tables go one after another). */
   readonly backfillConcurrency: number;
   /** How often a table without history is fully scanned and diffed. */
   readonly fullScanEveryMs: number;

@@ -26,8 +26,8 @@ export interface CycleObserverDeps {
   progress?: ProgressReporter;
   /**
    * How many rows a scan of the table will read, when that can be known; gives the progress its
-   * share done and ETA. The list endpoint tells no total, so only a rescan has one: the rows the
-   * mirror already holds.
+   * share done and ETA. A backfill brings its own estimate (`scanStarted`); for a rescan, the
+   * rows the mirror already holds.
    */
   expectedRows?: (table: string) => Promise<number | undefined>;
 }
@@ -54,13 +54,23 @@ export function createCycleObserver(deps: CycleObserverDeps): CycleObserver {
       tasks.get(table)?.done();
       tasks.delete(table);
     },
-    tablePulled: (table, at) => deps.metrics?.setTableCurrentAsOf(table, at),
+    scanStarted: (table, started) => {
+      if (!deps.progress) return;
+      const task = deps.progress.task(table);
+      tasks.set(table, task);
+      // A backfill estimates its table's records; a rescan expects the rows the mirror holds. A
+      // resumed one shows what its earlier runs read: the percentage is of the whole table.
+      if (started.estimatedRows !== null) task.setTotal(started.estimatedRows);
+      else deps.expectedRows?.(table).then((total) => task.setTotal(total), () => {});
+      task.add(started.rowsRead);
+    },
+    tablePulled: (table, currentAsOf) => deps.metrics?.setTableCurrentAsOf(table, currentAsOf),
     tableFinished: (table) => {
       pulled.add(table);
     },
-    tablesMirrored: (names) => {
-      tables = names;
-      deps.metrics?.retainTables(names);
+    tablesMirrored: (mirrored) => {
+      tables = mirrored.map((t) => t.table);
+      deps.metrics?.setTables(mirrored);
     },
     outboxChecked: (counts, oldestPendingAt) => {
       deps.metrics?.setOutboxDepth(counts);

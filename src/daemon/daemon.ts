@@ -73,7 +73,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const readiness = () =>
     evaluateReadiness({
       lastCycle: scheduler.lastOutcome,
-      maxLag: metrics.maxLag(),
+      maxLag: metrics.maxLag({ maxLagMs: config.sync.maxLagMs, fullScanEveryMs: config.sync.fullScanEveryMs }),
       maxLagMs: config.sync.maxLagMs,
       stopping: scheduler.stopping,
     });

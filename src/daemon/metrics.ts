@@ -4,6 +4,8 @@
  * touch prom-client themselves.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { TableMode } from '../mirror/index.ts';
+import { lagBoundMs, tableLagMs } from '../sync/index.ts';
 
 export type CycleResult = 'success' | 'failure' | 'aborted';
 export type RowOperation = 'upsert' | 'delete';
@@ -45,6 +47,7 @@ export class Metrics {
   // Per table: the upstream time up to which it is known current. Lag is derived at scrape time,
   // so it keeps growing while the daemon is stuck.
   readonly #currentAsOf = new Map<string, number>();
+  readonly #modes = new Map<string, TableMode>();
   // Unix ms of the oldest pending local edit; its age is derived at scrape time.
   #oldestPendingAt: number | null = null;
   #lastSuccessAt: number | undefined;
@@ -78,12 +81,12 @@ export class Metrics {
     // Registered only: its value is computed at scrape time from #currentAsOf.
     new Gauge({
       name: 'wsmirror_table_lag_seconds',
-      help: 'Per table: seconds between now and the upstream time the mirror is known current as of.',
+      help: 'Per table: seconds since the start of its last successful pull (the upstream state it holds); the LAG of wsmirror status.',
       labelNames: ['table'],
       registers,
       collect() {
         this.reset();
-        for (const [table, asOf] of currentAsOf) this.set({ table }, Math.max(0, (now() - asOf) / 1000));
+        for (const [table, asOf] of currentAsOf) this.set({ table }, tableLagMs(asOf, now())! / 1000);
       },
     });
     const metrics = this;
@@ -145,7 +148,7 @@ export class Metrics {
     if (count > 0) this.#rowsApplied.inc({ table, operation }, count);
   }
 
-  /** After a table's pull commits: the upstream time (`meta.asOf`, or scan start) it is current as of. */
+  /** After a table's pull commits: the start of that pull, the upstream state it holds (sync/table-lag.ts). */
   setTableCurrentAsOf(table: string, asOf: Date | number): void {
     this.#currentAsOf.set(table, typeof asOf === 'number' ? asOf : asOf.getTime());
   }
@@ -153,21 +156,39 @@ export class Metrics {
   /** A table left the mirror (dropped upstream or excluded). */
   forgetTable(table: string): void {
     this.#currentAsOf.delete(table);
+    this.#modes.delete(table);
   }
 
-  /** Forgets every table not in `tables` (dropped from the mirror), so its lag stops counting. */
-  retainTables(tables: readonly string[]): void {
-    const keep = new Set(tables);
+  /**
+   * The tables the mirror holds, with the time each is current as of as stored in the mirror:
+   * a restarted daemon knows every table's lag at once; tables not listed (dropped from the
+   * mirror) stop counting.
+   */
+  setTables(tables: readonly { table: string; mode?: TableMode; currentAsOf: Date | null }[]): void {
+    const keep = new Set(tables.map((t) => t.table));
     for (const table of [...this.#currentAsOf.keys()]) if (!keep.has(table)) this.forgetTable(table);
+    for (const { table, mode, currentAsOf } of tables) {
+      if (mode !== undefined) this.#modes.set(table, mode);
+      if (currentAsOf !== null) this.setTableCurrentAsOf(table, currentAsOf);
+    }
   }
 
-  /** The table lagging most, or null when no table has been pulled yet. */
-  maxLag(): { table: string; seconds: number } | null {
-    let worst: { table: string; seconds: number } | null = null;
+  /**
+   * The table lagging most, or null when no table has been pulled yet. With `bounds`, the one
+   * furthest beyond its own bound (sync/table-lag.ts `lagBoundMs`: a full-scan table may lag by
+   * a scan interval more), with that bound: what `/readyz` and `wsmirror status` judge by.
+   */
+  maxLag(bounds?: { maxLagMs: number; fullScanEveryMs: number }): { table: string; seconds: number; boundSeconds?: number } | null {
+    let worst: { table: string; seconds: number; boundSeconds?: number } | null = null;
+    let worstExcess = -Infinity;
     const now = this.#now();
     for (const [table, asOf] of this.#currentAsOf) {
-      const seconds = Math.max(0, (now - asOf) / 1000);
-      if (worst === null || seconds > worst.seconds) worst = { table, seconds };
+      const seconds = tableLagMs(asOf, now)! / 1000;
+      const boundSeconds = bounds ? lagBoundMs(this.#modes.get(table) ?? 'history', bounds) / 1000 : 0;
+      if (seconds - boundSeconds > worstExcess) {
+        worstExcess = seconds - boundSeconds;
+        worst = bounds ? { table, seconds, boundSeconds } : { table, seconds };
+      }
     }
     return worst;
   }

@@ -9,8 +9,11 @@ export const DEFAULT_MAX_LAG_MS = 5 * 60_000;
 
 export interface ReadinessInput {
   lastCycle: CycleOutcome | undefined;
-  /** The most lagging table (Metrics.maxLag()), or null when none has been pulled. */
-  maxLag: { table: string; seconds: number } | null;
+  /**
+   * The most lagging table (Metrics.maxLag(bounds)), with its own bound when known (a full-scan
+   * table's includes its scan interval), or null when none has been pulled.
+   */
+  maxLag: { table: string; seconds: number; boundSeconds?: number } | null;
   maxLagMs: number;
   stopping?: boolean;
 }
@@ -35,8 +38,8 @@ export function evaluateReadiness(input: ReadinessInput): ReadinessReport {
       ...(last.error !== undefined ? { error: errorMessage(last.error) } : {}),
     };
   }
-  const boundSeconds = input.maxLagMs / 1000;
-  if (input.maxLag) report.maxLag = { ...input.maxLag, seconds: round(input.maxLag.seconds), boundSeconds };
+  const boundSeconds = input.maxLag?.boundSeconds ?? input.maxLagMs / 1000;
+  if (input.maxLag) report.maxLag = { table: input.maxLag.table, seconds: round(input.maxLag.seconds), boundSeconds };
 
   if (input.stopping) report.reason = 'the daemon is stopping';
   else if (!last) report.reason = 'no cycle has finished yet';

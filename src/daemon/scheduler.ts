@@ -103,6 +103,12 @@ export class Scheduler {
     return this.#cycles;
   }
 
+  /** When the cycle after one that ran from `startedAt` to `finishedAt` starts; null when never. */
+  nextRunAfter(startedAt: Date, finishedAt: Date): Date | null {
+    const at = this.#nextRun(startedAt.getTime(), finishedAt.getTime());
+    return at === null ? null : new Date(at);
+  }
+
   #firstRun(now: number): number | null {
     const schedule = this.#options.schedule;
     if (schedule.kind === 'interval') return now + schedule.everyMs;

@@ -40,7 +40,7 @@ export interface SyncCycle {
    * Runs one cycle for the scheduler: a cycle with problems throws them as one error, so the
    * daemon counts it as failed.
    */
-  scheduled(signal: AbortSignal): Promise<CycleReport>;
+  scheduled(signal: AbortSignal, nextRunAt?: CycleOptions['nextRunAt']): Promise<CycleReport>;
   /** Which tables the running (or last) cycle finished and which it has left. */
   tally(): CycleTally;
   close(): Promise<void>;
@@ -117,8 +117,8 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
     client,
     mirror,
     run,
-    async scheduled(signal) {
-      const report = await run({ signal });
+    async scheduled(signal, nextRunAt) {
+      const report = await run({ signal, ...(nextRunAt ? { nextRunAt } : {}) });
       const problems = cycleProblems(report);
       if (problems.length > 0) throw new Error(problems.join('; '));
       return report;

@@ -9,6 +9,7 @@ import { startDaemon } from './daemon.ts';
 import { createRedactor } from '../api/secret-redaction.ts';
 import type { Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
+import type { Scheduler } from './scheduler.ts';
 import { describeStop } from './stop-report.ts';
 import { openSyncCycle, type SyncCycle } from './sync-cycle.ts';
 
@@ -31,6 +32,8 @@ export async function runSyncDaemon(config: Config, options: SyncDaemonOptions):
   const cycle = options.cycle?.cycle ?? (await openSyncCycle(config, { logger, metrics, progress: true }));
   try {
     logger.info({ mirror: cycle.mirror.displayUrl, upstream: config.upstream.baseUrl }, 'wsmirror daemon starting');
+    // Each cycle stores when the next one starts, for `wsmirror status` (known once started).
+    let scheduler: Scheduler | undefined;
     const daemon = await startDaemon({
       config,
       logger,
@@ -38,11 +41,12 @@ export async function runSyncDaemon(config: Config, options: SyncDaemonOptions):
       redact: createRedactor([config.upstream.apiKey]),
       runOnStart: options.runOnStart ?? true,
       cycle: async (signal) => {
-        const report = await cycle.scheduled(signal);
+        const report = await cycle.scheduled(signal, (startedAt, finishedAt) => scheduler?.nextRunAfter(startedAt, finishedAt) ?? null);
         await options.onCycle?.(report);
         return report;
       },
     });
+    scheduler = daemon.scheduler;
     await daemon.stopped;
     if (daemon.stoppedBy !== undefined) {
       const interrupted = daemon.scheduler.lastOutcome?.result === 'aborted';

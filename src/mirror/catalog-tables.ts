@@ -43,13 +43,14 @@ export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
 export const OUTBOX_OPERATIONS = ['insert', 'update', 'delete'] as const;
 
 /** Version of the catalog layout, stored in `_wsmirror_meta`. */
-export const CATALOG_VERSION = 3;
+export const CATALOG_VERSION = 4;
 
 /**
  * Layout changes since layout 1, applied in order to an older catalog when it is opened for
  * writing (operations/migrate-catalog.ts). Layout 2: `_wsmirror_outbox.sending_since`. Layout 3:
  * the readable views' names and the SQL tables of each field and of the table it references
- * (filled in by the migration from the catalog itself).
+ * (filled in by the migration from the catalog itself). Layout 4: the sync state of each table
+ * (`current_as_of`, `last_error*`).
  */
 export const CATALOG_MIGRATIONS: readonly { version: number; addColumns: readonly { table: CatalogTableName; column: string }[] }[] = [
   { version: 2, addColumns: [{ table: '_wsmirror_outbox', column: 'sending_since' }] },
@@ -60,6 +61,10 @@ export const CATALOG_MIGRATIONS: readonly { version: number; addColumns: readonl
       { table: '_wsmirror_fields', column: 'sql_table' },
       { table: '_wsmirror_fields', column: 'ref_sql_table' },
     ],
+  },
+  {
+    version: 4,
+    addColumns: ['current_as_of', 'last_error_code', 'last_error', 'last_error_at'].map((column) => ({ table: '_wsmirror_tables' as const, column })),
   },
 ];
 
@@ -97,6 +102,10 @@ export const CATALOG_TABLES: readonly CatalogTableDef[] = [
       { name: 'mode', kind: 'text', notNull: true, oneOf: ['history', 'fullscan'], comment: 'how records are pulled' },
       { name: 'state', kind: 'text', notNull: true, oneOf: ['needs_backfill', 'ready'], comment: 'needs_backfill: every record must be read again' },
       { name: 'last_pull_at', kind: 'timestamp', comment: 'end of the last successful record pull' },
+      { name: 'current_as_of', kind: 'timestamp', comment: 'start of the last successful record pull: the mirror holds upstream as of then (lag = now - this)' },
+      { name: 'last_error_code', kind: 'text', comment: 'code of the error that failed the last pull (SAFETY_VALVE: blocked); null when it succeeded' },
+      { name: 'last_error', kind: 'text', comment: 'message of the error that failed the last pull; null when it succeeded' },
+      { name: 'last_error_at', kind: 'timestamp', comment: 'when the last pull failed; null when it succeeded' },
       { name: 'schema_changed_at', kind: 'timestamp', notNull: true, default: 'now', comment: 'when wsmirror last changed this table' },
       { name: 'view_name', kind: 'text', comment: 'name of the readable view of the table' },
     ],
@@ -199,6 +208,10 @@ export interface CatalogDb {
     mode: string;
     state: string;
     last_pull_at: unknown;
+    current_as_of: unknown;
+    last_error_code: string | null;
+    last_error: string | null;
+    last_error_at: unknown;
     schema_changed_at: unknown;
     view_name: string | null;
   };

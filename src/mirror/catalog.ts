@@ -1,6 +1,6 @@
 import type { Option } from '../api/field.ts';
 import type { FieldType } from '../api/field-types.ts';
-import type { DialectName } from './dialect.ts';
+import type { DialectName } from './dialect-name.ts';
 
 /**
  * The catalog: what the mirror holds, as data (`Catalog`), and the keys of its cursors.
@@ -88,7 +88,17 @@ export function tableCursorPrefix(tableId: string): string {
   return `table:${tableId}:`;
 }
 
-/** Key of a table's record-changes (or full-scan) cursor. */
+/** Key of a table's record-changes cursor (history tables). */
 export function recordCursorKey(tableId: string): string {
   return `${tableCursorPrefix(tableId)}records`;
+}
+
+/** Key of the changes cursor a history table's backfill took before its first page; kept until it commits. */
+export function backfillCursorKey(tableId: string): string {
+  return `${tableCursorPrefix(tableId)}backfill-since`;
+}
+
+/** Key of the checkpoint of a backfill or full scan under way: where it resumes after a stop. */
+export function scanCursorKey(tableId: string): string {
+  return `${tableCursorPrefix(tableId)}scan`;
 }

@@ -13,6 +13,9 @@ import { retryOutbox } from './operations/retry-outbox.ts';
 import { settleEdits } from './operations/settle-edits.ts';
 import { readCatalog } from './operations/read-catalog.ts';
 import { countRows, readRows, streamIds } from './operations/read-rows.ts';
+import { accessProblems } from './operations/access-problems.ts';
+import { resetTables } from './operations/reset-tables.ts';
+import { readSyncState, recordCycle } from './operations/sync-status.ts';
 import { setTableState } from './operations/table-state.ts';
 
 /**
@@ -37,12 +40,16 @@ export function createMirror(ctx: MirrorContext, displayUrl: string): Mirror {
     outboxSummary: () => outboxSummary(ctx),
     oldestPendingAt: () => oldestPendingAt(ctx),
     readPendingEdits: (options) => readPendingEdits(ctx, options),
-    markSending: (entryIds, at) => markSending(ctx, entryIds, at),
+    markSending: (creates, at) => markSending(ctx, creates, at),
     settleEdits: (outcomes) => settleEdits(ctx, outcomes),
     listOutbox: (filter) => listOutbox(ctx, filter),
     retryOutbox: (filter) => retryOutbox(ctx, filter),
     discardOutbox: (filter) => discardOutbox(ctx, filter),
     setTableState: (tableId, patch) => setTableState(ctx, tableId, patch),
+    resetTables: (tableIds) => resetTables(ctx, tableIds),
+    accessProblems: () => accessProblems(ctx),
+    readSyncState: () => readSyncState(ctx),
+    recordCycle: (cycle) => recordCycle(ctx, cycle),
     async close() {
       if (ctx.closed) return;
       ctx.closed = true;

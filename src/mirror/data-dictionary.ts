@@ -2,7 +2,7 @@ import type { Catalog, MirrorField, MirrorTable } from './catalog.ts';
 import { fieldsOf } from './catalog.ts';
 import { CATALOG_TABLES } from './catalog-tables.ts';
 import { DIALECTS } from './dialects.ts';
-import { ID_COLUMN, SYNCED_AT_COLUMN } from './naming.ts';
+import { ID_COLUMN, SYNCED_AT_COLUMN, SYSTEM_COLUMN_COMMENTS } from './naming.ts';
 import type { ReadableView, ViewColumn } from './readable-view.ts';
 import { describeViewColumn, readableViewOf } from './readable-view.ts';
 
@@ -40,7 +40,7 @@ export function dataDictionaryMarkdown(catalog: Catalog): string {
     out.push(`Upstream table \`${t.moduleName}.${t.tableName}\`${t.label === null ? '' : ` (${t.label})`}, id \`${t.tableId}\`.`, '');
     out.push(...columnTable(tableColumns(catalog, t, fields, byId)));
     if (t.viewName !== null) {
-      const view = readableViewOf(t, catalog.fields, byId, dialect.naming.maxLength);
+      const view = readableViewOf(t, catalog.fields, byId, dialect);
       out.push(`### ${view.viewName}`, '', `Readable view of \`${t.sqlName}\`: its columns, and readable ones beside them.`, '');
       out.push(...columnTable(viewColumns(catalog, view)));
     }
@@ -79,8 +79,8 @@ function sortedTables(catalog: Catalog): MirrorTable[] {
 function tableColumns(catalog: Catalog, t: MirrorTable, fields: MirrorField[], byId: ReadonlyMap<string, MirrorTable>): Column[] {
   const types = DIALECTS[catalog.dialect].systemColumnTypes;
   return [
-    { name: ID_COLUMN, type: types.id, field: '', label: 'record id (primary key)', references: '' },
-    { name: SYNCED_AT_COLUMN, type: types.syncedAt, field: '', label: 'when wsmirror last wrote the row', references: '' },
+    { name: ID_COLUMN, type: types.id, field: '', label: `${SYSTEM_COLUMN_COMMENTS[ID_COLUMN]} (primary key)`, references: '' },
+    { name: SYNCED_AT_COLUMN, type: types.syncedAt, field: '', label: SYSTEM_COLUMN_COMMENTS[SYNCED_AT_COLUMN]!, references: '' },
     ...fields.map((f) => ({
       name: f.columnName,
       type: f.sqlType,
@@ -101,16 +101,22 @@ function referenceOf(f: MirrorField, byId: ReadonlyMap<string, MirrorTable>): st
 
 function viewColumns(catalog: Catalog, view: ReadableView): Column[] {
   const dialect = DIALECTS[catalog.dialect];
-  const types = dialect.systemColumnTypes;
+  const system = dialect.systemColumnTypes;
   return view.columns.map((c: ViewColumn) => {
     if (c.kind === 'column') {
-      if (c.field === null) return { name: c.name, type: c.name === ID_COLUMN ? types.id : types.syncedAt, field: '', label: '', references: '' };
+      if (c.field === null) {
+        return { name: c.name, type: c.name === ID_COLUMN ? system.id : system.syncedAt, field: '', label: describeViewColumn(c) ?? '', references: '' };
+      }
       return { name: c.name, type: c.field.sqlType, field: c.field.fieldName, label: c.field.label ?? '', references: '' };
     }
-    const list = c.kind === 'optionLabels' || c.kind === 'idList';
+    const types = dialect.viewTypes;
+    const type = c.kind === 'optionLabels' || c.kind === 'idList' ? types.list
+      : c.kind === 'rangeStart' || c.kind === 'rangeEnd' ? types.bound
+        : c.kind === 'range' ? types.range ?? dialect.columnTypes.text
+          : dialect.columnTypes.text;
     return {
       name: c.name,
-      type: list ? dialect.viewListType : dialect.columnTypes.text,
+      type,
       field: c.field.fieldName,
       label: describeViewColumn(c) ?? '',
       references: c.kind === 'referenceLabel' && c.target !== null ? `\`${c.target.table.sqlName}.${c.target.display?.columnName ?? ID_COLUMN}\`` : '',

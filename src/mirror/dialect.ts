@@ -2,11 +2,12 @@ import type { Kysely, RawBuilder } from 'kysely';
 import type { CatalogColumnKind, CatalogDb, CatalogTableDef } from './catalog-tables.ts';
 import type { MirrorLocation } from './mirror-url.ts';
 import type { NamingRules } from './naming.ts';
-import type { ReadableView } from './readable-view.ts';
+import type { ReadableView, ViewTypes } from './readable-view.ts';
+import type { DialectName } from './dialect-name.ts';
 import type { CaptureTable, SqlNames } from './sql-text.ts';
 import type { ValueKind } from './value-kind.ts';
 
-export type DialectName = 'sqlite' | 'postgres';
+export type { DialectName } from './dialect-name.ts';
 
 /**
  * Everything the mirror needs to know about one SQL dialect, stated in one place: its folder
@@ -53,8 +54,10 @@ export interface Dialect {
   /** Drops / creates the capture triggers of one mirrored table (docs/mirror.md, "Writing to the mirror"). */
   dropCaptureSql(names: SqlNames, table: CaptureTable): string[];
   createCaptureSql(names: SqlNames, table: CaptureTable): string[];
-  /** SQL type of the readable views' list columns (option labels, record ids). */
-  readonly viewListType: string;
+  /** SQL types of the readable views' own columns. */
+  readonly viewTypes: ViewTypes;
+  /** Statements run before the views are created (Postgres: the safe range conversion). */
+  viewSetupSql(names: SqlNames): string[];
   /**
    * Adds / drops a foreign key that documents a reference without checking it (used only where
    * the driver has `informationalForeignKeys`); null where the dialect cannot declare one.
@@ -161,6 +164,12 @@ export interface DialectDriver {
   dropNotNull(tx: WriteTx, sqlTable: string, column: string): Promise<void>;
   /** Sets the comment of a table or column (Postgres); a no-op where comments do not exist. */
   comment(tx: WriteTx, sqlTable: string, column: string | null, text: string | null): Promise<void>;
+
+  /**
+   * What would keep the daemon from writing these tables (and creating new ones), one line each;
+   * empty when nothing would. Reads only (`wsmirror check`).
+   */
+  accessProblems(tables: readonly string[]): Promise<string[]>;
 
   /** Catalog value conversions. */
   fromBool(value: unknown): boolean;

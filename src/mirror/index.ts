@@ -1,13 +1,15 @@
 // The mirror's public surface: what the sync engine, the daemon and the CLI import.
 export type { CursorWrites, EncodedRows, Mirror, MirrorLogger, OpenMirrorOptions, OutboxCount, RecordId, RowBatch, RowBatchResult } from './mirror.ts';
+export type { CycleRecord, CycleSummary, TableSyncState } from './operations/sync-status.ts';
+export type { TableError, TableStatePatch } from './operations/table-state.ts';
 export { openMirror } from './open-mirror.ts';
 export type { Dialect, DialectName, SqlValue } from './dialect.ts';
 export { DIALECTS, sqlTypeOf } from './dialects.ts';
 export type { Catalog, Labels, MirrorField, MirrorTable, TableMode, TableState } from './catalog.ts';
-export { SCHEMA_CURSOR_KEY, fieldsOf, pickLabel, recordCursorKey, tableCursorPrefix } from './catalog.ts';
+export { SCHEMA_CURSOR_KEY, backfillCursorKey, fieldsOf, pickLabel, recordCursorKey, scanCursorKey, tableCursorPrefix } from './catalog.ts';
 export type { OutboxStatus } from './catalog-tables.ts';
-export { CATALOG_TABLES, OUTBOX_STATUSES } from './catalog-tables.ts';
-export type { EditOutcome, MirrorOutbox, OutboxEntry, OutboxFilter, OutboxOperation, PendingEdit } from './outbox.ts';
+export { CATALOG_TABLES, CATALOG_VERSION, OUTBOX_STATUSES } from './catalog-tables.ts';
+export type { EditOutcome, MirrorOutbox, OutboxEntry, OutboxFilter, OutboxOperation, PendingEdit, SentCreate } from './outbox.ts';
 export type { SchemaOp, SchemaPlan } from './schema-planner.ts';
 export { describeOp, planSchema } from './schema-planner.ts';
 export type { TableFilter } from './table-filter.ts';

@@ -3,6 +3,9 @@ import type { Catalog, TableState } from './catalog.ts';
 import type { OutboxStatus } from './catalog-tables.ts';
 import type { DialectName } from './dialect.ts';
 import type { MirrorOutbox } from './outbox.ts';
+import type { StreamIdsOptions } from './operations/read-rows.ts';
+import type { CycleRecord, CycleSummary, TableSyncState } from './operations/sync-status.ts';
+import type { TableStatePatch } from './operations/table-state.ts';
 import type { SchemaPlan } from './schema-planner.ts';
 
 /**
@@ -56,7 +59,7 @@ export interface Mirror extends MirrorOutbox {
   encodeRows(tableId: string, records: NonNullable<RowBatch['upserts']>, into?: EncodedRows): Promise<EncodedRows>;
 
   /** Ids of a table in ascending order, read page by page (bounded memory). */
-  streamIds(tableId: string, options?: { after?: number; pageSize?: number }): AsyncIterable<number>;
+  streamIds(tableId: string, options?: StreamIdsOptions): AsyncIterable<number>;
 
   /** Number of rows in a table. */
   countRows(tableId: string): Promise<number>;
@@ -76,8 +79,23 @@ export interface Mirror extends MirrorOutbox {
    */
   outboxSummary(): Promise<OutboxCount[]>;
 
-  /** Updates a table's sync state and/or the time of its last successful pull. */
-  setTableState(tableId: string, patch: { state?: TableState; lastPullAt?: string | null }): Promise<void>;
+  /** Updates a table's sync state: backfill state, last successful pull, last error. */
+  setTableState(tableId: string, patch: TableStatePatch): Promise<void>;
+
+  /**
+   * Marks tables to be mirrored again: `needs_backfill`, their cursors and last error forgotten,
+   * in one transaction. Rows and local edits stay; the next cycle backfills them.
+   */
+  resetTables(tableIds: readonly string[]): Promise<void>;
+
+  /** What would keep the daemon from writing this mirror (privileges, a read-only file), one line each. */
+  accessProblems(): Promise<string[]>;
+
+  /** What the engine recorded: per table (lag, last error) and about its cycles. */
+  readSyncState(): Promise<{ tables: TableSyncState[]; cycle: CycleSummary }>;
+
+  /** Stores the outcome of a cycle (last success or failure, next run). */
+  recordCycle(cycle: CycleRecord): Promise<void>;
 
   /** Closes the connection(s); the mirror cannot be used afterwards. */
   close(): Promise<void>;

@@ -10,6 +10,11 @@ import { createHash } from 'node:crypto';
 export const ID_COLUMN = 'id';
 export const SYNCED_AT_COLUMN = '_synced_at';
 export const SYSTEM_COLUMNS: readonly string[] = [ID_COLUMN, SYNCED_AT_COLUMN];
+/** What the system columns hold, in words (Postgres comments, the data dictionary). */
+export const SYSTEM_COLUMN_COMMENTS: Readonly<Record<string, string>> = {
+  [ID_COLUMN]: 'record id',
+  [SYNCED_AT_COLUMN]: 'when wsmirror last wrote this row',
+};
 
 /** Prefix of the catalog tables; also kept free for future system columns. */
 export const CATALOG_PREFIX = '_wsmirror_';

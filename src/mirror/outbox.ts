@@ -35,6 +35,16 @@ export interface PendingEdit {
    * and ack): the push must reconcile before re-sending.
    */
   sendingSince: string | null;
+  /** The entries that send covered (edits made since it are not among them). */
+  sentEntryIds: readonly number[];
+  /** create: the request body of that send, to recognise the record it may have made. */
+  sentBody: Readonly<Record<string, unknown>> | null;
+}
+
+/** A create about to be sent: its entries, and the request body that goes out. */
+export interface SentCreate {
+  entryIds: readonly number[];
+  body: Readonly<Record<string, unknown>>;
 }
 
 /** What became of one pushed edit; `settleEdits` records it. */
@@ -86,8 +96,12 @@ export interface OutboxFilter {
 export interface MirrorOutbox {
   /** Pending edits due at `now` (next_attempt_at null or <= now), oldest first, at most `limit` records. Read-only. */
   readPendingEdits(options: { now: string; limit: number }): Promise<PendingEdit[]>;
-  /** Marks entries as being sent (sets sending_since), committed before the request goes out. */
-  markSending(entryIds: readonly number[], at: string): Promise<void>;
+  /**
+   * Marks creates as being sent (sending_since on their entries, the body in their insert
+   * entry's new_value), committed before the request goes out: after a crash, the push finds
+   * the record that send made by the body it sent, whatever was edited locally since.
+   */
+  markSending(creates: readonly SentCreate[], at: string): Promise<void>;
   /**
    * Applies outcomes in ONE daemon transaction: pushed entries are deleted; a create's temporary
    * id becomes `createdId` in its row, in reference columns of other mirrored rows that point at

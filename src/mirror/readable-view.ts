@@ -1,7 +1,24 @@
 import type { MirrorField, MirrorTable } from './catalog.ts';
 import { fieldsOf } from './catalog.ts';
-import { ID_COLUMN, NameAllocator, SYNCED_AT_COLUMN } from './naming.ts';
+import { ID_COLUMN, NameAllocator, SYNCED_AT_COLUMN, SYSTEM_COLUMN_COMMENTS } from './naming.ts';
+import type { NamingRules } from './naming.ts';
 import { valueKindOf } from './value-kind.ts';
+
+/**
+ * SQL types of the readable views' own columns: lists (option labels, record ids), the bounds
+ * of an appointment, and its range (null: the dialect has no range type, the view shows none).
+ */
+export interface ViewTypes {
+  readonly list: string;
+  readonly bound: string;
+  readonly range: string | null;
+}
+
+/** What a view needs to know of its dialect (a `Dialect` is one). */
+interface ViewDialect {
+  readonly naming: NamingRules;
+  readonly viewTypes: ViewTypes;
+}
 
 /**
  * The readable view of a mirrored table (docs/mirror.md, "Readable views"), as data: which
@@ -26,7 +43,9 @@ export type ViewColumn =
   /** Display value of the referenced record; `target` is null when its table is not mirrored. */
   | { kind: 'referenceLabel'; name: string; field: MirrorField; target: ReferenceTarget | null }
   /** Start or end of an appointment. */
-  | { kind: 'rangeStart' | 'rangeEnd'; name: string; field: MirrorField };
+  | { kind: 'rangeStart' | 'rangeEnd'; name: string; field: MirrorField }
+  /** An appointment as a range, where the dialect has range types (`Dialect.viewTypes`). */
+  | { kind: 'range'; name: string; field: MirrorField };
 
 export interface ReferenceTarget {
   table: MirrorTable;
@@ -48,18 +67,19 @@ const COMPANION_SUFFIX = {
   referenceLabel: '_label',
   rangeStart: '_start',
   rangeEnd: '_end',
+  range: '_range',
 } as const satisfies Record<Exclude<ViewColumn['kind'], 'column'>, string>;
 
 type CompanionKind = keyof typeof COMPANION_SUFFIX;
 
 /** The companions of a field's column, by its type. */
-function companionsOf(field: MirrorField): CompanionKind[] {
+function companionsOf(field: MirrorField, dialect: ViewDialect): CompanionKind[] {
   switch (field.fieldType) {
     case 'choice': return ['optionLabel'];
     case 'multi': return ['optionLabels'];
     case 'dmulti': return ['idList'];
     case 'reference': return ['referenceLabel'];
-    case 'appointment': return ['rangeStart', 'rangeEnd'];
+    case 'appointment': return dialect.viewTypes.range === null ? ['rangeStart', 'rangeEnd'] : ['rangeStart', 'rangeEnd', 'range'];
     default: return [];
   }
 }
@@ -81,17 +101,17 @@ export function displayFieldOf(fields: readonly MirrorField[]): MirrorField | nu
  * the view gets the stable hash suffix of naming.ts.
  */
 export function readableViewOf(
-  table: MirrorTable, allFields: readonly MirrorField[], tables: ReadonlyMap<string, MirrorTable>, maxLength: number,
+  table: MirrorTable, allFields: readonly MirrorField[], tables: ReadonlyMap<string, MirrorTable>, dialect: ViewDialect,
 ): ReadableView {
   const fields = fieldsOf({ fields: allFields as MirrorField[] }, table.tableId);
-  const names = new NameAllocator(maxLength, [ID_COLUMN, SYNCED_AT_COLUMN, ...fields.map((f) => f.columnName)]);
+  const names = new NameAllocator(dialect.naming.maxLength, [ID_COLUMN, SYNCED_AT_COLUMN, ...fields.map((f) => f.columnName)]);
   const columns: ViewColumn[] = [
     { kind: 'column', name: ID_COLUMN, field: null },
     { kind: 'column', name: SYNCED_AT_COLUMN, field: null },
   ];
   for (const field of fields) {
     columns.push({ kind: 'column', name: field.columnName, field });
-    for (const kind of companionsOf(field)) {
+    for (const kind of companionsOf(field, dialect)) {
       const name = names.allocate(`${field.columnName}${COMPANION_SUFFIX[kind]}`, `${field.fieldId}#${kind}`);
       if (kind === 'referenceLabel') {
         const target = field.refTableId === null ? undefined : tables.get(field.refTableId);
@@ -109,7 +129,7 @@ export function readableViewOf(
 
 /** What a view column holds, in words (Postgres column comments, `wsmirror schema`). */
 export function describeViewColumn(column: ViewColumn): string | null {
-  if (column.kind === 'column') return column.field === null ? null : column.field.label;
+  if (column.kind === 'column') return column.field === null ? SYSTEM_COLUMN_COMMENTS[column.name] ?? null : column.field.label;
   const label = column.field.label ?? column.field.fieldName;
   switch (column.kind) {
     case 'optionLabel': return `${label} (option label)`;
@@ -121,5 +141,6 @@ export function describeViewColumn(column: ViewColumn): string | null {
         : `${label} (${column.target.display?.columnName ?? 'id'} of ${column.target.table.sqlName})`;
     case 'rangeStart': return `${label} (start)`;
     case 'rangeEnd': return `${label} (end)`;
+    case 'range': return `${label} (range)`;
   }
 }

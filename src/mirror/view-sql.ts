@@ -14,6 +14,8 @@ export interface ViewExpressions {
   idList(column: string): string;
   /** Start or end of the appointment text `column` (`[start,end)`). */
   rangeBound(column: string, bound: 'start' | 'end'): string;
+  /** The appointment text `column` as a range (only where `Dialect.viewTypes.range` is set). */
+  range(column: string): string;
 }
 
 /** Alias of the mirrored table inside a view. */
@@ -53,6 +55,7 @@ function columnExpression(names: SqlNames, view: ReadableView, c: ViewColumn, x:
     }
     case 'rangeStart': return x.rangeBound(column, 'start');
     case 'rangeEnd': return x.rangeBound(column, 'end');
+    case 'range': return x.range(column);
   }
 }
 

@@ -4,7 +4,7 @@ import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts'
 import { pullTable, type TableAction } from './record-pull.ts';
 import { pushOutbox, type PushReport } from './push/push-step.ts';
 import { pullSchema } from './schema-pull.ts';
-import { tableLabel, type SyncContext } from './sync-context.ts';
+import { pulledTable, tableLabel, type SyncContext } from './sync-context.ts';
 import { SYNC_DEFAULTS, type SyncOptions } from './sync-options.ts';
 import type { Upstream } from './upstream.ts';
 
@@ -43,6 +43,8 @@ export interface CycleOptions {
   forceFullScan?: boolean;
   /** Stops the cycle between two mirror transactions (graceful shutdown). */
   signal?: AbortSignal;
+  /** When the next cycle will start, given when this one ends (`wsmirror run`); stored for `wsmirror status`. */
+  nextRunAt?: (startedAt: Date, finishedAt: Date) => Date | null;
 }
 
 /** What went wrong in a cycle, one line each (`push: …`, `crm.deals: …`); empty when it succeeded. */
@@ -77,19 +79,67 @@ export class SyncEngine {
     };
   }
 
+  /**
+   * One cycle. Its outcome is stored in the mirror for `wsmirror status`: per table the last
+   * successful pull or the last error, and the cycle's success or failure (also when it throws).
+   */
   async runCycle(opts: CycleOptions = {}): Promise<CycleReport> {
-    const { mirror, logger, observer } = this.#ctx;
     const startedAt = new Date();
+    let report: CycleReport;
+    try {
+      report = await this.#cycle(startedAt, opts);
+    } catch (error) {
+      if (!opts.signal?.aborted) await this.#recordCycle(startedAt, [`cycle: ${errorInfo(error).message}`], opts);
+      throw error;
+    }
+    await this.#recordCycle(startedAt, cycleProblems(report), opts);
+    return report;
+  }
+
+  async #recordCycle(startedAt: Date, problems: string[], opts: CycleOptions): Promise<void> {
+    const finishedAt = new Date();
+    const next = opts.nextRunAt?.(startedAt, finishedAt);
+    try {
+      await this.#ctx.mirror.recordCycle({
+        startedAt: startedAt.toISOString(),
+        finishedAt: finishedAt.toISOString(),
+        problems,
+        ...(next === undefined ? {} : { nextRunAt: next === null ? null : next.toISOString() }),
+      });
+    } catch (error) {
+      // The mirror itself failing is the cycle's error already; the summary is secondary.
+      this.#ctx.logger.warn({ err: errorInfo(error) }, 'could not record the cycle in the mirror');
+    }
+  }
+
+  async #recordTableError(tableId: string, error: { code: string; message: string }): Promise<void> {
+    try {
+      await this.#ctx.mirror.setTableState(tableId, { lastError: { ...error, at: new Date().toISOString() } });
+    } catch (writeError) {
+      this.#ctx.logger.warn({ tableId, err: errorInfo(writeError) }, 'could not record the table error in the mirror');
+    }
+  }
+
+  async #cycle(startedAt: Date, opts: CycleOptions): Promise<CycleReport> {
+    const { mirror, logger, observer } = this.#ctx;
     const ctx: SyncContext = opts.signal ? { ...this.#ctx, signal: opts.signal } : this.#ctx;
     const push = await this.#push(ctx);
     const schema = await pullSchema(ctx);
     const catalog = await mirror.readCatalog();
-    observer.tablesMirrored?.(catalog.tables.map(tableLabel));
-    const tables: TableReport[] = schema.refused.map((r) => {
+    if (observer.tablesMirrored) {
+      const asOf = new Map((await mirror.readSyncState()).tables.map((t) => [t.tableId, t.currentAsOf]));
+      observer.tablesMirrored(catalog.tables.map((t) => {
+        const at = asOf.get(t.tableId);
+        return { table: tableLabel(t), mode: t.mode, currentAsOf: at ? new Date(at) : null };
+      }));
+    }
+    const tables: TableReport[] = [];
+    for (const r of schema.refused) {
       const error = { code: 'INVALID_RESPONSE', message: r.message };
       logger.error({ table: r.table, err: error }, 'table refused');
-      return { tableId: r.tableId, table: r.table, mode: r.mode, action: 'failed', upserted: 0, deleted: 0, error };
-    });
+      await this.#recordTableError(r.tableId, error);
+      tables.push({ tableId: r.tableId, table: r.table, mode: r.mode, action: 'failed', upserted: 0, deleted: 0, error });
+    }
     const held = new Set(schema.refused.map((r) => r.tableId));
     for (const table of catalog.tables) {
       if (held.has(table.tableId)) continue;
@@ -97,12 +147,13 @@ export class SyncEngine {
       opts.signal?.throwIfAborted();
       logger.debug({ table: name, mode: table.mode, state: table.state }, 'pulling table');
       try {
-        const fieldNames = fieldsOf(catalog, table.tableId).map((f) => f.fieldName);
-        const result = await pullTable(ctx, { ...table, fieldNames }, { forceFullScan: opts.forceFullScan ?? false, now: Date.now() });
-        if (result.action !== 'skipped') {
-          const at = new Date();
-          await mirror.setTableState(table.tableId, { lastPullAt: at.toISOString() });
-          observer.tablePulled?.(name, at);
+        const pulled = pulledTable(table, fieldsOf(catalog, table.tableId));
+        const { currentAsOf, ...result } = await pullTable(ctx, pulled, { forceFullScan: opts.forceFullScan ?? false, now: Date.now() });
+        if (currentAsOf) {
+          await mirror.setTableState(table.tableId, {
+            lastPullAt: new Date().toISOString(), currentAsOf: currentAsOf.toISOString(), lastError: null,
+          });
+          observer.tablePulled?.(name, currentAsOf);
         }
         tables.push({ tableId: table.tableId, table: name, mode: table.mode, ...result });
         observer.tableFinished?.(name);
@@ -113,6 +164,7 @@ export class SyncEngine {
         if (opts.signal?.aborted) throw error;
         const info = errorInfo(error);
         logger.error({ table: name, err: info }, 'table pull failed');
+        await this.#recordTableError(table.tableId, info);
         tables.push({ tableId: table.tableId, table: name, mode: table.mode, action: 'failed', upserted: 0, deleted: 0, error: info });
       }
     }

@@ -1,7 +1,7 @@
 import { recordCursorKey } from '../mirror/catalog.ts';
 import { changeKey, type SeenChanges } from './backfill-window.ts';
 import { nextSince } from './poll-window.ts';
-import { RowWriter, type RowWriterTotals } from './row-writer.ts';
+import { PullTally, RowWriter, type RowWriterTotals } from './row-writer.ts';
 import type { PulledTable, SyncContext } from './sync-context.ts';
 
 /**
@@ -11,10 +11,10 @@ import type { PulledTable, SyncContext } from './sync-context.ts';
  * Changes in `alreadyRead` (a backfill's, see backfill-window.ts) are not read again.
  */
 export async function pullHistory(
-  ctx: SyncContext, table: PulledTable, since: string, alreadyRead?: SeenChanges,
+  ctx: SyncContext, table: PulledTable, since: string, alreadyRead?: SeenChanges, tally: PullTally = new PullTally(),
 ): Promise<RowWriterTotals> {
   const { client, options } = ctx;
-  const writer = new RowWriter(ctx, table);
+  const writer = new RowWriter(ctx, table, tally);
   try {
     const poll = client.pollRecordChanges(table.moduleName, table.tableName, { since, pageSize: options.pageSize });
     for await (const changes of poll) {

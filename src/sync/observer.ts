@@ -1,4 +1,4 @@
-import type { OutboxStatus } from '../mirror/index.ts';
+import type { OutboxStatus, TableMode } from '../mirror/index.ts';
 
 /**
  * What the engine reports while it works; the daemon turns it into metrics, progress lines and
@@ -6,16 +6,26 @@ import type { OutboxStatus } from '../mirror/index.ts';
  */
 export interface SyncObserver {
   rowsApplied?(table: string, operation: 'upsert' | 'delete', count: number): void;
+  /**
+   * A backfill or full scan begins, or resumes with `rowsRead` rows already read; `estimatedRows`
+   * is the table's size as estimated when it first began (backfills only; null otherwise).
+   */
+  scanStarted?(table: string, progress: { rowsRead: number; estimatedRows: number | null }): void;
   /** Progress of a backfill or full scan: `rows` more were read. */
   scanProgress?(table: string, rows: number): void;
   scanFinished?(table: string): void;
-  tablePulled?(table: string, at: Date): void;
+  /** A table's pull committed: it holds upstream as of `currentAsOf` (see table-lag.ts). */
+  tablePulled?(table: string, currentAsOf: Date): void;
   /** The table is done for this cycle: pulled, or skipped because nothing was due. */
   tableFinished?(table: string): void;
   /** Once a cycle, after the push: outbox entries by status, and when the oldest pending one was made. */
   outboxChecked?(counts: Readonly<Record<OutboxStatus, number>>, oldestPendingAt: string | null): void;
-  /** Once a cycle, after the schema pull: every table the mirror now holds. */
-  tablesMirrored?(tables: readonly string[]): void;
+  /**
+   * Once a cycle, after the schema pull: every table the mirror now holds, with the upstream
+   * time each is current as of (null before its first pull), so lag is known for every table
+   * from the first cycle of a process, including full-scan tables between two scans.
+   */
+  tablesMirrored?(tables: readonly { table: string; mode: TableMode; currentAsOf: Date | null }[]): void;
 }
 
 /** pino-compatible subset. */

@@ -1,7 +1,8 @@
-import { recordCursorKey, tableCursorPrefix } from '../mirror/catalog.ts';
+import { backfillCursorKey, recordCursorKey } from '../mirror/catalog.ts';
 import { changesBeforeScan, type SeenChanges } from './backfill-window.ts';
 import { pullHistory } from './history-pull.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
+import { PullTally } from './row-writer.ts';
 import type { PulledTable, SyncContext } from './sync-context.ts';
 import { scanTable } from './table-scan.ts';
 
@@ -9,19 +10,18 @@ export type TableAction = 'backfill' | 'changes' | 'scan' | 'skipped';
 
 export interface TablePullResult {
   action: TableAction;
+  /** Distinct rows written (a row read twice in one pull counts once). */
   upserted: number;
   deleted: number;
+  /** The upstream state the table now holds: when the pull (or the scan it resumed) began. Absent when skipped. */
+  currentAsOf?: Date;
 }
 
-/** The cursor a backfill took before its first page; kept until the backfill commits. */
-function backfillCursorKey(tableId: string): string {
-  return `${tableCursorPrefix(tableId)}backfill-since`;
-}
 
 /**
  * Brings one table up to date, choosing how from its mode and state:
  * - history, needs backfill: take the changes cursor first (persisted, so a crash resumes with
- *   the same one), scan the whole table, commit the cursor with the last rows, then poll the
+ *   the same one), scan the whole table (resuming an interrupted scan from its checkpoint), commit the cursor with the last rows, then poll the
  *   changes made meanwhile;
  * - history, ready: poll changes from the cursor;
  * - no history: full scan and diff when due (or forced) or when a backfill is needed.
@@ -32,12 +32,14 @@ export async function pullTable(
   opts: { forceFullScan: boolean; now: number },
 ): Promise<TablePullResult> {
   const { client, mirror, options } = ctx;
+  const tally = new PullTally();
   if (table.mode === 'history') {
     const cursorKey = recordCursorKey(table.tableId);
     const since = await mirror.getCursor(cursorKey);
     if (table.state === 'ready' && since !== undefined) {
-      const result = await pullHistory(ctx, table, since);
-      return { action: 'changes', upserted: result.upserted, deleted: result.deleted };
+      const currentAsOf = new Date();
+      const result = await pullHistory(ctx, table, since, undefined, tally);
+      return { action: 'changes', ...result, currentAsOf };
     }
     const backfillKey = backfillCursorKey(table.tableId);
     let from = await mirror.getCursor(backfillKey);
@@ -50,24 +52,21 @@ export async function pullTable(
       // cursor may hold rows read before this point.
       seen = await changesBeforeScan(ctx, table, from, probe.meta.asOf);
     }
-    const scanned = await scanTable(ctx, table, {
+    await scanTable(ctx, table, {
       cursors: { [cursorKey]: from, [backfillKey]: null },
       state: 'ready',
-    });
+    }, tally);
     // The scan read every record that lived through it (the pager steps back when records move);
     // what changed meanwhile is in the change feed from the cursor taken before it, less the
     // changes the scan is known to include (backfill-window.ts).
-    const caughtUp = await pullHistory(ctx, table, from, seen);
-    return {
-      action: 'backfill',
-      upserted: scanned.upserted + caughtUp.upserted,
-      deleted: scanned.deleted + caughtUp.deleted,
-    };
+    const currentAsOf = new Date();
+    await pullHistory(ctx, table, from, seen, tally);
+    return { action: 'backfill', ...tally.totals, currentAsOf };
   }
 
   const lastPull = table.lastPullAt === null ? undefined : Date.parse(table.lastPullAt);
   const due = lastPull === undefined || opts.now - lastPull >= options.fullScanEveryMs;
   if (!opts.forceFullScan && !due && table.state === 'ready') return { action: 'skipped', upserted: 0, deleted: 0 };
-  const scanned = await scanTable(ctx, table, { state: 'ready' });
-  return { action: 'scan', upserted: scanned.upserted, deleted: scanned.deleted };
+  const scanned = await scanTable(ctx, table, { state: 'ready' }, tally);
+  return { action: 'scan', upserted: scanned.upserted, deleted: scanned.deleted, currentAsOf: new Date(scanned.startedAt) };
 }

@@ -1,5 +1,6 @@
 import type { CursorWrites, EncodedRows, Mirror, RecordId } from '../mirror/mirror.ts';
 import type { MirrorTable, TableState } from '../mirror/catalog.ts';
+import { IdTally } from './id-tally.ts';
 import { tableLabel, type SyncContext } from './sync-context.ts';
 
 type Row = { id: RecordId; values: Readonly<Record<string, unknown>> };
@@ -10,11 +11,28 @@ export interface RowWriterTotals {
 }
 
 /**
+ * The distinct rows one table pull wrote, shared by its steps (a backfill's scan and catch-up),
+ * so every row counts once however often it was read: the counts reported and the
+ * `rows_applied` metric are rows, not writes.
+ */
+export class PullTally {
+  readonly upserted = new IdTally();
+  /** Rows that were there and are gone: a row is deleted once. */
+  deleted = 0;
+
+  get totals(): RowWriterTotals {
+    return { upserted: this.upserted.size, deleted: this.deleted };
+  }
+}
+
+/**
  * Batches rows of one table into mirror transactions of about `batchRows` rows, with at most one
  * write in flight while the caller goes on fetching: writing overlaps fetching instead of adding
  * to it. Each page is encoded for the mirror as it is added, so the page itself is garbage at
  * once and a batch waits as the mirror's compact form. The last write carries the cursors and
- * state that the whole run covers, so they commit only with the data they vouch for.
+ * state that the whole run covers, so they commit only with the data they vouch for; each
+ * earlier write carries the latest checkpoint given with its rows (a scan's position), so an
+ * interrupted run resumes from the last one committed.
  */
 export class RowWriter {
   readonly #ctx: SyncContext;
@@ -24,10 +42,14 @@ export class RowWriter {
   readonly #batchRows: number;
   #rows: EncodedRows | undefined;
   #deletes: RecordId[] = [];
+  /** Ids of the rows in `#rows`, counted once written. */
+  #ids: number[] = [];
   #inFlight: Promise<void> | undefined;
-  readonly totals: RowWriterTotals = { upserted: 0, deleted: 0 };
+  #checkpoint: CursorWrites | undefined;
+  readonly #tally: PullTally;
 
-  constructor(ctx: SyncContext, table: MirrorTable) {
+  constructor(ctx: SyncContext, table: MirrorTable, tally: PullTally = new PullTally()) {
+    this.#tally = tally;
     this.#ctx = ctx;
     this.#mirror = ctx.mirror;
     this.#tableId = table.tableId;
@@ -35,20 +57,39 @@ export class RowWriter {
     this.#batchRows = ctx.options.writeBatchRows ?? ctx.mirror.preferredBatchRows;
   }
 
-  async add(upserts: readonly Row[], deletes: readonly RecordId[] = []): Promise<void> {
-    if (upserts.length > 0) this.#rows = await this.#mirror.encodeRows(this.#tableId, upserts, this.#rows);
+  /** The distinct rows written so far (by every writer sharing the tally). */
+  get totals(): RowWriterTotals {
+    return this.#tally.totals;
+  }
+
+  /** Queues rows; `checkpoint`: cursors that hold once these rows (and all before) are written. */
+  async add(upserts: readonly Row[], deletes: readonly RecordId[] = [], checkpoint?: CursorWrites): Promise<void> {
+    if (checkpoint) this.#checkpoint = checkpoint;
+    if (upserts.length > 0) {
+      this.#rows = await this.#mirror.encodeRows(this.#tableId, upserts, this.#rows);
+      for (const row of upserts) this.#ids.push(Number(row.id));
+    }
     for (const id of deletes) this.#deletes.push(id);
     if ((this.#rows?.count ?? 0) + this.#deletes.length >= this.#batchRows) {
       await this.#settle();
-      this.#inFlight = this.#write({});
+      this.#inFlight = this.#write(this.#checkpoint ? { cursors: this.#checkpoint } : {});
     }
   }
 
   /** Writes what is left together with the final cursors and state, and waits for it. */
   async finish(final: { cursors?: CursorWrites; state?: TableState }): Promise<RowWriterTotals> {
     await this.#settle();
-    await this.#write(final);
+    await this.#write({ ...final, cursors: { ...this.#checkpoint, ...final.cursors } });
     return this.totals;
+  }
+
+  /**
+   * Writes what is queued with the latest checkpoint (not the final cursors): a scan stopped by a
+   * shutdown or a failure keeps every page it read, and resumes after the last one.
+   */
+  async flush(): Promise<void> {
+    await this.#settle();
+    if ((this.#rows?.count ?? 0) + this.#deletes.length > 0) await this.#write(this.#checkpoint ? { cursors: this.#checkpoint } : {});
   }
 
   /** Waits for the write in flight, surfacing its error. */
@@ -60,8 +101,10 @@ export class RowWriter {
 
   async #write(final: { cursors?: CursorWrites; state?: TableState }): Promise<void> {
     const rows = this.#rows;
+    const ids = this.#ids;
     const deletes = this.#deletes;
     this.#rows = undefined;
+    this.#ids = [];
     this.#deletes = [];
     const result = await this.#mirror.applyRows(this.#tableId, {
       ...(rows ? { encoded: rows } : {}),
@@ -69,10 +112,10 @@ export class RowWriter {
       ...(final.cursors ? { cursors: final.cursors } : {}),
       ...(final.state ? { state: final.state } : {}),
     });
-    this.totals.upserted += result.upserted;
-    this.totals.deleted += result.deleted;
+    const upserted = this.#tally.upserted.add(ids);
+    this.#tally.deleted += result.deleted;
     const { observer } = this.#ctx;
-    if (result.upserted > 0) observer.rowsApplied?.(this.#label, 'upsert', result.upserted);
+    if (upserted > 0) observer.rowsApplied?.(this.#label, 'upsert', upserted);
     if (result.deleted > 0) observer.rowsApplied?.(this.#label, 'delete', result.deleted);
   }
 

@@ -1,4 +1,4 @@
-import type { MirrorTable } from '../mirror/catalog.ts';
+import type { MirrorField, MirrorTable } from '../mirror/catalog.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import type { SyncLogger, SyncObserver } from './observer.ts';
 import type { SyncOptions } from './sync-options.ts';
@@ -19,6 +19,17 @@ export interface SyncContext {
 export interface PulledTable extends MirrorTable {
   /** Every record read for the table must carry these (a missing value is not a null). */
   readonly fieldNames: readonly string[];
+  /** The table's columns in one string: a scan checkpoint taken under other columns is void. */
+  readonly shape: string;
+}
+
+/** `PulledTable` of a catalog table and its fields. */
+export function pulledTable(table: MirrorTable, fields: readonly MirrorField[]): PulledTable {
+  return {
+    ...table,
+    fieldNames: fields.map((f) => f.fieldName),
+    shape: [table.mode, ...fields.map((f) => `${f.fieldId}:${f.fieldType}:${f.columnName}:${f.sqlType}`)].join(','),
+  };
 }
 
 /** `module.table`: how logs, metrics and reports name a table. */

@@ -1,7 +1,8 @@
-import type { TableState } from '../mirror/catalog.ts';
+import { scanCursorKey, type TableState } from '../mirror/catalog.ts';
 import type { CursorWrites } from '../mirror/mirror.ts';
 import { SafetyValveError } from '../errors.ts';
-import { RowWriter, type RowWriterTotals } from './row-writer.ts';
+import { PullTally, RowWriter, type RowWriterTotals } from './row-writer.ts';
+import { decodeCheckpoint, encodeCheckpoint, type ScanCheckpoint } from './scan-checkpoint.ts';
 import { tableLabel, type PulledTable, type SyncContext } from './sync-context.ts';
 
 /** Candidates are confirmed by look-up in chunks of this many ids (the list `limit` bound). */
@@ -19,18 +20,48 @@ const CONFIRM_CHUNK = 100;
  *
  * The mirror stream is always read past the highest id of a page before that page is written,
  * so it only ever yields ids that were in the mirror before the scan.
+ *
+ * Every batch of rows commits with a checkpoint (scan-checkpoint.ts). A scan that finds one
+ * taken under the same columns goes on after its last record: the mirror's ids below it that
+ * the interrupted run did not write (`_synced_at` before the scan began) are the candidates it
+ * had found there, looked up again.
  */
 export async function scanTable(
   ctx: SyncContext,
   table: PulledTable,
   final: { cursors?: CursorWrites; state?: TableState },
-): Promise<RowWriterTotals & { rowsRead: number }> {
-  const { client, mirror, options, observer } = ctx;
+  tally: PullTally = new PullTally(),
+): Promise<RowWriterTotals & { rowsRead: number; startedAt: string }> {
+  const { client, mirror, options, observer, logger } = ctx;
   const label = tableLabel(table);
+  const key = scanCursorKey(table.tableId);
+  const stored = decodeCheckpoint(await mirror.getCursor(key));
+  const resumed = stored?.shape === table.shape ? stored : undefined;
+  const checkpoint: ScanCheckpoint = resumed ?? {
+    startedAt: new Date().toISOString(),
+    shape: table.shape,
+    position: null,
+    rowsRead: 0,
+    // A backfill's progress is worth a few small requests; a periodic scan's is not.
+    estimatedRows: table.state === 'needs_backfill'
+      ? await client.estimateRecordCount(table.moduleName, table.tableName, ctx.signal ? { signal: ctx.signal } : {})
+      : null,
+  };
+  if (resumed?.position) {
+    logger.info({ table: label, rowsRead: resumed.rowsRead, estimatedRows: resumed.estimatedRows, startedAt: resumed.startedAt },
+      'resuming the scan after its last committed page');
+  }
+  observer.scanStarted?.(label, { rowsRead: checkpoint.rowsRead, estimatedRows: checkpoint.estimatedRows });
   const rowsBefore = await mirror.countRows(table.tableId);
   const deleteCap = Math.max(options.deleteShareFloor, Math.floor(rowsBefore * options.maxDeleteShare));
-  const writer = new RowWriter(ctx, table);
-  const local = mirror.streamIds(table.tableId)[Symbol.asyncIterator]();
+  const writer = new RowWriter(ctx, table, tally);
+  const resumeAfter = checkpoint.position?.lastId;
+  const local = (resumeAfter === undefined
+    ? mirror.streamIds(table.tableId)
+    : concat(
+      mirror.streamIds(table.tableId, { before: resumeAfter, syncedBefore: checkpoint.startedAt }),
+      mirror.streamIds(table.tableId, { after: resumeAfter }),
+    ))[Symbol.asyncIterator]();
   let head = (await local.next()).value as number | undefined;
   const advance = async () => {
     const next = await local.next();
@@ -55,12 +86,13 @@ export async function scanTable(
     await writer.add(found);
   };
 
-  let rowsRead = 0;
+  let rowsRead = checkpoint.rowsRead;
   try {
     const pages = client.iterateRecords(table.moduleName, table.tableName, {
       pageSize: options.pageSize,
       concurrency: options.backfillConcurrency,
       expectFields: table.fieldNames,
+      ...(checkpoint.position ? { from: checkpoint.position } : {}),
     });
     for await (const page of pages) {
       for (const record of page) {
@@ -74,7 +106,7 @@ export async function scanTable(
       ctx.signal?.throwIfAborted();
       rowsRead += page.length;
       observer.scanProgress?.(label, page.length);
-      await writer.add(page);
+      await writer.add(page, [], { [key]: encodeCheckpoint({ ...checkpoint, position: page.position, rowsRead }) });
       if (candidates.length >= CONFIRM_CHUNK) await confirm();
     }
     // Whatever the mirror holds past the last upstream id is a candidate too.
@@ -85,13 +117,19 @@ export async function scanTable(
     }
     await confirm();
     await writer.add([], confirmedDeletes);
-    const totals = await writer.finish(final);
-    return { ...totals, rowsRead };
+    const totals = await writer.finish({ ...final, cursors: { ...final.cursors, [key]: null } });
+    return { ...totals, rowsRead, startedAt: checkpoint.startedAt };
   } catch (error) {
+    // What was read is good whatever stopped the scan (a shutdown, a failing request): keep it.
+    await writer.flush().catch(() => undefined);
     await writer.abandon();
     await local.return?.();
     throw error;
   } finally {
     observer.scanFinished?.(label);
   }
+}
+
+async function* concat<T>(...streams: AsyncIterable<T>[]): AsyncIterable<T> {
+  for (const stream of streams) yield* stream;
 }

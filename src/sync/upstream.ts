@@ -4,7 +4,7 @@ import type { ApiRecord } from '../api/records.ts';
 import type { Workspace } from '../api/workspace.ts';
 import type {
   ChangesQueryParams, IterateRecordsOptions, KnownRecordChange, PollOptions, RecordCreateInput, RecordListParams,
-  RecordPage, RecordsByIdsOptions, RecordUpdateInput,
+  RecordPage, RecordRun, RecordsByIdsOptions, RecordUpdateInput,
 } from '../client/index.ts';
 
 /**
@@ -29,7 +29,9 @@ export interface Upstream {
 
   listRecords(moduleName: string, tableName: string, query?: RecordListParams): Promise<RecordPage>;
   /** Pages of a table's records in id order, each record once (see `iterateRecordPages`). */
-  iterateRecords(moduleName: string, tableName: string, options?: IterateRecordsOptions): AsyncIterable<ApiRecord[]>;
+  iterateRecords(moduleName: string, tableName: string, options?: IterateRecordsOptions): AsyncIterable<RecordRun>;
+  /** About how many records a table holds (for progress and reports, never for decisions). */
+  estimateRecordCount(moduleName: string, tableName: string, options?: { signal?: AbortSignal }): Promise<number>;
   /** The records with these ids that still exist. */
   getRecordsByIds(
     moduleName: string, tableName: string, ids: readonly RecordIdInput[], options?: RecordsByIdsOptions,

@@ -20,7 +20,7 @@ interface StatusJson {
   checkedAt: string;
   tables: {
     table: string; module: string; name: string; tableId: string; sqlName: string; mode: string; state: string;
-    rows: number | null; lastPullAt: string | null; lagMs: number | null;
+    rows: number | null; lastPullAt: string | null; currentAsOf: string | null; lagMs: number | null;
     outbox: { pending: number; failed: number; conflict: number };
   }[];
   outbox: { pending: number; failed: number; conflict: number };
@@ -96,8 +96,8 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
       new Date(Date.now() - HOUR - 30_000).toISOString(),
     ]);
     // The notes table was last pulled two hours ago.
-    await t.sql(`UPDATE ${t.table('_wsmirror_tables')} SET "last_pull_at" = ${param(1)} WHERE "table_id" = ${param(2)}`, [
-      new Date(Date.now() - 2 * HOUR - 3 * 60_000 - 10_000).toISOString(), ids['crm__notes']!,
+    await t.sql(`UPDATE ${t.table('_wsmirror_tables')} SET "last_pull_at" = ${param(1)}, "current_as_of" = ${param(2)} WHERE "table_id" = ${param(3)}`, [
+      new Date(Date.now() - 2 * HOUR - 3 * 60_000 - 10_000).toISOString(), new Date(Date.now() - 2 * HOUR - 3 * 60_000 - 10_000).toISOString(), ids['crm__notes']!,
     ]);
   });
   afterAll(async () => {
@@ -107,7 +107,8 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
 
   it('prints an aligned table of mode, state, rows, last pull, lag and outbox counts, without any upstream setting', async () => {
     const res = await runWsmirror(['status'], mirrorEnv(t), { cwd });
-    expect(res.code, res.stderr).toBe(0);
+    // Failed and conflicting edits, and a table lagging by hours, need attention.
+    expect(res.code, res.stderr).toBe(1);
     const text = res.stdout;
     expect(text.split('\n')[0]).toBe(dialect === 'sqlite' ? `mirror: ${t.url}` : `mirror: ${t.url} (schema ${t.pgSchema})`);
 
@@ -133,14 +134,17 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
 
     expect(text).toContain('outbox: 3 pending, 1 failed, 1 conflict (oldest pending edit 1h 00m old)');
     expect(text).toContain('1 of them belong to tables no longer mirrored');
+    expect(text).toContain('needs attention:\n  - crm.notes lags upstream by more than 900 s\n  - 1 failed and 1 conflicting local edits');
     expect(res.stderr).toBe('');
   });
 
   it('prints a stable JSON document with --json', async () => {
     const res = await runWsmirror(['status', '--json'], mirrorEnv(t), { cwd });
-    expect(res.code, res.stderr).toBe(0);
+    expect(res.code, res.stderr).toBe(1);
     const report = JSON.parse(res.stdout) as StatusJson;
-    expect(Object.keys(report)).toEqual(['mirror', 'schema', 'checkedAt', 'tables', 'outbox', 'oldestPendingAt', 'oldestPendingAgeMs']);
+    expect(Object.keys(report)).toEqual([
+      'mirror', 'schema', 'checkedAt', 'tables', 'outbox', 'oldestPendingAt', 'oldestPendingAgeMs', 'cycle', 'attention',
+    ]);
     expect(report.oldestPendingAgeMs).toBe(Date.parse(report.checkedAt) - Date.parse(report.oldestPendingAt!));
     expect(report.oldestPendingAgeMs).toBeGreaterThan(HOUR);
     expect(report.mirror).toBe(t.url);
@@ -150,12 +154,15 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
     const [deals, notes] = report.tables;
     expect(deals).toEqual({
       table: 'crm.deals', module: 'crm', name: 'deals', tableId: ids['crm__deals'], sqlName: 'crm__deals',
-      mode: 'history', state: 'ready', rows: 3, lastPullAt: expect.any(String), lagMs: expect.any(Number),
+      mode: 'history', state: 'ready', status: 'ready', rows: 3, lastPullAt: expect.any(String), currentAsOf: expect.any(String),
+      lagMs: expect.any(Number), lagBoundMs: 300_000, progress: null, lastError: null,
       outbox: { pending: 2, failed: 1, conflict: 0 },
     });
     expect(notes).toMatchObject({ mode: 'fullscan', rows: 1, outbox: { pending: 0, failed: 0, conflict: 1 } });
     for (const x of report.tables) {
-      expect(x.lagMs).toBe(Date.parse(report.checkedAt) - Date.parse(x.lastPullAt!));
+      // Lag as /metrics defines it: since the start of the last successful pull.
+      expect(x.lagMs).toBe(Date.parse(report.checkedAt) - Date.parse(x.currentAsOf!));
+      expect(Date.parse(x.currentAsOf!)).toBeLessThanOrEqual(Date.parse(x.lastPullAt!));
     }
     expect(notes!.lagMs).toBeGreaterThan(2 * HOUR);
     expect(Date.parse(deals!.lastPullAt!)).toBeGreaterThanOrEqual(syncedBetween[0]);
@@ -171,9 +178,23 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
     expect(json.tables).toEqual([]);
   });
 
+  it('reads a mirror of an older catalog layout that no daemon has migrated yet (no table state)', async () => {
+    const old = await fresh();
+    const sync = await runWsmirror(['sync'], daemonEnv(emu, old), { cwd });
+    expect(sync.code, sync.stderr).toBe(0);
+    for (const column of ['current_as_of', 'last_error_code', 'last_error', 'last_error_at']) {
+      await old.sql(`ALTER TABLE ${old.table('_wsmirror_tables')} DROP COLUMN "${column}"`);
+    }
+    await old.sql(`UPDATE ${old.table('_wsmirror_meta')} SET "value" = '3' WHERE "key" = 'catalog_version'`);
+    const res = await runWsmirror(['status', '--json'], mirrorEnv(old), { cwd });
+    expect(res.code, res.stderr).toBe(0);
+    const report = JSON.parse(res.stdout) as StatusJson;
+    expect(report.tables.map((x) => [x.table, x.state, x.lagMs])).toEqual([['crm.deals', 'ready', null], ['crm.notes', 'ready', null]]);
+  });
+
   it('warns on stderr about misspelt WSMIRROR_* variables, keeping stdout clean', async () => {
     const res = await runWsmirror(['status', '--json'], { ...mirrorEnv(t), WSMIRROR_MIROR_URL: 'x' }, { cwd });
-    expect(res.code, res.stderr).toBe(0);
+    expect(res.code, res.stderr).toBe(1);
     expect(res.stderr).toContain('WSMIRROR_MIROR_URL');
     expect(() => JSON.parse(res.stdout)).not.toThrow();
   });

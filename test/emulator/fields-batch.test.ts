@@ -171,7 +171,5 @@ describe('fields list paging', () => {
     },
   );
 
-  it('answers 404 for an unknown table', async () => {
-    expect((await api('GET', fieldsPath('crm', 'nope'))).status).toBe(404);
-  });
+  // 404 for an unknown table: tables.delete of the conformance suite (the fields of a deleted table).
 });

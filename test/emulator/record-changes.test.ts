@@ -60,12 +60,13 @@ describe('record changes', () => {
     expect(body.page_info).toEqual({ has_more: false, limit: 100, offset: 0 });
   });
 
-  it('failed requests log nothing; tables without history log nothing', async () => {
+  // Failed requests log nothing: record-changes.failed-requests-log-nothing of the conformance
+  // suite. What is the emulator's own: a repeated id is refused (400) and logs nothing either, and
+  // writes made before history was switched on are not logged.
+  it('a repeated id logs nothing; tables without history log nothing', async () => {
     const [a] = await fx.ws.createRecords(MODULE, table, [{ name: 'a' }]);
     const before = (await poll(EPOCH)).data;
     expect((await fx.api('PATCH', fx.records(table), { records: [{ id: a, name: 'x' }, { id: a, name: 'y' }] })).status).toBe(400);
-    expect((await fx.api('POST', fx.records(table), { records: [{ name: 1 }] })).status).toBe(400);
-    expect((await fx.api('DELETE', fx.records(table), { records: [a, 987654321] })).status).toBe(404);
     expect((await poll(EPOCH)).data).toEqual(before);
 
     const plain = `plain${tableNo}`;

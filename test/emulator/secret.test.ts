@@ -29,13 +29,24 @@ describe('bearer secrets', () => {
     const wrongLast = `${value.slice(0, -1)}x`;
     secret.matches(wrongFirst);
     secret.matches(wrongLast);
-    // Interleaved, so a burst of load on the machine hits both alike.
-    const ratios: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      ratios.push(medianNs(() => secret.matches(wrongLast)) / medianNs(() => secret.matches(wrongFirst)));
+    // Interleaved, so a burst of load on the machine hits both alike; measured again (up to three
+    // times) when a burst still skews one measurement. A comparison that stops at the first
+    // difference is off by far more than 2x in every measurement.
+    const measure = () => {
+      const ratios: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        ratios.push(medianNs(() => secret.matches(wrongLast)) / medianNs(() => secret.matches(wrongFirst)));
+      }
+      return ratios.sort((a, b) => a - b)[2]!;
+    };
+    const measured: number[] = [];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const ratio = measure();
+      measured.push(ratio);
+      if (ratio > 0.5 && ratio < 2) break;
     }
-    const ratio = ratios.sort((a, b) => a - b)[2]!;
-    expect(ratio).toBeGreaterThan(0.5);
-    expect(ratio).toBeLessThan(2);
+    const ratio = measured.at(-1)!;
+    expect(ratio, `wrong-last / wrong-first time, each measurement: ${measured.join(', ')}`).toBeGreaterThan(0.5);
+    expect(ratio, `wrong-last / wrong-first time, each measurement: ${measured.join(', ')}`).toBeLessThan(2);
   });
 });

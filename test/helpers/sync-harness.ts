@@ -19,8 +19,8 @@ export interface SyncHarness {
   requests: RequestInfo[];
   /** One cycle; fails the test if a table failed unless `allowFailure`. */
   sync(opts?: { allowFailure?: boolean }): ReturnType<SyncEngine['runCycle']>;
-  /** Asserts the mirror holds exactly upstream's rows and values for the table. */
-  expectConverged(moduleName: string, tableName: string): Promise<void>;
+  /** Asserts the mirror (`tm`, or another one) holds exactly upstream's rows and values for the table. */
+  expectConverged(moduleName: string, tableName: string, mirror?: TestMirror): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -51,13 +51,13 @@ export async function startSyncHarness(
       if (!opts.allowFailure) expect(report.tables.filter((t) => t.action === 'failed')).toEqual([]);
       return report;
     },
-    async expectConverged(moduleName, tableName) {
+    async expectConverged(moduleName, tableName, mirror = tm) {
       const table = await upstream.getTable(moduleName, tableName);
       const types: Record<string, string> = Object.fromEntries(
         (table.fields as { name: string; type: string }[]).map((f) => [f.name, f.type]),
       );
       const expected = upstreamRows(await upstream.allRecords(moduleName, tableName), types);
-      const actual = await mirrorRows(tm, moduleName, tableName);
+      const actual = await mirrorRows(mirror, moduleName, tableName);
       expect([...actual.keys()]).toEqual([...expected.keys()]);
       expect(Object.fromEntries(actual)).toEqual(Object.fromEntries(expected));
     },

@@ -153,7 +153,7 @@ forEachDialect('capture of local edits', ({ fresh, dialect }) => {
 });
 
 forEachDialect('catalog layout 1 → current', ({ fresh, dialect }) => {
-  it('adds the outbox columns and installs capture on the existing tables when opened', async () => {
+  it('adds the outbox, view and table state columns and installs capture on the existing tables when opened', async () => {
     const t = await seeded(fresh);
     // Make it look like a layout-1 mirror: no sending_since, no triggers, no capture version.
     if (dialect === 'postgres') {
@@ -167,6 +167,9 @@ forEachDialect('catalog layout 1 → current', ({ fresh, dialect }) => {
       for (const { name } of triggers) await t.sql(`DROP TRIGGER "${name}"`);
     }
     await t.sql(`ALTER TABLE ${t.table('_wsmirror_outbox')} DROP COLUMN "sending_since"`);
+    for (const column of ['current_as_of', 'last_error_code', 'last_error', 'last_error_at']) {
+      await t.sql(`ALTER TABLE ${t.table('_wsmirror_tables')} DROP COLUMN "${column}"`);
+    }
     await t.sql(`DROP VIEW ${t.table('crm__deals_v')}`);
     await t.sql(`ALTER TABLE ${t.table('_wsmirror_tables')} DROP COLUMN "view_name"`);
     for (const column of ['sql_table', 'ref_sql_table']) await t.sql(`ALTER TABLE ${t.table('_wsmirror_fields')} DROP COLUMN "${column}"`);
@@ -182,6 +185,10 @@ forEachDialect('catalog layout 1 → current', ({ fresh, dialect }) => {
     const again = await t.reopen();
     const [version] = await t.sql<{ value: string }>(`SELECT "value" FROM ${t.table('_wsmirror_meta')} WHERE "key" = 'catalog_version'`);
     expect(version!.value).toBe(String(CATALOG_VERSION));
+    await again.setTableState('t1', { currentAsOf: '2026-01-01T00:00:00.000Z', lastError: { code: 'X', message: 'm', at: '2026-01-01T00:00:01.000Z' } });
+    expect((await again.readSyncState()).tables.find((r) => r.tableId === 't1')).toEqual({
+      tableId: 't1', currentAsOf: '2026-01-01T00:00:00.000Z', lastError: { code: 'X', message: 'm', at: '2026-01-01T00:00:01.000Z' },
+    });
     await t.sql(`UPDATE ${t.table('crm__deals')} SET "title" = 'after' WHERE "id" = 1`);
     const entries = await t.sql<{ sending_since: unknown; column_name: string }>(`SELECT "sending_since", "column_name" FROM ${t.table('_wsmirror_outbox')}`);
     expect(entries).toEqual([{ sending_since: null, column_name: 'title' }]);

@@ -87,7 +87,7 @@ forEachDialect('outbox operations', ({ fresh }) => {
     await t.sql(`UPDATE ${deals} SET "title" = 'z' WHERE "id" = 3`);
     await t.sql(`DELETE FROM ${t.table('crm__notes')} WHERE "id" = 10`);
     const [e1, e2, e3, e4] = await t.mirror.readPendingEdits({ now: NOW, limit: 10 });
-    await t.mirror.markSending([...e1!.entryIds, ...e2!.entryIds], '2029-12-31T23:59:00.000Z');
+    await t.mirror.markSending([{ entryIds: e1!.entryIds, body: {} }, { entryIds: e2!.entryIds, body: {} }], '2029-12-31T23:59:00.000Z');
     const again = await t.mirror.readPendingEdits({ now: NOW, limit: 10 });
     expect(again.map((e) => e.sendingSince)).toEqual(['2029-12-31T23:59:00.000Z', '2029-12-31T23:59:00.000Z', null, null]);
 
@@ -172,11 +172,28 @@ forEachDialect('outbox operations', ({ fresh }) => {
     expect(entryOrder).toEqual([...entryOrder].sort((a, b) => a - b));
     for (const e of all) expect(e.values.get('amount')).toBe(e.recordId - 100 + 1);
     const ids = all.flatMap((e) => e.entryIds);
-    await t.mirror.markSending(ids, NOW);
+    await t.mirror.markSending(all.map((e) => ({ entryIds: e.entryIds, body: {} })), NOW);
     expect((await t.mirror.readPendingEdits({ now: NOW, limit: 10_000 })).every((e) => e.sendingSince !== null)).toBe(true);
     await t.mirror.settleEdits([{ kind: 'pushed', entryIds: ids.slice(0, 2_400) }, { kind: 'failed', entryIds: ids.slice(2_400), message: 'no' }]);
     const left = await entries(t);
     expect(left).toHaveLength(100);
     expect(left.every((e) => e.status === 'failed' && e.last_error === 'no' && e.attempts === 1)).toBe(true);
+  });
+
+  it('keeps the body a create was sent with, and which entries that send covered', async () => {
+    const t = await seeded(fresh);
+    const deals = t.table('crm__deals');
+    await t.sql(`INSERT INTO ${deals} ("title", "amount") VALUES ('new', 5)`);
+    const [create] = await t.mirror.readPendingEdits({ now: NOW, limit: 10 });
+    expect(create).toMatchObject({ operation: 'create', sendingSince: null, sentEntryIds: [], sentBody: null });
+    await t.mirror.markSending([{ entryIds: create!.entryIds, body: { title: 'new', amount: 5 } }], '2029-12-31T23:59:00.000Z');
+    // Edited again after the send began: that edit is not part of what was sent.
+    await t.sql(`UPDATE ${deals} SET "title" = 'newer' WHERE "id" = ${create!.recordId}`);
+    const [again] = await t.mirror.readPendingEdits({ now: NOW, limit: 10 });
+    expect(again!.sendingSince).toBe('2029-12-31T23:59:00.000Z');
+    expect(again!.sentBody).toEqual({ title: 'new', amount: 5 });
+    expect(again!.sentEntryIds).toEqual(create!.entryIds);
+    expect(again!.entryIds).toHaveLength(2);
+    expect(again!.values.get('title')).toBe('newer');
   });
 });

@@ -88,11 +88,15 @@ forEachDialect('readable views', ({ dialect, fresh }) => {
     const t = await seeded(fresh);
     expect(await viewColumns(t, 'crm__deals_v')).toEqual([
       'id', '_synced_at', 'title', 'stage', 'stage_label', 'tags', 'tags_labels', 'company', 'company_label',
-      'picks', 'picks_ids', 'meeting', 'meeting_start', 'meeting_end',
+      'picks', 'picks_ids', 'meeting', 'meeting_start', 'meeting_end', ...(dialect === 'postgres' ? ['meeting_range'] : []),
     ]);
     const rows = await view(t, 'crm__deals_v',
       '"id", "stage", "stage_label", "tags_labels", "company", "company_label", "picks_ids", "meeting_start", "meeting_end"');
-    expect(rows.map((r) => ({ ...r, company: Number(r['company']), id: Number(r['id']) }))).toEqual([
+    // Postgres gives the bounds as timestamptz (Date here), SQLite as ISO text.
+    const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
+    expect(rows.map((r) => ({
+      ...r, company: Number(r['company']), id: Number(r['id']), meeting_start: iso(r['meeting_start']), meeting_end: iso(r['meeting_end']),
+    }))).toEqual([
       {
         id: 1, stage: 'o_open', stage_label: 'Open', tags_labels: list(t, ['big', 'Hot']), company: 10, company_label: 'Acme',
         picks_ids: list(t, ['10', '11']), meeting_start: '2026-01-31T09:00:00.000Z', meeting_end: '2026-01-31T10:30:00.000Z',
@@ -102,6 +106,36 @@ forEachDialect('readable views', ({ dialect, fresh }) => {
       { id: 3, stage: 'o_gone', stage_label: 'o_gone', tags_labels: list(t, ['o_gone']), company: 99, company_label: null, picks_ids: null, meeting_start: null, meeting_end: null },
     ]);
     expect(await view(t, 'crm__companies_v', '"name", "size"')).toEqual([{ name: 'Acme', size: 5 }, { name: 'Globex', size: 9 }]);
+    if (dialect === 'postgres') {
+      const comments = await t.sql<{ name: string; comment: string | null }>(
+        `SELECT a.attname AS name, col_description(a.attrelid, a.attnum) AS comment FROM pg_attribute a
+         WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND a.attname IN ('id', 'stage_label', 'company_label') ORDER BY a.attnum`,
+        [t.table('crm__deals_v')],
+      );
+      expect(comments).toEqual([
+        { name: 'id', comment: 'record id' },
+        { name: 'stage_label', comment: 'stage label (option label)' },
+        { name: 'company_label', comment: 'company label (name of crm__companies)' },
+      ]);
+      const [viewComment] = await t.sql(`SELECT obj_description($1::regclass, 'pg_class') AS comment`, [t.table('crm__deals_v')]);
+      expect(viewComment).toEqual({ comment: 'deals label' });
+      const [range] = await t.sql(`SELECT "meeting_range" @> '2026-01-31T10:00:00Z'::timestamptz AS inside FROM ${t.table('crm__deals_v')} WHERE "id" = 1`);
+      expect(range).toEqual({ inside: true });
+    }
+  });
+
+  it('shows NULL, not an error, for values a local edit left unreadable', async () => {
+    const t = await seeded(fresh);
+    const deals = t.table('crm__deals');
+    await t.sql(`UPDATE ${deals} SET "meeting" = 'soon', "tags" = ${dialect === 'postgres' ? `'"x"'::jsonb` : `'not json'`} WHERE "id" = 1`);
+    await t.sql(`UPDATE ${deals} SET "meeting" = '[2026-02-30T09:00:00Z,2026-02-30T10:00:00Z)' WHERE "id" = 2`);
+    const rows = await view(t, 'crm__deals_v', '"id", "meeting_start", "meeting_end", "tags_labels"');
+    expect(rows.map((r) => ({ ...r, id: Number(r['id']) }))).toEqual([
+      { id: 1, meeting_start: null, meeting_end: null, tags_labels: null },
+      // SQLite shows the text between the brackets as it is; Postgres cannot read 30 February.
+      { id: 2, meeting_start: dialect === 'postgres' ? null : '2026-02-30T09:00:00Z', meeting_end: dialect === 'postgres' ? null : '2026-02-30T10:00:00Z', tags_labels: list(t, []) },
+      { id: 3, meeting_start: null, meeting_end: null, tags_labels: list(t, ['o_gone']) },
+    ]);
   });
 
   it('shows a relabelled option at once: the view reads the option catalog live, no table is re-read', async () => {
@@ -247,6 +281,10 @@ forEachDialect('catalog layout 2 → 3', ({ fresh }) => {
     for (const name of await indexNames(t, 'crm__deals')) await t.sql(`DROP INDEX ${t.table(name)}`);
     await t.sql(`ALTER TABLE ${t.table('_wsmirror_tables')} DROP COLUMN "view_name"`);
     for (const column of ['sql_table', 'ref_sql_table']) await t.sql(`ALTER TABLE ${t.table('_wsmirror_fields')} DROP COLUMN "${column}"`);
+    // Layout 4's columns, which a layout-2 mirror lacks too.
+    for (const column of ['current_as_of', 'last_error_code', 'last_error', 'last_error_at']) {
+      await t.sql(`ALTER TABLE ${t.table('_wsmirror_tables')} DROP COLUMN "${column}"`);
+    }
     await t.sql(`UPDATE ${t.table('_wsmirror_meta')} SET "value" = '2' WHERE "key" = 'catalog_version'`);
 
     const again = await t.reopen();

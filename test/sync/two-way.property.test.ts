@@ -207,6 +207,8 @@ forEachDialect('two-way: convergence', (dialect) => {
           [[{ kind: 'localInsert', note: 'a' }, { kind: 'crashingSync', afterRequests: 0 }, { kind: 'sync' }]],
           [[{ kind: 'upstreamCreate', count: 2 }, { kind: 'sync' }, { kind: 'localUpdate', pick: 0, note: 'b' }, { kind: 'crashingSync', afterRequests: 0 },
             { kind: 'upstreamUpdate', pick: 0, qty: 5 }, { kind: 'sync' }]],
+          // A row edited again after its create was sent and before the answer was recorded.
+          [[{ kind: 'localInsert', note: 'a' }, { kind: 'crashingSync', afterRequests: 0 }, { kind: 'localUpdate', pick: 0, note: 'b' }]],
           [[{ kind: 'upstreamCreate', count: 2 }, { kind: 'sync' }, { kind: 'localDelete', pick: 1 }, { kind: 'localInsert', note: 'c' },
             { kind: 'localUpdate', pick: 0, note: 'd' }, { kind: 'crashingSync', afterRequests: 1 }, { kind: 'crashingSync', afterRequests: 0 }]],
         ],

@@ -1,99 +1,9 @@
 import type { Command } from 'commander';
-import type { Mirror, OutboxStatus, TableMode, TableState } from '../../mirror/index.ts';
+import { EXIT } from '../../errors.ts';
 import { withConfigOption, type ConfigFlags } from '../config-option.ts';
+import type { StatusReport, TableStatus } from '../status-report.ts';
 
-export type OutboxCounts = Record<OutboxStatus, number>;
-
-/** One mirrored table in the report. The JSON form is a contract for scripts: add, never rename. */
-export interface TableStatus {
-  /** `module.table` */
-  table: string;
-  module: string;
-  name: string;
-  tableId: string;
-  sqlName: string;
-  mode: TableMode;
-  state: TableState;
-  /** Null when the SQL table cannot be counted (see `error`). */
-  rows: number | null;
-  /** End of the last successful record pull, ISO 8601; null before the first one. */
-  lastPullAt: string | null;
-  /** `checkedAt` − `lastPullAt` in milliseconds; null before the first pull. */
-  lagMs: number | null;
-  outbox: OutboxCounts;
-  error?: string;
-}
-
-export interface StatusReport {
-  /** The mirror URL, password masked. */
-  mirror: string;
-  /** The Postgres schema holding the mirror; null on SQLite. */
-  schema: string | null;
-  checkedAt: string;
-  tables: TableStatus[];
-  /** Every outbox entry, including those of tables no longer mirrored. */
-  outbox: OutboxCounts;
-  /** When the oldest pending local edit was made (ISO 8601), null when none is pending. */
-  oldestPendingAt: string | null;
-  /** `checkedAt` − `oldestPendingAt` in milliseconds; null when none is pending. */
-  oldestPendingAgeMs: number | null;
-}
-
-function noEntries(): OutboxCounts {
-  return { pending: 0, failed: 0, conflict: 0 };
-}
-
-/** Reads the report from the mirror alone (no upstream call). */
-export async function collectStatus(
-  mirror: Mirror, options: { pgSchema?: string; now?: Date } = {},
-): Promise<StatusReport> {
-  const now = options.now ?? new Date();
-  const catalog = await mirror.readCatalog();
-  const summary = await mirror.outboxSummary();
-  const outbox = noEntries();
-  const perTable = new Map<string, OutboxCounts>();
-  for (const entry of summary) {
-    outbox[entry.status] += entry.count;
-    const counts = perTable.get(entry.tableId) ?? noEntries();
-    counts[entry.status] += entry.count;
-    perTable.set(entry.tableId, counts);
-  }
-  const tables: TableStatus[] = [];
-  for (const t of catalog.tables) {
-    let rows: number | null = null;
-    let error: string | undefined;
-    try {
-      rows = await mirror.countRows(t.tableId);
-    } catch (e) {
-      // A SQL table dropped or damaged by hand: report it, keep going with the others.
-      error = `cannot count the rows of ${t.sqlName}: ${e instanceof Error ? e.message : String(e)}`;
-    }
-    const pulledAt = t.lastPullAt === null ? NaN : Date.parse(t.lastPullAt);
-    tables.push({
-      table: `${t.moduleName}.${t.tableName}`,
-      module: t.moduleName,
-      name: t.tableName,
-      tableId: t.tableId,
-      sqlName: t.sqlName,
-      mode: t.mode,
-      state: t.state,
-      rows,
-      lastPullAt: Number.isNaN(pulledAt) ? null : new Date(pulledAt).toISOString(),
-      lagMs: Number.isNaN(pulledAt) ? null : Math.max(0, now.getTime() - pulledAt),
-      outbox: perTable.get(t.tableId) ?? noEntries(),
-      ...(error === undefined ? {} : { error }),
-    });
-  }
-  tables.sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));
-  const schema = mirror.dialect === 'postgres' ? (options.pgSchema ?? 'public') : null;
-  const oldestPendingAt = await mirror.oldestPendingAt();
-  const oldestMs = oldestPendingAt === null ? NaN : Date.parse(oldestPendingAt);
-  return {
-    mirror: mirror.displayUrl, schema, checkedAt: now.toISOString(), tables, outbox,
-    oldestPendingAt: Number.isNaN(oldestMs) ? null : new Date(oldestMs).toISOString(),
-    oldestPendingAgeMs: Number.isNaN(oldestMs) ? null : Math.max(0, now.getTime() - oldestMs),
-  };
-}
+export type { StatusReport, TableStatus } from '../status-report.ts';
 
 /** `12s`, `3m 05s`, `2h 10m`, `4d 3h`; `never` before the first pull. */
 export function formatLag(ms: number | null): string {
@@ -110,7 +20,7 @@ const COLUMNS: readonly { title: string; right?: boolean; value: (t: TableStatus
   { title: 'TABLE', value: (t) => t.table },
   { title: 'SQL TABLE', value: (t) => t.sqlName },
   { title: 'MODE', value: (t) => t.mode },
-  { title: 'STATE', value: (t) => t.state },
+  { title: 'STATE', value: stateCell },
   { title: 'ROWS', right: true, value: (t) => (t.rows === null ? '?' : String(t.rows)) },
   { title: 'LAST PULL', value: (t) => t.lastPullAt ?? '-' },
   { title: 'LAG', right: true, value: (t) => formatLag(t.lagMs) },
@@ -119,7 +29,20 @@ const COLUMNS: readonly { title: string; right?: boolean; value: (t: TableStatus
   { title: 'CONFLICT', right: true, value: (t) => String(t.outbox.conflict) },
 ];
 
-/** The plain-text form: an aligned table, then the outbox totals. */
+/** `ready`, `backfilling 42%`, `blocked`, `failing`. */
+function stateCell(t: TableStatus): string {
+  if (t.status !== 'backfilling') return t.status;
+  return t.progress?.percent == null ? 'backfilling' : `backfilling ${t.progress.percent}%`;
+}
+
+/** `2026-05-01T10:00:00.000Z (3m 05s ago)`, `(in 25s)`, or `never`. */
+function when(at: string | null, now: number): string {
+  if (at === null) return 'never';
+  const ms = Date.parse(at) - now;
+  return `${at} (${ms > 0 ? `in ${formatLag(ms)}` : `${formatLag(-ms)} ago`})`;
+}
+
+/** The plain-text form: an aligned table, each table's problem, the cycles, the outbox, and what needs attention. */
 export function formatStatusText(report: StatusReport): string {
   const lines = [`mirror: ${report.mirror}${report.schema === null ? '' : ` (schema ${report.schema})`}`, ''];
   if (report.tables.length === 0) {
@@ -130,14 +53,29 @@ export function formatStatusText(report: StatusReport): string {
     for (const row of cells) {
       lines.push(row.map((cell, i) => (COLUMNS[i]!.right ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd());
     }
-    for (const t of report.tables) if (t.error !== undefined) lines.push(`${t.table}: ${t.error}`);
+    for (const t of report.tables) {
+      if (t.lastError) lines.push(`${t.table}: ${t.status} since ${t.lastError.at} (${t.lastError.code}): ${t.lastError.message}`);
+      if (t.error !== undefined) lines.push(`${t.table}: ${t.error}`);
+      if (t.progress && t.status !== 'blocked') {
+        const of = t.progress.estimatedRows === null ? '' : ` of about ${t.progress.estimatedRows}`;
+        lines.push(`${t.table}: ${t.state === 'ready' ? 'full scan' : 'backfill'} at ${t.progress.rowsRead} records${of}, begun ${t.progress.startedAt}`);
+      }
+    }
   }
+  const now = Date.parse(report.checkedAt);
+  const { cycle } = report;
+  lines.push('', `cycles: last success ${when(cycle.lastSuccessAt, now)}; last failure ${when(cycle.lastFailureAt, now)}`);
+  if (cycle.lastFailure !== null && cycle.lastFailureAt !== null && (cycle.lastSuccessAt === null || cycle.lastFailureAt > cycle.lastSuccessAt)) {
+    for (const problem of cycle.lastFailure.split('\n')) lines.push(`  ${problem}`);
+  }
+  if (cycle.nextRunAt !== null) lines.push(`next run: ${when(cycle.nextRunAt, now)}${Date.parse(cycle.nextRunAt) < now ? ' (overdue unless a cycle is running: is wsmirror run up?)' : ''}`);
   const { pending, failed, conflict } = report.outbox;
   const oldest = report.oldestPendingAgeMs === null ? '' : ` (oldest pending edit ${formatLag(report.oldestPendingAgeMs)} old)`;
   lines.push('', `outbox: ${pending} pending, ${failed} failed, ${conflict} conflict${oldest}`);
   const listed = report.tables.reduce((n, t) => n + t.outbox.pending + t.outbox.failed + t.outbox.conflict, 0);
   const unlisted = pending + failed + conflict - listed;
   if (unlisted > 0) lines.push(`  (${unlisted} of them belong to tables no longer mirrored)`);
+  if (report.attention.length > 0) lines.push('', 'needs attention:', ...report.attention.map((a) => `  - ${a}`));
   return `${lines.join('\n')}\n`;
 }
 
@@ -145,13 +83,15 @@ export function defineStatusCommand(program: Command): Command {
   return withConfigOption(
     program
       .command('status')
-      .description('show each mirrored table: mode, state, rows, last pull, lag and outbox counts (reads only the mirror)')
+      .description('show each mirrored table (mode, state, rows, last pull, lag, last error, outbox) and the last cycles; ' +
+        'exits 1 when something needs attention (reads only the mirror)')
       .option('--json', 'print the report as one JSON document'),
   ).action(async (flags: ConfigFlags & { json?: boolean }) => {
-    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { openConfiguredMirror }] = await Promise.all([
+    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { openConfiguredMirror }, { collectStatus }] = await Promise.all([
       import('../command-config.ts'),
       import('../../daemon/log-configuration.ts'),
       import('../../daemon/configured-mirror.ts'),
+      import('../status-report.ts'),
     ]);
     // The upstream is not needed: a machine that only reads the mirror has no key.
     const config = loadCommandConfig(flags, { upstream: 'optional' });
@@ -160,8 +100,13 @@ export function defineStatusCommand(program: Command): Command {
     logConfiguration(logger, config);
     const mirror = await openConfiguredMirror(config, { logger, mustExist: true });
     try {
-      const report = await collectStatus(mirror, { pgSchema: config.mirror.pgSchema });
+      const report = await collectStatus(mirror, {
+        pgSchema: config.mirror.pgSchema,
+        bounds: { maxLagMs: config.sync.maxLagMs, fullScanEveryMs: config.sync.fullScanEveryMs },
+      });
       process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatusText(report));
+      // A monitoring check: 0 = nothing needs attention, 1 = something does (listed).
+      process.exitCode = report.attention.length === 0 ? EXIT.ok : EXIT.syncFailed;
     } finally {
       await mirror.close();
     }

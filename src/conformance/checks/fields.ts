@@ -131,19 +131,29 @@ export const fieldChecks = [
   }),
   defineCheck({
     id: 'fields.batch-create.transactional',
-    section: 'Fields: rules for creating fields (9)',
-    rule: 'A batch create is one transaction: duplicate names in the batch, or one bad item, answer 400 and create none.',
+    section: 'Fields: rules for creating fields (6, 8, 9)',
+    rule: 'A batch create is one transaction: duplicate names in the batch, a field that exists, an uncompilable guard, a guard naming a field of the same batch, a type that cannot be created, canWrite on a function field, or an empty batch answer 400 and create none; a good batch answers 201 with its fields in order.',
     scratchTables: ['batch'],
     async run(ctx) {
-      const { name } = await ctx.scratch.create('batch');
+      const { name } = await ctx.scratch.create('batch', {}, [field('a', 'string')]);
       const params = { tableName: name };
-      expectError(await ctx.send('createFields', { params, body: [field('a', 'string'), field('a', 'number')] }), 400, 'duplicate names answer 400');
-      expectError(await ctx.send('createFields', { params, body: [field('a', 'string'), field('b', 'rowId' as 'string')] }), 400, 'an item of a type that cannot be created answers 400');
-      expectError(await ctx.send('createFields', { params, body: [field('a', 'string'), field('b', 'string', { canRead: '((' })] }), 400, 'an uncompilable guard answers 400');
-      expectEqual(await fieldNames(ctx, name), [], 'no field of the failed batches exists');
-      const ok = await ctx.send('createFields', { params, body: [field('a', 'string'), field('b', 'number')] });
+      const cases: [string, unknown[]][] = [
+        ['duplicate names in the batch', [field('f1', 'string'), field('f1', 'number')]],
+        ['a field that exists', [field('f1', 'string'), field('a', 'string')]],
+        ['an uncompilable guard', [field('f1', 'string'), field('f2', 'string', { canRead: '(' })]],
+        ['a guard naming a field of the same batch', [field('f1', 'string'), field('f2', 'string', { canRead: 'f1 = 1' })]],
+        ['a type that cannot be created', [field('f1', 'string'), field('f2', 'rowId' as 'string')]],
+        ['canWrite on a function field', [field('f1', 'string'), field('f2', 'function', { expression: '1', canWrite: 'true' })]],
+        ['an empty batch', []],
+      ];
+      for (const [what, body] of cases) {
+        expectError(await ctx.send('createFields', { params, body }), 400, `${what} answers 400`);
+        expectEqual(await fieldNames(ctx, name), ['a'], `${what} creates no field`);
+      }
+      const ok = await ctx.send('createFields', { params, body: [field('b', 'string'), field('c', 'number')] });
       expectStatus(ok, 201);
-      expectEqual(expectOk(ok).data.map((f) => f.name), ['a', 'b'], 'a good batch answers 201 with its fields', ok);
+      expectEqual(expectOk(ok).data.map((f) => f.name), ['b', 'c'], 'a good batch answers 201 with its fields in order', ok);
+      expectEqual(await fieldNames(ctx, name), ['a', 'b', 'c'], 'the list holds the new fields after the old one');
     },
   }),
   defineCheck({
@@ -196,13 +206,29 @@ export const fieldChecks = [
   defineCheck({
     id: 'fields.update.options-wrong-kind-400',
     section: 'Fields: rules for updating fields (2)',
-    rule: 'An options array, an options expression, or optionName sent to a field of the wrong kind answers 400.',
+    rule: 'An options array to a field other than choice/multi, an options expression to a field other than dchoice/dmulti, or optionName, optionIcon, optionColor to a field other than dchoice/dmulti answers 400, and the field is unchanged.',
     scratchTables: ['wrong_kind'],
     async run(ctx) {
-      const { name } = await ctx.scratch.create('wrong_kind', {}, [field('title', 'string'), field('stage', 'choice', { options: [{ name: 'a' }] })]);
-      expectError(await ctx.send('updateField', { ...fieldParams(name, 'title'), body: { options: [{ name: 'x' }] } }), 400, 'an options array to a string field answers 400');
-      expectError(await ctx.send('updateField', { ...fieldParams(name, 'stage'), body: { options: 'select x' } }), 400, 'an options expression to a choice field answers 400');
-      expectError(await ctx.send('updateField', { ...fieldParams(name, 'title'), body: { optionName: 'name' } }), 400, 'optionName to a string field answers 400');
+      const name = ctx.scratch.name('wrong_kind');
+      await ctx.scratch.create('wrong_kind', {}, [
+        field('title', 'string'), field('stage', 'choice', { options: [{ name: 'a' }] }), field('tags', 'multi', { options: [{ name: 'b' }] }),
+        field('pick', 'dchoice', { options: `select ${name}` }),
+      ]);
+      const cases: [string, Record<string, unknown>, string][] = [
+        ['title', { options: [{ name: 'x' }] }, 'an options array to a string field'],
+        ['pick', { options: [{ name: 'x' }] }, 'an options array to a dchoice field'],
+        ['stage', { options: `select ${name}` }, 'an options expression to a choice field'],
+        ['title', { options: `select ${name}` }, 'an options expression to a string field'],
+        ['stage', { optionName: 'title' }, 'optionName to a choice field'],
+        ['title', { optionIcon: 'x' }, 'optionIcon to a string field'],
+        ['tags', { optionColor: 'x' }, 'optionColor to a multi field'],
+      ];
+      for (const [fieldName, body, what] of cases) {
+        const before = expectOk(await ctx.send('getField', fieldParams(name, fieldName))).data;
+        expectError(await ctx.send('updateField', { ...fieldParams(name, fieldName), body }), 400, `${what} answers 400`);
+        const after = await ctx.send('getField', fieldParams(name, fieldName));
+        expectEqual(expectOk(after).data, before, `${what} leaves the field as it was`, after);
+      }
     },
   }),
   defineCheck({

@@ -84,6 +84,26 @@ export const recordChangeChecks = [
     },
   }),
   defineCheck({
+    id: 'record-changes.failed-requests-log-nothing',
+    section: 'What the service does; Records: rules (1, 2)',
+    rule: 'A create, update or delete that fails changes nothing, so it adds no record change: the poll after them equals the poll before.',
+    scratchTables: ['failed_log'],
+    async run(ctx) {
+      const { table, since, id: a } = await oneCreate(ctx, 'failed_log');
+      const params = { tableName: table };
+      const before = itemsOf(await pollAll<RecordChange>(ctx, 'listRecordChanges', since, { tableName: table }));
+      const missing = await create(ctx, table, ['gone']);
+      expectOk(await ctx.send('deleteRecords', { params, body: { records: missing } }));
+      const afterSetUp = itemsOf(await pollAll<RecordChange>(ctx, 'listRecordChanges', since, { tableName: table }));
+      expectError(await ctx.send('updateRecords', { params, body: { records: [{ id: a, name: 'x' }, { id: a, name: 5 }] } }), 400, 'an update with an invalid value answers 400');
+      expectError(await ctx.send('createRecords', { params, body: { records: [{ name: 'ok' }, { name: 1 }] } }), 400, 'a create with an invalid value answers 400');
+      expectError(await ctx.send('deleteRecords', { params, body: { records: [a, missing[0]!] } }), 404, 'a delete naming a missing record answers 404');
+      const after = itemsOf(await pollAll<RecordChange>(ctx, 'listRecordChanges', since, { tableName: table }));
+      expectEqual(after, afterSetUp, 'the failed requests logged no record change');
+      expectTrue(before.some((c) => c.id === a), 'the successful create was logged', `a change of ${a}`, before);
+    },
+  }),
+  defineCheck({
     id: 'record-changes.since-inclusive',
     section: 'Records: rules (4)',
     rule: 'since is inclusive: a poll from the changedAt of a change lists that change.',

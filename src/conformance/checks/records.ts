@@ -41,14 +41,39 @@ export const recordChecks = [
   }),
   defineCheck({
     id: 'records.create.transactional',
-    section: 'What the service does',
-    rule: 'Multi-record operations are transactional: a create with one invalid record answers 400 and creates none.',
-    scratchTables: ['create_tx'],
+    section: 'What the service does; Records',
+    rule: 'A create is transactional: one record with an unknown field, a value of the wrong type, an unknown choice option, a missing required field or a reference to no record answers 400 and creates none (and logs no change); an empty records array, a body without records or with another property answer 400; an unknown table or module 404.',
+    scratchTables: ['create_tx', 'create_tx_target'],
     async run(ctx) {
-      const table = await recordsTable(ctx, 'create_tx');
-      const res = await ctx.send('createRecords', { params: { tableName: table }, body: { records: [{ name: 'good' }, { name: 'bad', size: 'not a number' }] } });
-      expectError(res, 400);
+      const target = await ctx.scratch.create('create_tx_target', {}, [field('title', 'string')]);
+      const [targetId] = await create(ctx, target.name, [{ title: 't' }]);
+      const { name: table } = await ctx.scratch.create('create_tx', { hasHistory: true }, [
+        field('name', 'string', { required: true }), field('size', 'number'),
+        field('status', 'choice', { options: [{ name: 'open' }] }), field('org', 'reference', { refTableName: target.name }),
+      ]);
+      const since = (await ctx.send('listRecordChanges', { params: { tableName: table }, query: { since: '1970-01-01T00:00:00Z', limit: 1 } }));
+      const asOf = expectOk(since, 'a poll of the new table succeeds').meta.asOf;
+      const good = { name: 'fine', status: 'open', org: Number(targetId) };
+      const bad: [string, Record<string, unknown>][] = [
+        ['an unknown field', { name: 'x', nope: 1 }],
+        ['a value of the wrong type', { name: 'x', size: 'not a number' }],
+        ['an unknown choice option', { name: 'x', status: 'gone' }],
+        ['a missing required field', { size: 1 }],
+        ['a reference to no record', { name: 'x', org: Number(targetId) + 1_000_000 }],
+      ];
+      const params = { tableName: table };
+      for (const [what, record] of bad) {
+        expectError(await ctx.send('createRecords', { params, body: { records: [good, record] } }), 400, `${what} answers 400`);
+      }
+      expectError(await ctx.send('createRecords', { params, body: { records: [] } }), 400, 'an empty records array answers 400');
+      expectError(await ctx.send('createRecords', { params, body: {} }), 400, 'a body without records answers 400');
+      expectError(await ctx.send('createRecords', { params, body: { records: [good], extra: 1 } }), 400, 'a body with another property answers 400');
+      expectError(await ctx.send('createRecords', { params: { tableName: ctx.missingName }, body: { records: [good] } }), 404, 'an unknown table answers 404');
+      expectError(await ctx.send('createRecords', { params: { moduleName: ctx.missingName, tableName: table }, body: { records: [good] } }), 404, 'an unknown module answers 404');
       expectEqual((await readAll(ctx, table)).size, 0, 'no record was created');
+      const changes = await ctx.send('listRecordChanges', { params, query: { since: asOf } });
+      expectEqual(expectOk(changes).data, [], 'no record change was logged', changes);
+      await create(ctx, table, [good]);
     },
   }),
   defineCheck({

@@ -5,7 +5,7 @@ import { MirrorError } from '../errors.ts';
 import type { CursorWrites } from '../mirror.ts';
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext } from '../mirror-context.ts';
-import { ID_COLUMN, SYNCED_AT_COLUMN } from '../naming.ts';
+import { ID_COLUMN, SYNCED_AT_COLUMN, SYSTEM_COLUMN_COMMENTS } from '../naming.ts';
 import type { SchemaOp, SchemaPlan } from '../schema-planner.ts';
 import { describeOp } from '../schema-planner.ts';
 import { captureTables, createCapture, dropCapture } from './capture.ts';
@@ -17,10 +17,6 @@ import { createViews, dropViews } from './readable-views.ts';
 import { createReferenceIndex, dropReferenceIndex } from './reference-indexes.ts';
 import { readRevision } from './read-catalog.ts';
 
-const SYSTEM_COMMENTS = {
-  [ID_COLUMN]: 'record id',
-  [SYNCED_AT_COLUMN]: 'when wsmirror last wrote this row',
-} as const;
 
 /** Runs a plan from `planSchema`: DDL, catalog rows and the given cursors in ONE transaction. */
 export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, options: { cursors?: CursorWrites } = {}): Promise<void> {
@@ -81,7 +77,7 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: SchemaOp): Promise<voi
       ];
       await sql`CREATE TABLE ${d.table(op.table.sqlName)} (${sql.join(columns)})`.execute(tx.db);
       await d.comment(tx, op.table.sqlName, null, op.table.label);
-      for (const [column, text] of Object.entries(SYSTEM_COMMENTS)) await d.comment(tx, op.table.sqlName, column, text);
+      for (const [column, text] of Object.entries(SYSTEM_COLUMN_COMMENTS)) await d.comment(tx, op.table.sqlName, column, text);
       await insertTableRow(ctx, tx, op.table);
       for (const f of op.fields) {
         await d.comment(tx, op.table.sqlName, f.columnName, f.label);

@@ -119,6 +119,10 @@ function fold(
   const entryIds = entries.map((e) => Number(e.entry_id));
   const changedAt = entries.map((e) => ctx.driver.fromTimestamp(e.changed_at) ?? '').sort();
   const sending = entries.map((e) => ctx.driver.fromTimestamp(e.sending_since)).filter((s): s is string => s !== null).sort();
+  const insert = entries.find((e) => e.operation === 'insert');
+  const sentBody = insert !== undefined && insert.sending_since !== null && insert.new_value !== null
+    ? (decodeEntryValue(ctx, undefined, insert.new_value) as Record<string, unknown>)
+    : null;
   const base = {
     tableId: info.table.tableId,
     recordId,
@@ -126,8 +130,10 @@ function fold(
     firstChangedAt: changedAt[0] ?? '',
     attempts: Math.max(...entries.map((e) => Number(e.attempts))),
     sendingSince: sending.at(-1) ?? null,
+    sentEntryIds: entries.filter((e) => e.sending_since !== null).map((e) => Number(e.entry_id)),
+    sentBody,
   };
-  const hasInsert = entries.some((e) => e.operation === 'insert');
+  const hasInsert = insert !== undefined;
   if (entries.some((e) => e.operation === 'delete')) {
     // A delete of a row created here cancels out: a negative id tells the push to send nothing.
     return { ...base, operation: 'delete', values: new Map(), oldValues: new Map(), fieldEntryIds: new Map() };

@@ -2,20 +2,33 @@ import { sql } from 'kysely';
 import type { ApiRecord } from '../../api/records.ts';
 import type { RecordId } from '../mirror.ts';
 import type { MirrorContext } from '../mirror-context.ts';
-import { ID_COLUMN } from '../naming.ts';
+import { ID_COLUMN, SYNCED_AT_COLUMN } from '../naming.ts';
 import { sqlToApi } from '../value-codec.ts';
 import { mirroredTable } from './read-catalog.ts';
 import { requireRecordId } from './record-ids.ts';
 
+export interface StreamIdsOptions {
+  /** Only ids above this one. */
+  after?: number;
+  /** Only ids below this one. */
+  before?: number;
+  /** Only rows the daemon last wrote before this time (ISO 8601): rows a resumed scan has not seen. */
+  syncedBefore?: string;
+  pageSize?: number;
+}
+
 /** Ids of a table in ascending order, read page by page (bounded memory). */
-export async function* streamIds(ctx: MirrorContext, tableId: string, options: { after?: number; pageSize?: number } = {}): AsyncIterable<number> {
+export async function* streamIds(ctx: MirrorContext, tableId: string, options: StreamIdsOptions = {}): AsyncIterable<number> {
   const pageSize = Math.max(1, Math.floor(options.pageSize ?? 10_000));
   let last = options.after ?? 0;
+  const id = sql.id(ID_COLUMN);
+  const before = options.before === undefined ? sql`` : sql` AND ${id} < ${options.before}`;
+  const synced = options.syncedBefore === undefined ? sql`` : sql` AND ${sql.id(SYNCED_AT_COLUMN)} < ${options.syncedBefore}`;
   for (;;) {
     // Each page is its own short query (keyset paging): no long-lived read transaction.
     const { table } = await mirroredTable(ctx, tableId);
-    const { rows } = await sql<{ id: number | bigint }>`SELECT ${sql.id(ID_COLUMN)} FROM ${ctx.driver.table(table.sqlName)}
-      WHERE ${sql.id(ID_COLUMN)} > ${last} ORDER BY ${sql.id(ID_COLUMN)} LIMIT ${pageSize}`.execute(ctx.driver.db);
+    const { rows } = await sql<{ id: number | bigint }>`SELECT ${id} FROM ${ctx.driver.table(table.sqlName)}
+      WHERE ${id} > ${last}${before}${synced} ORDER BY ${id} LIMIT ${pageSize}`.execute(ctx.driver.db);
     for (const r of rows) yield Number(r.id);
     if (rows.length < pageSize) return;
     last = Number(rows[rows.length - 1]!.id);

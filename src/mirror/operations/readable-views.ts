@@ -21,9 +21,10 @@ export async function dropViews(ctx: MirrorContext, tx: WriteTx): Promise<void> 
 export async function createViews(ctx: MirrorContext, tx: WriteTx): Promise<void> {
   const { tables, fields } = await readCatalogTables(ctx.driver, ctx.driver.catalog(tx.db));
   const byId = new Map(tables.map((t) => [t.tableId, t]));
+  await runAll(tx, ctx.dialect.viewSetupSql(ctx.driver.names));
   for (const table of tables) {
     if (table.viewName === null) continue;
-    const view = readableViewOf(table, fields, byId, ctx.dialect.naming.maxLength);
+    const view = readableViewOf(table, fields, byId, ctx.dialect);
     await runAll(tx, ctx.dialect.createViewSql(ctx.driver.names, view));
   }
 }

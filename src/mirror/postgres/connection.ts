@@ -137,6 +137,29 @@ class PostgresDriver implements DialectDriver {
     });
   }
 
+  async accessProblems(tables: readonly string[]): Promise<string[]> {
+    const problems: string[] = [];
+    const { rows: [role] } = await sql<{ role: string; usage: boolean; create: boolean }>`SELECT current_user AS role,
+      has_schema_privilege(current_user, ${this.#schema}, 'USAGE') AS usage,
+      has_schema_privilege(current_user, ${this.#schema}, 'CREATE') AS create`.execute(this.db);
+    if (!role!.usage) problems.push(`role ${role!.role} has no USAGE on schema ${this.#schema}`);
+    if (!role!.create) problems.push(`role ${role!.role} cannot CREATE in schema ${this.#schema} (new upstream tables could not be mirrored)`);
+    // Rows are written with INSERT, UPDATE and DELETE; schema changes and capture triggers need the owner.
+    const { rows } = await sql<{ name: string; owns: boolean; write: boolean }>`SELECT c.relname AS name,
+        pg_has_role(current_user, c.relowner, 'USAGE') AS owns,
+        has_table_privilege(c.oid, 'SELECT') AND has_table_privilege(c.oid, 'INSERT')
+          AND has_table_privilege(c.oid, 'UPDATE') AND has_table_privilege(c.oid, 'DELETE') AS write
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = ${this.#schema} AND c.relname = ANY(${[...tables]}) ORDER BY c.relname`.execute(this.db);
+    for (const r of rows) {
+      if (!r.write) problems.push(`role ${role!.role} cannot SELECT, INSERT, UPDATE and DELETE in ${this.#schema}.${r.name}`);
+      if (!r.owns) problems.push(`role ${role!.role} does not own ${this.#schema}.${r.name} (schema changes would fail)`);
+    }
+    const found = new Set(rows.map((r) => r.name));
+    for (const name of tables) if (!found.has(name)) problems.push(`table ${this.#schema}.${name} is missing`);
+    return problems;
+  }
+
   async verifyCatalog(): Promise<void> {
     const { rows } = await sql<{ exists: boolean }>`SELECT to_regclass(${`${pg.escapeIdentifier(this.#schema)}."_wsmirror_meta"`}) IS NOT NULL AS exists`
       .execute(this.db);

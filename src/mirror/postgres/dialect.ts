@@ -3,7 +3,7 @@ import type { Dialect } from '../dialect.ts';
 import { CATALOG_PREFIX, ID_COLUMN } from '../naming.ts';
 import { quoteIdent } from '../sql-text.ts';
 import { captureSetupSql, createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
-import { createViewSql } from './readable-views.ts';
+import { createViewSql, viewSetupSql } from './readable-views.ts';
 import { dropViewStatement } from '../view-sql.ts';
 import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
 
@@ -36,7 +36,8 @@ export const postgresDialect: Dialect = {
   captureSetupSql,
   dropCaptureSql,
   createCaptureSql,
-  viewListType: 'text[]',
+  viewTypes: { list: 'text[]', bound: 'timestamptz', range: 'tstzrange' },
+  viewSetupSql,
   foreignKeySql: (names, fk) => ({
     create: `ALTER TABLE ${names.qualify(fk.sqlTable)} ADD CONSTRAINT ${quoteIdent(fk.name)} FOREIGN KEY (${quoteIdent(fk.column)}) REFERENCES ${names.qualify(fk.refSqlTable)} (${quoteIdent(ID_COLUMN)}) NOT ENFORCED`,
     drop: `ALTER TABLE IF EXISTS ${names.qualify(fk.sqlTable)} DROP CONSTRAINT IF EXISTS ${quoteIdent(fk.name)}`,

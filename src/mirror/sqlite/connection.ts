@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
@@ -94,6 +94,24 @@ class SqliteDriver implements DialectDriver {
       }
       await initCatalogVersion(tx.db);
     }, false);
+  }
+
+  async accessProblems(): Promise<string[]> {
+    const file = this.#raw.name;
+    if (this.#raw.memory) return [];
+    const problems: string[] = [];
+    const writable = (path: string) => {
+      try {
+        accessSync(path, constants.W_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    if (this.#raw.readonly || !writable(file)) problems.push(`this user cannot write ${resolve(file)}`);
+    // The WAL and shared-memory files are created beside the database.
+    if (!writable(dirname(resolve(file)))) problems.push(`this user cannot create files in ${dirname(resolve(file))} (the -wal and -shm files live beside the mirror)`);
+    return problems;
   }
 
   async verifyCatalog(): Promise<void> {

@@ -24,6 +24,8 @@ const EXPRESSIONS: ViewExpressions = {
       : `substr(${column}, ${comma} + 1, length(${column}) - ${comma} - 1)`;
     return `CASE WHEN ${wellFormed} THEN ${part} END`;
   },
+  // SQLite has no range type: the view shows the bounds only (Dialect.viewTypes.range is null).
+  range: () => 'NULL',
 };
 
 export function createViewSql(names: SqlNames, view: ReadableView): string[] {

@@ -79,7 +79,7 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
           retry: { baseMs: ctx.options.pushRetryBaseMs, maxMs: ctx.options.pushRetryMaxMs },
           lookbackMs: ctx.options.lookbackMs,
           now,
-          markSending: (ids) => ctx.mirror.markSending(ids, new Date(now()).toISOString()),
+          markSending: (creates) => ctx.mirror.markSending(creates, new Date(now()).toISOString()),
         },
         target,
         ready,

@@ -1,6 +1,6 @@
 import type { ApiRecord } from '../../api/records.ts';
 import type { MirrorTable } from '../../mirror/catalog.ts';
-import type { EditOutcome, PendingEdit } from '../../mirror/outbox.ts';
+import type { EditOutcome, PendingEdit, SentCreate } from '../../mirror/outbox.ts';
 import { tableLabel } from '../sync-context.ts';
 import type { Upstream } from '../upstream.ts';
 import type { ConflictPolicy } from './conflict-policy.ts';
@@ -25,8 +25,8 @@ export interface TablePushSettings {
   retry: RetrySchedule;
   lookbackMs: number;
   now: () => number;
-  /** Marks creates' entries as being sent, committed before the request goes out. */
-  markSending(entryIds: readonly number[]): Promise<void>;
+  /** Marks creates as being sent (entries and body), committed before the request goes out. */
+  markSending(creates: readonly SentCreate[]): Promise<void>;
 }
 
 export interface TablePushResult {
@@ -70,7 +70,7 @@ export async function pushTableEdits(
   if (toCreate.length + toUpdate.length + upstreamDeletes.length === 0) return result;
   // Only creates are marked before they go out: an update or delete sent again after a crash
   // gives the same record (absolute values, an already deleted record), a create would not.
-  if (toCreate.length > 0) await settings.markSending(toCreate.flatMap((p) => p.edit.entryIds));
+  if (toCreate.length > 0) await settings.markSending(toCreate.map((p) => ({ entryIds: p.edit.entryIds, body: p.body })));
 
   if (toCreate.length > 0) await run.sendCreates(toCreate);
   if (toUpdate.length > 0) await run.sendUpdates(toUpdate, true);
@@ -119,7 +119,8 @@ class TableRun {
     try {
       found = await findCreatedRecords(
         this.#s.upstream, this.#t.table, this.#t.fieldTypes,
-        unsure.map((p) => ({ recordId: p.edit.recordId, since: p.edit.sendingSince!, body: p.body })),
+        // Recognised by what was sent: the row may have been edited since.
+        unsure.map((p) => ({ recordId: p.edit.recordId, since: p.edit.sendingSince!, body: p.edit.sentBody ?? p.body })),
         this.#s.lookbackMs,
       );
     } catch {
@@ -129,7 +130,10 @@ class TableRun {
     }
     for (const p of unsure) {
       const id = found.get(p.edit.recordId);
-      if (id !== undefined) this.#r.outcomes.push({ kind: 'pushed', entryIds: p.edit.entryIds, createdId: id });
+      // Only what that send covered is done: later edits stay, and go out as an update of the
+      // record once it carries its upstream id.
+      const covered = p.edit.sentEntryIds.length > 0 ? p.edit.sentEntryIds : p.edit.entryIds;
+      if (id !== undefined) this.#r.outcomes.push({ kind: 'pushed', entryIds: covered, createdId: id });
     }
     return creates.filter((p) => !found.has(p.edit.recordId));
   }

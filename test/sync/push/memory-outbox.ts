@@ -1,4 +1,4 @@
-import type { EditOutcome, OutboxStatus, PendingEdit } from '../../../src/mirror/index.ts';
+import type { EditOutcome, OutboxStatus, PendingEdit, SentCreate } from '../../../src/mirror/index.ts';
 import type { Mirror } from '../../../src/mirror/mirror.ts';
 import type { PushMirror } from '../../../src/sync/push/push-step.ts';
 
@@ -24,6 +24,8 @@ interface LocalRecord {
   values: Map<string, unknown>;
   oldValues: Map<string, unknown>;
   entries: Entry[];
+  /** The body a create was last marked as sent with. */
+  sentBody?: Readonly<Record<string, unknown>>;
 }
 
 export class MemoryOutbox implements PushMirror {
@@ -78,14 +80,19 @@ export class MemoryOutbox implements PushMirror {
         firstChangedAt: '2026-01-01T00:00:00.000Z',
         attempts: Math.max(...due.map((e) => e.attempts)),
         sendingSince: due.find((e) => e.sendingSince !== null)?.sendingSince ?? null,
+        sentEntryIds: due.filter((e) => e.sendingSince !== null).map((e) => e.entryId),
+        sentBody: record.sentBody ?? null,
       } as PendingEdit);
       if (out.length >= options.limit) break;
     }
     return out;
   }
 
-  async markSending(entryIds: readonly number[], at: string): Promise<void> {
-    for (const id of entryIds) this.entry(id).sendingSince = at;
+  async markSending(creates: readonly SentCreate[], at: string): Promise<void> {
+    for (const create of creates) {
+      for (const id of create.entryIds) this.entry(id).sendingSince = at;
+      this.records.find((r) => r.entries.some((e) => e.entryId === create.entryIds[0]))!.sentBody = create.body;
+    }
   }
 
   async settleEdits(outcomes: readonly EditOutcome[]): Promise<void> {

@@ -1,0 +1,53 @@
+import type { Command } from 'commander';
+import { EXIT } from '../../errors.ts';
+import { withConfigOption, type ConfigFlags } from '../config-option.ts';
+import type { CheckReport } from '../../daemon/config-check.ts';
+
+/** The plain-text form: one line per check, then the plan as an aligned table. */
+export function formatCheckText(report: CheckReport): string {
+  const mark = (ok: boolean) => (ok ? 'ok  ' : 'FAIL');
+  const lines = [`${mark(true)} configuration: ${report.configFile ?? 'environment only (no configuration file)'}`];
+  const up = report.upstream;
+  lines.push(`${mark(up.ok)} upstream: ${up.baseUrl}, workspace ${up.workspaceId}${up.ok ? ' (the key is accepted)' : `: ${up.error}`}`);
+  const m = report.mirror;
+  const where = `${m.url}${m.schema === null ? '' : ` (schema ${m.schema})`}`;
+  const state = m.exists ? 'exists, writable' : 'does not exist yet: the first sync creates it';
+  lines.push(`${mark(m.ok)} mirror: ${where}: ${m.ok ? state : m.problems.join('; ')}`);
+  if (report.plan) {
+    const { plan } = report;
+    lines.push('', 'a sync would:');
+    if (plan.operations.length === 0) lines.push('  change no table definition');
+    else for (const op of plan.operations) lines.push(`  ${op}`);
+    const rows = [['TABLE', 'MODE', 'ACTION', 'ROWS', 'ESTIMATED RECORDS'], ...plan.tables.map((t) => [
+      t.table, t.mode, t.action, t.rows === null ? '-' : String(t.rows), t.estimatedRows === null ? '-' : `~${t.estimatedRows}`,
+    ])];
+    const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+    lines.push('');
+    for (const r of rows) lines.push(`  ${r.map((c, i) => (i >= 3 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd()}`);
+    for (const table of plan.refused) lines.push(`  ${table}: refused (its name is outside the API's rule)`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export function defineCheckCommand(program: Command): Command {
+  return withConfigOption(
+    program
+      .command('check')
+      .description('validate the configuration, reach upstream with the key, open the mirror and show what a sync ' +
+        'would do (tables, modes, estimated records), writing nothing; exits 78 when something does not work')
+      .option('--json', 'print the report as one JSON document'),
+  ).action(async (flags: ConfigFlags & { json?: boolean }) => {
+    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { runCheck }] = await Promise.all([
+      import('../command-config.ts'),
+      import('../../daemon/log-configuration.ts'),
+      import('../../daemon/config-check.ts'),
+    ]);
+    // A configuration that does not load fails here: exit 78 with the setting to fix.
+    const config = loadCommandConfig(flags);
+    const logger = commandLogger(config, { toStderr: true });
+    logConfiguration(logger, config);
+    const report = await runCheck(config, { logger });
+    process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatCheckText(report));
+    process.exitCode = report.ok ? EXIT.ok : EXIT.config;
+  });
+}

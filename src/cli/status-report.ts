@@ -1,0 +1,168 @@
+import type { CycleSummary, Mirror, OutboxStatus, TableError, TableMode, TableState } from '../mirror/index.ts';
+import { scanCursorKey } from '../mirror/index.ts';
+import { decodeCheckpoint, lagBoundMs, tableLagMs } from '../sync/index.ts';
+
+export type OutboxCounts = Record<OutboxStatus, number>;
+
+/**
+ * What a table is doing, for people and monitoring:
+ * - `backfilling`: every record is being read (new, retyped or resynced table), see `progress`;
+ * - `ready`: pulled incrementally (history) or by periodic full scans;
+ * - `blocked`: the delete safety valve stopped its full scan (`sync.maxDeleteShare`); nothing was deleted;
+ * - `failing`: its last pull failed (see `lastError`); it is retried every cycle.
+ */
+export type TableCondition = 'backfilling' | 'ready' | 'blocked' | 'failing';
+
+/** One mirrored table in the report. The JSON form is a contract for scripts: add, never rename. */
+export interface TableStatus {
+  /** `module.table` */
+  table: string;
+  module: string;
+  name: string;
+  tableId: string;
+  sqlName: string;
+  mode: TableMode;
+  /** The catalog's state: `needs_backfill` until a backfill completes. */
+  state: TableState;
+  status: TableCondition;
+  /** Null when the SQL table cannot be counted (see `error`). */
+  rows: number | null;
+  /** End of the last successful record pull, ISO 8601; null before the first one. */
+  lastPullAt: string | null;
+  /** Start of the last successful record pull: the upstream state the table holds. */
+  currentAsOf: string | null;
+  /** `checkedAt` − `currentAsOf` in milliseconds (sync/table-lag.ts, as in /metrics); null before the first pull. */
+  lagMs: number | null;
+  /** The lag beyond which the table needs attention (`sync.maxLag`, plus `sync.fullScanEvery` for full-scan tables). */
+  lagBoundMs: number;
+  /** A backfill or full scan under way (or interrupted, to be resumed); null when none is. */
+  progress: { rowsRead: number; estimatedRows: number | null; percent: number | null; startedAt: string } | null;
+  /** Why the last pull failed, and when; null once one succeeded. */
+  lastError: TableError | null;
+  outbox: OutboxCounts;
+  error?: string;
+}
+
+export interface StatusReport {
+  /** The mirror URL, password masked. */
+  mirror: string;
+  /** The Postgres schema holding the mirror; null on SQLite. */
+  schema: string | null;
+  checkedAt: string;
+  tables: TableStatus[];
+  /** Every outbox entry, including those of tables no longer mirrored. */
+  outbox: OutboxCounts;
+  /** When the oldest pending local edit was made (ISO 8601), null when none is pending. */
+  oldestPendingAt: string | null;
+  /** `checkedAt` − `oldestPendingAt` in milliseconds; null when none is pending. */
+  oldestPendingAgeMs: number | null;
+  /** The last cycles, as the daemon (`run`, `sync`, `resync`) recorded them. */
+  cycle: CycleSummary;
+  /** What needs attention, one line each; empty when nothing does (exit code 0). */
+  attention: string[];
+}
+
+export interface StatusOptions {
+  pgSchema?: string;
+  now?: Date;
+  bounds: { maxLagMs: number; fullScanEveryMs: number };
+}
+
+function noEntries(): OutboxCounts {
+  return { pending: 0, failed: 0, conflict: 0 };
+}
+
+function conditionOf(state: TableState, lastError: TableError | null): TableCondition {
+  if (lastError?.code === 'SAFETY_VALVE') return 'blocked';
+  if (lastError) return 'failing';
+  return state === 'needs_backfill' ? 'backfilling' : 'ready';
+}
+
+function iso(text: string | null): string | null {
+  const ms = text === null ? NaN : Date.parse(text);
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+}
+
+/** Reads the report from the mirror alone (no upstream call). */
+export async function collectStatus(mirror: Mirror, options: StatusOptions): Promise<StatusReport> {
+  const now = options.now ?? new Date();
+  const catalog = await mirror.readCatalog();
+  const sync = await mirror.readSyncState();
+  const syncOf = new Map(sync.tables.map((t) => [t.tableId, t]));
+  const summary = await mirror.outboxSummary();
+  const outbox = noEntries();
+  const perTable = new Map<string, OutboxCounts>();
+  for (const entry of summary) {
+    outbox[entry.status] += entry.count;
+    const counts = perTable.get(entry.tableId) ?? noEntries();
+    counts[entry.status] += entry.count;
+    perTable.set(entry.tableId, counts);
+  }
+  const tables: TableStatus[] = [];
+  for (const t of catalog.tables) {
+    let rows: number | null = null;
+    let error: string | undefined;
+    try {
+      rows = await mirror.countRows(t.tableId);
+    } catch (e) {
+      // A SQL table dropped or damaged by hand: report it, keep going with the others.
+      error = `cannot count the rows of ${t.sqlName}: ${e instanceof Error ? e.message : String(e)}`;
+    }
+    const state = syncOf.get(t.tableId);
+    const currentAsOf = iso(state?.currentAsOf ?? null);
+    const lastError = state?.lastError ?? null;
+    const checkpoint = decodeCheckpoint(await mirror.getCursor(scanCursorKey(t.tableId)));
+    const percent = checkpoint?.estimatedRows ? Math.min(99, Math.floor((100 * checkpoint.rowsRead) / checkpoint.estimatedRows)) : null;
+    tables.push({
+      table: `${t.moduleName}.${t.tableName}`,
+      module: t.moduleName,
+      name: t.tableName,
+      tableId: t.tableId,
+      sqlName: t.sqlName,
+      mode: t.mode,
+      state: t.state,
+      status: conditionOf(t.state, lastError),
+      rows,
+      lastPullAt: iso(t.lastPullAt),
+      currentAsOf,
+      lagMs: tableLagMs(currentAsOf, now.getTime()),
+      lagBoundMs: lagBoundMs(t.mode, options.bounds),
+      progress: checkpoint
+        ? { rowsRead: checkpoint.rowsRead, estimatedRows: checkpoint.estimatedRows, percent, startedAt: checkpoint.startedAt }
+        : null,
+      lastError,
+      outbox: perTable.get(t.tableId) ?? noEntries(),
+      ...(error === undefined ? {} : { error }),
+    });
+  }
+  tables.sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));
+  const schema = mirror.dialect === 'postgres' ? (options.pgSchema ?? 'public') : null;
+  const oldestPendingAt = iso(await mirror.oldestPendingAt());
+  const report: StatusReport = {
+    mirror: mirror.displayUrl, schema, checkedAt: now.toISOString(), tables, outbox,
+    oldestPendingAt,
+    oldestPendingAgeMs: oldestPendingAt === null ? null : Math.max(0, now.getTime() - Date.parse(oldestPendingAt)),
+    cycle: sync.cycle,
+    attention: [],
+  };
+  report.attention = attentionOf(report);
+  return report;
+}
+
+/** What an operator must look at; `wsmirror status` exits 1 when there is anything. */
+function attentionOf(report: StatusReport): string[] {
+  const out: string[] = [];
+  for (const t of report.tables) {
+    if (t.status === 'blocked') out.push(`${t.table} is blocked by the delete safety valve: ${t.lastError!.message}`);
+    else if (t.status === 'failing') out.push(`${t.table} is failing since ${t.lastError!.at}: ${t.lastError!.message}`);
+    else if (t.lagMs !== null && t.lagMs > t.lagBoundMs) out.push(`${t.table} lags upstream by more than ${Math.round(t.lagBoundMs / 1000)} s`);
+    if (t.error !== undefined) out.push(`${t.table}: ${t.error}`);
+  }
+  const { lastFailureAt, lastSuccessAt, lastFailure } = report.cycle;
+  if (lastFailureAt !== null && (lastSuccessAt === null || lastFailureAt > lastSuccessAt)) {
+    out.push(`the last cycle failed at ${lastFailureAt}: ${(lastFailure ?? '').split('\n').join('; ')}`);
+  }
+  const { failed, conflict } = report.outbox;
+  if (failed + conflict > 0) out.push(`${failed} failed and ${conflict} conflicting local edits wait in the outbox (wsmirror outbox)`);
+  return out;
+}

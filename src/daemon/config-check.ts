@@ -1,0 +1,134 @@
+/**
+ * `wsmirror check`: does this configuration work, and what would a sync do? Reaches upstream
+ * with the key, opens the mirror without creating or changing anything (mustExist) and checks
+ * the daemon could write it, then plans the schema as a sync would and estimates the records of
+ * every table a sync would read whole. Writes nothing, upstream or in the mirror.
+ */
+import { existsSync, accessSync, constants } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Workspace } from '../api/workspace.ts';
+import type { Catalog, MirrorTable, TableMode } from '../mirror/index.ts';
+import { describeOp, planSchema } from '../mirror/index.ts';
+import type { Mirror } from '../mirror/mirror.ts';
+import { refusedTables } from '../sync/index.ts';
+import type { Config } from './config-types.ts';
+import { openConfiguredMirror } from './configured-mirror.ts';
+import type { Logger } from './logger.ts';
+import { createWorkspaceClient } from './upstream-client.ts';
+
+export type PlannedAction = 'backfill' | 'poll changes' | 'full scan';
+
+export interface CheckReport {
+  /** True when upstream answered and the mirror can be written (or created). */
+  ok: boolean;
+  configFile: string | null;
+  upstream: { baseUrl: string; workspaceId: string; ok: boolean; error?: string };
+  mirror: {
+    url: string;
+    /** The Postgres schema; null on SQLite. */
+    schema: string | null;
+    /** False when a first sync would create it. */
+    exists: boolean;
+    ok: boolean;
+    /** What would keep the daemon from writing it. */
+    problems: string[];
+  };
+  /** What a sync would do; null when upstream could not be read. */
+  plan: {
+    operations: string[];
+    tables: { table: string; mode: TableMode; action: PlannedAction; rows: number | null; estimatedRows: number | null }[];
+    /** Tables a sync would refuse (names outside the API's rule). */
+    refused: string[];
+  } | null;
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Errors of a mustExist open that only mean "not created yet": a first sync creates it. */
+const NOT_CREATED_YET = /run wsmirror sync to create it/;
+
+export async function runCheck(config: Config, deps: { logger: Logger }): Promise<CheckReport> {
+  const report: CheckReport = {
+    ok: false,
+    configFile: config.configFile,
+    upstream: { baseUrl: config.upstream.baseUrl, workspaceId: config.upstream.workspaceId, ok: false },
+    mirror: {
+      url: config.mirror.dialect === 'sqlite' ? `sqlite:${config.mirror.path}` : config.mirror.url,
+      schema: config.mirror.dialect === 'postgres' ? config.mirror.pgSchema : null,
+      exists: false, ok: false, problems: [],
+    },
+    plan: null,
+  };
+  const client = createWorkspaceClient(config, { logger: deps.logger });
+  let mirror: Mirror | undefined;
+  try {
+    let workspace: Workspace | undefined;
+    try {
+      workspace = await client.getWorkspace();
+      report.upstream.ok = true;
+    } catch (error) {
+      report.upstream.error = message(error);
+    }
+
+    try {
+      mirror = await openConfiguredMirror(config, { logger: deps.logger, mustExist: true });
+      report.mirror.exists = true;
+      report.mirror.url = mirror.displayUrl;
+      report.mirror.problems = await mirror.accessProblems();
+    } catch (error) {
+      if (!NOT_CREATED_YET.test(message(error))) report.mirror.problems.push(message(error));
+      else if (config.mirror.dialect === 'sqlite' && !existsSync(config.mirror.path)) {
+        const dir = dirname(config.mirror.path);
+        try {
+          accessSync(dir, constants.W_OK);
+        } catch {
+          report.mirror.problems.push(`the mirror ${config.mirror.path} does not exist and this user cannot create files in ${dir}`);
+        }
+      }
+    }
+    report.mirror.ok = report.mirror.problems.length === 0;
+
+    if (workspace && (mirror || report.mirror.ok)) {
+      const catalog: Catalog = mirror
+        ? await mirror.readCatalog()
+        : { dialect: config.mirror.dialect, revision: 0, tables: [], fields: [], foreignNames: [] };
+      report.plan = await planOf(catalog, workspace, config, mirror, (t) => client.estimateRecordCount(t.moduleName, t.tableName));
+    }
+    report.ok = report.upstream.ok && report.mirror.ok;
+    return report;
+  } finally {
+    await client.close();
+    await mirror?.close();
+  }
+}
+
+async function planOf(
+  catalog: Catalog, workspace: Workspace, config: Config, mirror: Mirror | undefined,
+  estimate: (table: MirrorTable) => Promise<number>,
+): Promise<NonNullable<CheckReport['plan']>> {
+  const filter = { include: config.tables.include, exclude: config.tables.exclude };
+  const refused = refusedTables(workspace, filter);
+  const plan = planSchema(catalog, workspace, filter, new Set(refused.map((r) => r.tableId)));
+  // The catalog as the plan leaves it.
+  const after = new Map(catalog.tables.map((t) => [t.tableId, t]));
+  for (const op of plan.ops) {
+    if (op.op === 'dropTable') after.delete(op.table.tableId);
+    else if (op.op === 'createTable' || op.op === 'updateTable') after.set(op.table.tableId, op.table);
+  }
+  const tables: NonNullable<CheckReport['plan']>['tables'] = [];
+  for (const t of [...after.values()].sort((a, b) => a.sqlName.localeCompare(b.sqlName))) {
+    const action: PlannedAction = t.state === 'needs_backfill' ? 'backfill' : t.mode === 'history' ? 'poll changes' : 'full scan';
+    const exists = catalog.tables.some((c) => c.tableId === t.tableId);
+    tables.push({
+      table: `${t.moduleName}.${t.tableName}`,
+      mode: t.mode,
+      action,
+      rows: mirror && exists ? await mirror.countRows(t.tableId) : null,
+      // Only tables a sync reads whole: the size is what it will cost.
+      estimatedRows: action === 'poll changes' ? null : await estimate(t),
+    });
+  }
+  return { operations: plan.ops.map(describeOp), tables, refused: refused.map((r) => r.table) };
+}

@@ -1,0 +1,84 @@
+import { CATALOG_MIGRATIONS } from '../catalog-tables.ts';
+import { readCatalogVersion } from '../catalog-version.ts';
+import type { MirrorContext } from '../mirror-context.ts';
+import { assertOpen } from '../mirror-context.ts';
+import type { TableError } from './table-state.ts';
+
+/** What the sync engine recorded about one table (the catalog holds the rest). */
+export interface TableSyncState {
+  tableId: string;
+  /** Start of the last successful pull; null before the first one. */
+  currentAsOf: string | null;
+  lastError: TableError | null;
+}
+
+/** What the sync engine recorded about its cycles, in `_wsmirror_meta` (`cycle_*` keys). */
+export interface CycleSummary {
+  lastStartedAt: string | null;
+  lastSuccessAt: string | null;
+  lastFailureAt: string | null;
+  /** What failed in the last failed cycle, one problem per line. */
+  lastFailure: string | null;
+  /** When `wsmirror run` means to start the next cycle; null when no daemon said. */
+  nextRunAt: string | null;
+}
+
+/** One finished cycle, as `recordCycle` stores it. */
+export interface CycleRecord {
+  startedAt: string;
+  finishedAt: string;
+  /** Empty when the cycle succeeded. */
+  problems: readonly string[];
+  /** Only a daemon knows it; left as it was when undefined. */
+  nextRunAt?: string | null;
+}
+
+const KEYS = {
+  lastStartedAt: 'cycle_last_started_at',
+  lastSuccessAt: 'cycle_last_success_at',
+  lastFailureAt: 'cycle_last_failure_at',
+  lastFailure: 'cycle_last_failure',
+  nextRunAt: 'cycle_next_run_at',
+} as const satisfies Record<keyof CycleSummary, string>;
+
+/** The catalog layout that added the table state columns. */
+const STATE_LAYOUT = CATALOG_MIGRATIONS.find((m) => m.addColumns.some((c) => c.column === 'current_as_of'))!.version;
+
+export async function readSyncState(ctx: MirrorContext): Promise<{ tables: TableSyncState[]; cycle: CycleSummary }> {
+  assertOpen(ctx);
+  const d = ctx.driver;
+  const cat = d.catalog(d.db);
+  // A mirror of an older layout, opened read-only (`status`) before a daemon of this version
+  // migrated it, has no state yet.
+  const layout = Number(await readCatalogVersion(cat));
+  const rows = layout < STATE_LAYOUT ? [] : await cat.selectFrom('_wsmirror_tables')
+    .select(['table_id', 'current_as_of', 'last_error_code', 'last_error', 'last_error_at']).orderBy('table_id').execute();
+  const tables = rows.map((r): TableSyncState => ({
+    tableId: r.table_id,
+    currentAsOf: d.fromTimestamp(r.current_as_of),
+    lastError: r.last_error_code === null
+      ? null
+      : { code: r.last_error_code, message: r.last_error ?? '', at: d.fromTimestamp(r.last_error_at) ?? '' },
+  }));
+  const meta = new Map((await cat.selectFrom('_wsmirror_meta').select(['key', 'value'])
+    .where('key', 'in', Object.values(KEYS)).execute()).map((r) => [r.key, r.value]));
+  const cycle = Object.fromEntries(Object.entries(KEYS).map(([name, key]) => [name, meta.get(key) ?? null])) as unknown as CycleSummary;
+  return { tables, cycle };
+}
+
+/** Stores the outcome of a cycle in one daemon transaction. */
+export async function recordCycle(ctx: MirrorContext, cycle: CycleRecord): Promise<void> {
+  assertOpen(ctx);
+  const values: Partial<Record<keyof CycleSummary, string | null>> = { lastStartedAt: cycle.startedAt };
+  if (cycle.problems.length === 0) values.lastSuccessAt = cycle.finishedAt;
+  else Object.assign(values, { lastFailureAt: cycle.finishedAt, lastFailure: cycle.problems.join('\n') });
+  if (cycle.nextRunAt !== undefined) values.nextRunAt = cycle.nextRunAt;
+  await ctx.driver.write(async (tx) => {
+    const cat = ctx.driver.catalog(tx.db);
+    for (const [name, value] of Object.entries(values) as [keyof CycleSummary, string | null][]) {
+      const key = KEYS[name];
+      await cat.deleteFrom('_wsmirror_meta').where('key', '=', key).execute();
+      if (value !== null) await cat.insertInto('_wsmirror_meta').values({ key, value }).execute();
+    }
+  });
+}
