@@ -1,9 +1,10 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { daemonEnv, runWsmirror } from '../helpers/processes.ts';
+import { WSMIRROR_BIN, daemonEnv } from '../helpers/processes.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
 
 /**
@@ -27,14 +28,30 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+interface Trace {
+  modules: string[];
+  heapSizeLimit: number;
+}
+
+/** Runs `bin/wsmirror ARGS` as a user would (through its shell part) and returns what it loaded. */
+async function trace(args: string[], file: string, nodeOptions = ''): Promise<Trace> {
+  const path = join(dir, `${file}.trace`);
+  const env = {
+    ...daemonEnv(emu, { url: `sqlite:${join(dir, `${file}.db`)}` }),
+    PATH: process.env.PATH ?? '',
+    NODE_OPTIONS: `--import ${TRACE_HOOK} ${nodeOptions}`,
+    WSMIRROR_TEST_MODULE_TRACE: path,
+  };
+  const code = await new Promise<number | null>((done) => {
+    const child = spawn(WSMIRROR_BIN, args, { env, cwd: dir, stdio: 'ignore' });
+    child.once('exit', done);
+  });
+  expect(code).toBe(0);
+  return JSON.parse(readFileSync(path, 'utf8')) as Trace;
+}
+
 async function modulesLoadedBy(args: string[], file: string): Promise<string[]> {
-  const trace = join(dir, `${file}.modules`);
-  const run = await runWsmirror(args, daemonEnv(emu, { url: `sqlite:${join(dir, `${file}.db`)}` }, {
-    NODE_OPTIONS: `--import ${TRACE_HOOK}`,
-    WSMIRROR_TEST_MODULE_TRACE: trace,
-  }), { cwd: dir });
-  expect(run.code, run.stderr).toBe(0);
-  return readFileSync(trace, 'utf8').split('\n');
+  return (await trace(args, file)).modules;
 }
 
 it('a sync loads neither the emulator nor the operations server, fastify, prom-client or (without a configuration file) yaml', async () => {
@@ -49,4 +66,16 @@ it('--help loads no mirror, client or sync code', async () => {
   const loaded = await modulesLoadedBy(['--help'], 'help');
   expect(loaded.some((url) => url.includes('/src/cli/main.ts'))).toBe(true);
   expect(loaded.filter((url) => /\/src\/(mirror|client|sync|emulator)\/|\/node_modules\/(kysely|undici|zod)\//.test(url))).toEqual([]);
+});
+
+it('run and sync get the heap bounds of the service packaging unless NODE_OPTIONS sets its own', async () => {
+  const unit = readFileSync(resolve(import.meta.dirname, '../../systemd/wsmirror.service'), 'utf8');
+  const packaged = /^Environment="NODE_OPTIONS=([^"]+)"$/m.exec(unit)![1]!;
+  const shell = readFileSync(WSMIRROR_BIN, 'utf8');
+  expect(shell).toContain(`heap="${packaged}"`);
+  const MB = 1024 * 1024;
+  // 160 MB of old space plus the young generation.
+  expect((await trace(['sync'], 'bounded')).heapSizeLimit).toBeLessThan(256 * MB);
+  expect((await trace(['sync'], 'own', '--max-old-space-size=400')).heapSizeLimit).toBeGreaterThan(400 * MB);
+  expect((await trace(['--help'], 'help-heap')).heapSizeLimit).toBeGreaterThan(400 * MB);
 });

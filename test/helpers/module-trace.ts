@@ -1,10 +1,12 @@
 /**
- * Preloaded with `--import` into a wsmirror process: at exit, writes the URL of every module it
- * loaded, one a line, to the file named by WSMIRROR_TEST_MODULE_TRACE. Tells which modules a
- * command really loads (test/cli/start-up.test.ts).
+ * Preloaded with `--import` into a wsmirror process: at exit, writes to the file named by
+ * WSMIRROR_TEST_MODULE_TRACE a JSON object with the URL of every module the process loaded and
+ * its V8 heap size limit. Tells which modules a command really loads and how Node was started
+ * (test/cli/start-up.test.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { registerHooks } from 'node:module';
+import { getHeapStatistics } from 'node:v8';
 
 const loaded = new Set<string>();
 registerHooks({
@@ -15,5 +17,5 @@ registerHooks({
 });
 process.on('exit', () => {
   const file = process.env['WSMIRROR_TEST_MODULE_TRACE'];
-  if (file) writeFileSync(file, [...loaded].join('\n'));
+  if (file) writeFileSync(file, JSON.stringify({ modules: [...loaded], heapSizeLimit: getHeapStatistics().heap_size_limit }));
 });
