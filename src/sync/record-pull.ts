@@ -1,4 +1,4 @@
-import { backfillCursorKey, recordCursorKey } from '../mirror/catalog.ts';
+import { backfillCursorKey, recordCursorKey, scanCursorKey } from '../mirror/catalog.ts';
 import { changesBeforeScan, type SeenChanges } from './backfill-window.ts';
 import { pullHistory } from './history-pull.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
@@ -48,9 +48,10 @@ export async function pullTable(
       const probe = await client.listRecordChanges(table.moduleName, table.tableName, { since: BEGINNING, limit: 1 });
       from = nextSince(probe.meta.asOf, options.lookbackMs);
       await mirror.setCursor(backfillKey, from);
-      // Only for a scan that starts after it, in this run: a backfill resumed from a stored
-      // cursor may hold rows read before this point.
-      seen = await changesBeforeScan(ctx, table, from, probe.meta.asOf);
+      // Only for a scan that starts after it, in this run: a scan resumed from a checkpoint
+      // (or a backfill from a stored cursor) may hold rows read before this point.
+      const resumable = await mirror.getCursor(scanCursorKey(table.tableId));
+      if (resumable === undefined) seen = await changesBeforeScan(ctx, table, from, probe.meta.asOf);
     }
     await scanTable(ctx, table, {
       cursors: { [cursorKey]: from, [backfillKey]: null },
