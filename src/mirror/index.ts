@@ -1,7 +1,6 @@
 // The mirror's public surface: what the sync engine, the daemon and the CLI import.
 export type { CursorWrites, EncodedRows, Mirror, MirrorLogger, OpenMirrorOptions, OutboxCount, RecordId, RowBatch, RowBatchResult } from './mirror.ts';
-export type { CycleRecord, CycleSummary, TableSyncState } from './operations/sync-status.ts';
-export type { TableError, TableStatePatch } from './operations/table-state.ts';
+export type { CycleRecord, CycleSummary, TableError, TableStatePatch, TableSyncState } from './mirror.ts';
 export { openMirror } from './open-mirror.ts';
 export type { Dialect, DialectName, SqlValue } from './dialect.ts';
 export { DIALECTS, sqlTypeOf } from './dialects.ts';

@@ -3,9 +3,6 @@ import type { Catalog, TableState } from './catalog.ts';
 import type { OutboxStatus } from './catalog-tables.ts';
 import type { DialectName } from './dialect.ts';
 import type { MirrorOutbox } from './outbox.ts';
-import type { StreamIdsOptions } from './operations/read-rows.ts';
-import type { CycleRecord, CycleSummary, TableSyncState } from './operations/sync-status.ts';
-import type { TableStatePatch } from './operations/table-state.ts';
 import type { SchemaPlan } from './schema-planner.ts';
 
 /**
@@ -152,4 +149,62 @@ export interface OpenMirrorOptions {
    * file, the Postgres schema or the catalog; a missing one throws ConfigError naming it.
    */
   mustExist?: boolean;
+}
+
+// ---- what the mirror records of the sync, and how ids are streamed (operations implement these) ----
+
+export interface StreamIdsOptions {
+  /** Only ids above this one. */
+  after?: number;
+  /** Only ids below this one. */
+  before?: number;
+  /** Only rows the daemon last wrote before this time (ISO 8601): rows a resumed scan has not seen. */
+  syncedBefore?: string;
+  pageSize?: number;
+}
+
+/** Why a table's last pull failed, and when; null once a pull succeeded again. */
+export interface TableError {
+  /** Stable error code (`SAFETY_VALVE`, `UPSTREAM_404`, `INVALID_RESPONSE`…). */
+  code: string;
+  message: string;
+  at: string;
+}
+
+export interface TableStatePatch {
+  state?: TableState;
+  /** End of the last successful pull. */
+  lastPullAt?: string | null;
+  /** Start of the last successful pull: the upstream state the table holds (see sync/table-lag.ts). */
+  currentAsOf?: string | null;
+  lastError?: TableError | null;
+}
+
+/** What the sync engine recorded about one table (the catalog holds the rest). */
+export interface TableSyncState {
+  tableId: string;
+  /** Start of the last successful pull; null before the first one. */
+  currentAsOf: string | null;
+  lastError: TableError | null;
+}
+
+/** What the sync engine recorded about its cycles, in `_wsmirror_meta` (`cycle_*` keys). */
+export interface CycleSummary {
+  lastStartedAt: string | null;
+  lastSuccessAt: string | null;
+  lastFailureAt: string | null;
+  /** What failed in the last failed cycle, one problem per line. */
+  lastFailure: string | null;
+  /** When `wsmirror run` means to start the next cycle; null when no daemon said. */
+  nextRunAt: string | null;
+}
+
+/** One finished cycle, as `recordCycle` stores it. */
+export interface CycleRecord {
+  startedAt: string;
+  finishedAt: string;
+  /** Empty when the cycle succeeded. */
+  problems: readonly string[];
+  /** Only a daemon knows it; left as it was when undefined. */
+  nextRunAt?: string | null;
 }

@@ -1,21 +1,12 @@
 import { sql } from 'kysely';
 import type { ApiRecord } from '../../api/records.ts';
-import type { RecordId } from '../mirror.ts';
+import type { RecordId, StreamIdsOptions } from '../mirror.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { ID_COLUMN, SYNCED_AT_COLUMN } from '../naming.ts';
 import { sqlToApi } from '../value-codec.ts';
 import { mirroredTable } from './read-catalog.ts';
 import { requireRecordId } from './record-ids.ts';
 
-export interface StreamIdsOptions {
-  /** Only ids above this one. */
-  after?: number;
-  /** Only ids below this one. */
-  before?: number;
-  /** Only rows the daemon last wrote before this time (ISO 8601): rows a resumed scan has not seen. */
-  syncedBefore?: string;
-  pageSize?: number;
-}
 
 /** Ids of a table in ascending order, read page by page (bounded memory). */
 export async function* streamIds(ctx: MirrorContext, tableId: string, options: StreamIdsOptions = {}): AsyncIterable<number> {

@@ -2,36 +2,7 @@ import { CATALOG_MIGRATIONS } from '../catalog-tables.ts';
 import { readCatalogVersion } from '../catalog-version.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { assertOpen } from '../mirror-context.ts';
-import type { TableError } from './table-state.ts';
-
-/** What the sync engine recorded about one table (the catalog holds the rest). */
-export interface TableSyncState {
-  tableId: string;
-  /** Start of the last successful pull; null before the first one. */
-  currentAsOf: string | null;
-  lastError: TableError | null;
-}
-
-/** What the sync engine recorded about its cycles, in `_wsmirror_meta` (`cycle_*` keys). */
-export interface CycleSummary {
-  lastStartedAt: string | null;
-  lastSuccessAt: string | null;
-  lastFailureAt: string | null;
-  /** What failed in the last failed cycle, one problem per line. */
-  lastFailure: string | null;
-  /** When `wsmirror run` means to start the next cycle; null when no daemon said. */
-  nextRunAt: string | null;
-}
-
-/** One finished cycle, as `recordCycle` stores it. */
-export interface CycleRecord {
-  startedAt: string;
-  finishedAt: string;
-  /** Empty when the cycle succeeded. */
-  problems: readonly string[];
-  /** Only a daemon knows it; left as it was when undefined. */
-  nextRunAt?: string | null;
-}
+import type { CycleRecord, CycleSummary, TableSyncState } from '../mirror.ts';
 
 const KEYS = {
   lastStartedAt: 'cycle_last_started_at',

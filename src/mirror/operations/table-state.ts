@@ -1,25 +1,9 @@
 import type { TableState } from '../catalog.ts';
 import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
+import type { TableStatePatch } from '../mirror.ts';
 import { mirroredTable } from './read-catalog.ts';
 import { ensureReferenceIndexes } from './reference-indexes.ts';
-
-/** Why a table's last pull failed, and when; null once a pull succeeded again. */
-export interface TableError {
-  /** Stable error code (`SAFETY_VALVE`, `UPSTREAM_404`, `INVALID_RESPONSE`…). */
-  code: string;
-  message: string;
-  at: string;
-}
-
-export interface TableStatePatch {
-  state?: TableState;
-  /** End of the last successful pull. */
-  lastPullAt?: string | null;
-  /** Start of the last successful pull: the upstream state the table holds (see sync/table-lag.ts). */
-  currentAsOf?: string | null;
-  lastError?: TableError | null;
-}
 
 /** Updates a table's sync state: its backfill state, last pull, and last error. */
 export async function setTableState(ctx: MirrorContext, tableId: string, patch: TableStatePatch): Promise<void> {
