@@ -209,6 +209,10 @@ forEachDialect('two-way: convergence', (dialect) => {
             { kind: 'upstreamUpdate', pick: 0, qty: 5 }, { kind: 'sync' }]],
           // A row edited again after its create was sent and before the answer was recorded.
           [[{ kind: 'localInsert', note: 'a' }, { kind: 'crashingSync', afterRequests: 0 }, { kind: 'localUpdate', pick: 0, note: 'b' }]],
+          [[{ kind: 'crashingSync', afterRequests: 0 }, { kind: 'localInsert', note: 'a' }, { kind: 'crashingSync', afterRequests: 0 },
+            { kind: 'localUpdate', pick: 0, note: 'b' }]],
+          [[{ kind: 'localInsert', note: 'a' }, { kind: 'localUpdate', pick: 0, note: 'c' }, { kind: 'crashingSync', afterRequests: 0 },
+            { kind: 'localUpdate', pick: 0, note: 'b' }, { kind: 'crashingSync', afterRequests: 0 }, { kind: 'localDelete', pick: 1 }]],
           [[{ kind: 'upstreamCreate', count: 2 }, { kind: 'sync' }, { kind: 'localDelete', pick: 1 }, { kind: 'localInsert', note: 'c' },
             { kind: 'localUpdate', pick: 0, note: 'd' }, { kind: 'crashingSync', afterRequests: 1 }, { kind: 'crashingSync', afterRequests: 0 }]],
         ],
