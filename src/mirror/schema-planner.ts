@@ -1,13 +1,11 @@
-import type { Field, Option } from '../api/field.ts';
+import type { Field } from '../api/field.ts';
 import type { FieldType } from '../api/field-types.ts';
-import { isReadOnlyType } from '../api/field-types.ts';
 import type { Table } from '../api/table.ts';
 import type { Module, Workspace } from '../api/workspace.ts';
-import type { Catalog, Labels, MirrorField, MirrorTable, TableState } from './catalog.ts';
-import { pickLabel } from './catalog.ts';
+import type { Catalog, MirrorField, MirrorTable } from './catalog.ts';
+import { desiredField, desiredTable, fieldChanges, tableChanges } from './desired-catalog.ts';
 import { MirrorError } from './errors.ts';
-import { storableJson, storableText } from './storable-text.ts';
-import { DIALECTS, sqlTypeOf } from './dialects.ts';
+import { DIALECTS } from './dialects.ts';
 import {
   NameAllocator, SYSTEM_COLUMNS, baseColumnName, baseTableName, baseViewName, temporaryName, viewSalt,
 } from './naming.ts';
@@ -291,90 +289,4 @@ function renameOps<R extends { from: string; to: string }>(
     ...renames.map((r, i) => make(r, r.from, temporaryName(i))),
     ...renames.map((r, i) => make(r, temporaryName(i), r.to)),
   ];
-}
-
-// ---- desired catalog rows ----------------------------------------------------------------------
-
-function desiredTable(
-  module: Module, table: Table, sqlName: string, viewName: string, state: TableState, lastPullAt: string | null,
-): MirrorTable {
-  const hasHistory = table.hasHistory === true;
-  return {
-    tableId: table.id,
-    moduleId: module.id,
-    moduleName: module.name,
-    moduleLabel: storableLabel(module.labels),
-    tableName: table.name,
-    label: storableLabel(table.labels),
-    labels: storableLabels(table.labels),
-    sqlName,
-    viewName,
-    hasHistory,
-    mode: hasHistory ? 'history' : 'fullscan',
-    state,
-    lastPullAt,
-  };
-}
-
-function desiredField(dialect: DialectName, tableId: string, f: Field, position: number, columnName: string): MirrorField {
-  return {
-    tableId,
-    fieldId: f.id,
-    fieldName: f.name,
-    fieldType: f.type,
-    label: storableLabel(f.labels),
-    labels: storableLabels(f.labels),
-    columnName,
-    sqlType: sqlTypeOf(dialect, f.type),
-    position,
-    readOnly: isReadOnlyType(f.type),
-    refTableId: f.refTableId ?? null,
-    syncedFrom: f.syncedFrom ?? null,
-    options: Array.isArray(f.options) ? f.options.map(normalizeOption) : typeof f.options === 'string' ? storableText(f.options) : null,
-  };
-}
-
-function normalizeOption(o: Option): Option {
-  const out: Option = { id: o.id, name: storableText(o.name), order: o.order };
-  if (o.labels !== undefined) out.labels = storableLabels(o.labels);
-  if (o.color !== undefined) out.color = storableText(o.color);
-  if (o.textColor !== undefined) out.textColor = storableText(o.textColor);
-  if (o.icon !== undefined) out.icon = storableText(o.icon);
-  return out;
-}
-
-/** Labels as the mirror stores them (storable-text.ts): upstream text may hold NUL. */
-function storableLabels(labels: Labels | undefined): Labels {
-  return (storableJson(labels ?? {}) as Labels);
-}
-
-function storableLabel(labels: Labels | undefined): string | null {
-  return pickLabel(storableLabels(labels));
-}
-
-const TABLE_KEYS = [
-  'moduleId', 'moduleName', 'moduleLabel', 'tableName', 'label', 'labels', 'sqlName', 'viewName', 'hasHistory', 'mode', 'state',
-] as const satisfies readonly (keyof MirrorTable)[];
-
-const FIELD_KEYS = [
-  'fieldName', 'fieldType', 'label', 'labels', 'columnName', 'sqlType', 'position', 'readOnly', 'refTableId',
-  'syncedFrom', 'options',
-] as const satisfies readonly (keyof MirrorField)[];
-
-function tableChanges(a: MirrorTable, b: MirrorTable): string[] {
-  return TABLE_KEYS.filter((k) => canonical(a[k]) !== canonical(b[k]));
-}
-
-function fieldChanges(a: MirrorField, b: MirrorField): string[] {
-  return FIELD_KEYS.filter((k) => canonical(a[k]) !== canonical(b[k]));
-}
-
-/** JSON with sorted keys: Postgres jsonb does not keep key order. */
-export function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      return Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
-    }
-    return v;
-  }) ?? 'undefined';
 }
