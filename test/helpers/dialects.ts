@@ -132,3 +132,11 @@ export function forEachDialect(title: string, suite: (ctx: DialectContext) => vo
 
 /** Postgres URL for tests that need one directly (undefined only outside vitest; see forEachDialect). */
 export const testPgUrl: string | undefined = PG_URL;
+
+/** `tm.sql` with `?` placeholders on either dialect (Postgres numbers them), for tests that run the same SQL on both. */
+export function questionMarkSql(tm: TestMirror) {
+  return <T = Record<string, unknown>>(text: string, params: unknown[] = []) => {
+    let n = 0;
+    return tm.sql<T>(tm.dialect === 'postgres' ? text.replace(/\?/g, () => `$${++n}`) : text, params);
+  };
+}

@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.ts';
 import { SyncEngine, cycleProblems, type SyncOptions, type Upstream } from '../../src/sync/index.ts';
-import { forEachDialect, type TestMirror } from '../helpers/dialects.ts';
+import { forEachDialect, questionMarkSql, type TestMirror } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import { field } from '../helpers/schema.ts';
 import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
@@ -11,14 +11,6 @@ import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
  * psql would) reach upstream through the real mirror's triggers and outbox, the engine's push
  * step and the emulator.
  */
-
-/** Runs SQL with `?` placeholders on either dialect. */
-function sqlOf(tm: TestMirror) {
-  return <T = Record<string, unknown>>(text: string, params: unknown[] = []) => {
-    let n = 0;
-    return tm.sql<T>(tm.dialect === 'postgres' ? text.replace(/\?/g, () => `$${++n}`) : text, params);
-  };
-}
 
 async function sqlTable(h: SyncHarness, module: string, table: string): Promise<string> {
   const entry = await catalogEntry(h.tm, module, table);
@@ -70,7 +62,7 @@ forEachDialect('push end to end', (dialect) => {
     const fields = (await h.upstream.getTable('crm', 'deals')).fields as { name: string; options?: { id: string; name: string }[] }[];
     const option = (f: string, name: string) => fields.find((x) => x.name === f)!.options!.find((o) => o.name === name)!.id;
     const pg = dialect.dialect === 'postgres';
-    const sql = sqlOf(h.tm);
+    const sql = questionMarkSql(h.tm);
     const deals = await sqlTable(h, 'crm', 'deals');
     const tags = JSON.stringify([option('tags', 'blue'), option('tags', 'red')]);
     await sql(
@@ -98,7 +90,7 @@ forEachDialect('push end to end', (dialect) => {
     await people();
     const [gone] = await h.upstream.createRecords('crm', 'people', [{ name: 'gone' }]);
     await h.sync();
-    const sql = sqlOf(h.tm);
+    const sql = questionMarkSql(h.tm);
     const table = await sqlTable(h, 'crm', 'people');
     // A plain INSERT: no id, no _synced_at (docs/mirror.md, "Writing to the mirror").
     await sql(`INSERT INTO ${table} (name, age) VALUES (?, ?)`, ['Ada', 36]);
@@ -118,7 +110,7 @@ forEachDialect('push end to end', (dialect) => {
     await people();
     const ids = await h.upstream.createRecords('crm', 'people', Array.from({ length: 100 }, (_, i) => ({ name: `p${i}` })));
     await h.sync();
-    const sql = sqlOf(h.tm);
+    const sql = questionMarkSql(h.tm);
     const table = await sqlTable(h, 'crm', 'people');
     const bad = new Set([3, 42, 99]);
     for (const [i, id] of ids.entries()) {
@@ -137,7 +129,7 @@ forEachDialect('push end to end', (dialect) => {
     await people();
     const [a, b] = await h.upstream.createRecords('crm', 'people', [{ name: 'a' }, { name: 'b' }]);
     await h.sync();
-    const sql = sqlOf(h.tm);
+    const sql = questionMarkSql(h.tm);
     const table = await sqlTable(h, 'crm', 'people');
     await sql(`UPDATE ${table} SET name = name || '!'`);
     await h.upstream.deleteRecords('crm', 'people', [b!]);
@@ -153,7 +145,7 @@ forEachDialect('push end to end', (dialect) => {
       await people({ conflictPolicies: [{ pattern: 'crm.*', policy }] });
       const [id] = await h.upstream.createRecords('crm', 'people', [{ name: 'before', age: 1, email: 'x@example.com' }]);
       await h.sync();
-      const sql = sqlOf(h.tm);
+      const sql = questionMarkSql(h.tm);
       const table = await sqlTable(h, 'crm', 'people');
       await sql(`UPDATE ${table} SET name = ?, age = ? WHERE id = ?`, ['local', 2, Number(id)]);
       await h.upstream.updateRecords('crm', 'people', [{ id, name: 'upstream', email: 'y@example.com' }]);
@@ -184,7 +176,7 @@ forEachDialect('push end to end', (dialect) => {
     await people();
     const [id] = await h.upstream.createRecords('crm', 'people', [{ name: 'a' }]);
     await h.sync();
-    const sql = sqlOf(h.tm);
+    const sql = questionMarkSql(h.tm);
     const table = await sqlTable(h, 'crm', 'people');
     await sql(`UPDATE ${table} SET age = ? WHERE id = ?`, [5, Number(id)]);
     await h.upstream.createRecords('crm', 'people', [{ name: 'b' }]);
@@ -209,7 +201,7 @@ forEachDialect('push end to end', (dialect) => {
     await people({}, false);
     const ids = await h.upstream.createRecords('crm', 'people', Array.from({ length: 40 }, (_, i) => ({ name: `p${i}` })));
     await h.sync();
-    const sql = sqlOf(h.tm);
+    const sql = questionMarkSql(h.tm);
     const table = await sqlTable(h, 'crm', 'people');
     for (const [i, id] of ids.entries()) await sql(`UPDATE ${table} SET age = ? WHERE id = ?`, [i, Number(id)]);
     for (let i = 0; i < 10; i++) {

@@ -3,7 +3,7 @@ import { expect, it } from 'vitest';
 import type { Mirror } from '../../src/mirror/index.ts';
 import { SyncEngine, type Upstream } from '../../src/sync/index.ts';
 import { discardOutbox } from '../../src/sync/push/outbox-admin.ts';
-import { forEachDialect, type TestMirror } from '../helpers/dialects.ts';
+import { forEachDialect, questionMarkSql, type TestMirror } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import { field } from '../helpers/schema.ts';
 import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
@@ -87,14 +87,6 @@ function dying(client: Upstream, mirror: Mirror, afterRequests: number) {
   return { upstream, mirror: deadMirror, crashed: () => dead };
 }
 
-/** Runs SQL with `?` placeholders on either dialect. */
-function sqlOf(tm: TestMirror) {
-  return <T = Record<string, unknown>>(text: string, params: unknown[] = []) => {
-    let n = 0;
-    return tm.sql<T>(tm.dialect === 'postgres' ? text.replace(/\?/g, () => `$${++n}`) : text, params);
-  };
-}
-
 const OPTIONS = { lookbackMs: 0, pushRetryBaseMs: 1, pushRetryMaxMs: 1 };
 
 forEachDialect('two-way: convergence', (dialect) => {
@@ -109,7 +101,7 @@ forEachDialect('two-way: convergence', (dialect) => {
           ]);
           await h.sync();
           const table = h.tm.table((await catalogEntry(h.tm, 'p', 'things'))!.sqlName);
-          const sql = sqlOf(h.tm);
+          const sql = questionMarkSql(h.tm);
           const localRows = async () => sql<{ id: unknown; origin: string | null }>(`SELECT id, origin FROM ${table} ORDER BY id`);
           /** Last note written locally, by origin: upstream must end with it. */
           const lastNote = new Map<string, string>();

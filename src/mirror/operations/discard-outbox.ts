@@ -3,7 +3,7 @@ import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { ID_COLUMN } from '../naming.ts';
 import type { OutboxFilter } from '../outbox.ts';
-import { chunks, selectEntryIds } from './outbox-rows.ts';
+import { chunks, entryIdIn, selectEntryIds } from './outbox-rows.ts';
 
 /**
  * Deletes entries, in one daemon transaction. A discarded local insert takes its row and the
@@ -20,14 +20,14 @@ export async function discardOutbox(
     const records = new Map<string, { tableId: string; recordId: number; sqlTable: string; insert: boolean }>();
     for (const chunk of chunks(ids)) {
       const rows = await cat.selectFrom('_wsmirror_outbox').select(['table_id', 'record_id', 'operation', 'sql_table'])
-        .where('entry_id', 'in', chunk).execute();
+        .where(entryIdIn(ctx, chunk)).execute();
       for (const r of rows) {
         const key = `${r.table_id}\u0000${String(r.record_id)}`;
         const known = records.get(key);
         const insert = r.operation === 'insert' || known?.insert === true;
         records.set(key, { tableId: r.table_id, recordId: Number(r.record_id), sqlTable: r.sql_table, insert });
       }
-      await cat.deleteFrom('_wsmirror_outbox').where('entry_id', 'in', chunk).execute();
+      await cat.deleteFrom('_wsmirror_outbox').where(entryIdIn(ctx, chunk)).execute();
     }
     const tables = new Map((await cat.selectFrom('_wsmirror_tables').select(['table_id', 'sql_name']).execute()).map((t) => [t.table_id, t.sql_name]));
     for (const r of records.values()) {

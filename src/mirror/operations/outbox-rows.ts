@@ -10,18 +10,15 @@ import { sqlToApi } from '../value-codec.ts';
 
 type OutboxQuery<O> = SelectQueryBuilder<CatalogDb, '_wsmirror_outbox', O>;
 
-/** Bound-parameter lists stay well under every driver's limit. */
-export const IDS_PER_STATEMENT = 500;
-
-/** Ids per statement where the list is one bound parameter (Dialect.idSet). */
-export const IDS_PER_SET = 10_000;
+/** Ids per statement: the list is one bound parameter (Dialect.idSet), this keeps each statement modest. */
+const IDS_PER_SET = 10_000;
 
 /** `entry_id IN (…)` for many entry ids, as one bound parameter. */
 export function entryIdIn(ctx: MirrorContext, ids: readonly number[]) {
   return sql<boolean>`${sql.ref('entry_id')} IN ${ctx.dialect.idSet(ids)}`;
 }
 
-export function chunks<T>(items: readonly T[], size = IDS_PER_STATEMENT): T[][] {
+export function chunks<T>(items: readonly T[], size = IDS_PER_SET): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;

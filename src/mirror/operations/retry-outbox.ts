@@ -1,7 +1,7 @@
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import type { OutboxFilter } from '../outbox.ts';
-import { chunks, selectEntryIds } from './outbox-rows.ts';
+import { chunks, entryIdIn, selectEntryIds } from './outbox-rows.ts';
 
 /** failed/conflict → pending, due at once (attempts kept). Returns how many entries changed. */
 export async function retryOutbox(ctx: MirrorContext, filter: Omit<OutboxFilter, 'statuses'>): Promise<number> {
@@ -11,7 +11,7 @@ export async function retryOutbox(ctx: MirrorContext, filter: Omit<OutboxFilter,
     const ids = await selectEntryIds(cat, { ...filter, statuses: ['failed', 'conflict'] });
     for (const chunk of chunks(ids)) {
       await cat.updateTable('_wsmirror_outbox').set({ status: 'pending', next_attempt_at: null, sending_since: null })
-        .where('entry_id', 'in', chunk).execute();
+        .where(entryIdIn(ctx, chunk)).execute();
     }
     return ids.length;
   });

@@ -7,7 +7,7 @@ import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { ID_COLUMN } from '../naming.ts';
 import type { EditOutcome } from '../outbox.ts';
-import { chunks, entryIdIn, IDS_PER_SET, jsonSql } from './outbox-rows.ts';
+import { chunks, entryIdIn, jsonSql } from './outbox-rows.ts';
 
 /**
  * Records what became of pushed edits, all in ONE daemon transaction: pushed and discarded
@@ -22,11 +22,11 @@ export async function settleEdits(ctx: MirrorContext, outcomes: readonly EditOut
     for (const outcome of outcomes) {
       if (outcome.kind === 'pushed' && outcome.createdId !== undefined) await bindCreatedId(ctx, tx, outcome.entryIds, outcome.createdId);
       if (outcome.kind === 'pushed' || outcome.kind === 'discarded') {
-        for (const chunk of chunks(outcome.entryIds, IDS_PER_SET)) await cat.deleteFrom('_wsmirror_outbox').where(entryIdIn(ctx, chunk)).execute();
+        for (const chunk of chunks(outcome.entryIds)) await cat.deleteFrom('_wsmirror_outbox').where(entryIdIn(ctx, chunk)).execute();
         continue;
       }
       const status = outcome.kind === 'retry' ? 'pending' : outcome.kind;
-      for (const chunk of chunks(outcome.entryIds, IDS_PER_SET)) {
+      for (const chunk of chunks(outcome.entryIds)) {
         await cat.updateTable('_wsmirror_outbox')
           .set((eb) => ({
             status,
