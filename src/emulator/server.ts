@@ -72,11 +72,7 @@ export async function buildServer(options: EmulatorOptions = {}): Promise<Fastif
   registerAuth(app, auth);
   ctx.faults.register(app);
   // The last step before a handler: a request waits here while a CSV import holds the store.
-  app.addHook('preHandler', (_request, _reply, done) => {
-    const free = ctx.gate.whenFree();
-    if (free === undefined) done();
-    else free.then(() => done(), done);
-  });
+  app.addHook('preHandler', (_request, _reply, done) => ctx.gate.onFree(done));
 
   registerOpenApiRoute(app);
   registerWorkspaceRoutes(app, ctx);

@@ -45,3 +45,18 @@ it('answers other requests after a failing import, never with its uncommitted ro
   expect(seen.filter((n) => n > 0)).toEqual([]);
   expect((await api('GET', `${recordsPath('iso', 'items')}?limit=1`)).body.data).toEqual([]);
 }, 60_000);
+
+it('runs imports that arrive together one after the other, each whole', async () => {
+  const file = (from: number) => ['name,qty', ...Array.from({ length: 5_000 }, (_, i) => `m${from + i},${i}`)].join('\n') + '\n';
+  const before = (await api('GET', `${recordsPath('iso', 'items')}?limit=1`)).body.data.length;
+  expect(before).toBe(0);
+  const results = await Promise.all([0, 10_000, 20_000].map((from) => postCsv(emu, 'iso', 'items', file(from), { batchSize: '500' })));
+  for (const res of results) expect(res.status, JSON.stringify(res.body)).toBe(200);
+  let count = 0;
+  for (let offset = 0; ; offset += 100) {
+    const page = await api('GET', `${recordsPath('iso', 'items')}?limit=100&offset=${offset}`);
+    count += page.body.data.length;
+    if (!page.body.page_info.has_more) break;
+  }
+  expect(count).toBe(15_000);
+}, 60_000);

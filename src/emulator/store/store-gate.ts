@@ -9,18 +9,20 @@
 export class StoreGate {
   #held: Promise<void> | undefined;
 
-  /** Undefined when the store is free; otherwise resolves once it is. */
-  whenFree(): Promise<void> | undefined {
-    return this.#held === undefined ? undefined : this.#waitFree();
-  }
-
-  async #waitFree(): Promise<void> {
-    while (this.#held !== undefined) await this.#held;
+  /**
+   * Calls `proceed` once the store is free, in the same step as the check, so no holder can take
+   * the store between the check and the request's own (synchronous) store work.
+   */
+  onFree(proceed: () => void): void {
+    if (this.#held === undefined) proceed();
+    else this.#held.then(() => this.onFree(proceed), () => this.onFree(proceed));
   }
 
   /** Runs `work` alone: after the holder before it, and with every other request held back. */
   async exclusive<T>(work: () => Promise<T>): Promise<T> {
-    await this.whenFree();
+    // Checked and taken with no await in between: two waiters woken by one release cannot both
+    // pass the check.
+    while (this.#held !== undefined) await this.#held;
     let release!: () => void;
     this.#held = new Promise((resolve) => {
       release = resolve;
