@@ -1,5 +1,5 @@
 import type { CycleSummary, Mirror, OutboxStatus, TableError, TableMode, TableState } from '../mirror/index.ts';
-import { scanCursorKey } from '../mirror/index.ts';
+import { scanCursorKey, tableLabel } from '../mirror/index.ts';
 import { decodeCheckpoint, lagBoundMs, tableLagMs } from '../sync/index.ts';
 
 export type OutboxCounts = Record<OutboxStatus, number>;
@@ -114,7 +114,7 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
     const checkpoint = decodeCheckpoint(await mirror.getCursor(scanCursorKey(t.tableId)));
     const percent = checkpoint?.estimatedRows ? Math.min(99, Math.floor((100 * checkpoint.rowsRead) / checkpoint.estimatedRows)) : null;
     tables.push({
-      table: `${t.moduleName}.${t.tableName}`,
+      table: tableLabel(t),
       module: t.moduleName,
       name: t.tableName,
       tableId: t.tableId,

@@ -1,4 +1,5 @@
 import { UsageError } from '../errors.ts';
+import { tableLabel } from '../mirror/catalog.ts';
 import type { MirrorTable } from '../mirror/index.ts';
 
 /**
@@ -9,9 +10,9 @@ export function tablesNamed(tables: readonly MirrorTable[], names: readonly stri
   if (names.length === 0) return [...tables];
   const out = new Map<string, MirrorTable>();
   for (const name of names) {
-    const table = tables.find((t) => `${t.moduleName}.${t.tableName}` === name || t.sqlName === name);
+    const table = tables.find((t) => tableLabel(t) === name || t.sqlName === name);
     if (!table) {
-      const known = tables.map((t) => `${t.moduleName}.${t.tableName}`).sort();
+      const known = tables.map((t) => tableLabel(t)).sort();
       throw new UsageError(`no mirrored table ${JSON.stringify(name)}: name one as module.table or by its SQL name` +
         (known.length === 0 ? ' (no table is mirrored yet: run wsmirror sync)' : ` (${known.join(', ')})`));
     }

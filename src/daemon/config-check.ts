@@ -8,11 +8,11 @@ import { existsSync, accessSync, constants } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Workspace } from '../api/workspace.ts';
 import type { Catalog, MirrorTable, TableMode } from '../mirror/index.ts';
-import { describeOp, planSchema } from '../mirror/index.ts';
+import { describeOp, planSchema, tableLabel } from '../mirror/index.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { refusedTables } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
-import { openConfiguredMirror } from './configured-mirror.ts';
+import { mirrorUrlOf, openConfiguredMirror } from './configured-mirror.ts';
 import type { Logger } from './logger.ts';
 import { createWorkspaceClient } from './upstream-client.ts';
 
@@ -55,7 +55,7 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
     configFile: config.configFile,
     upstream: { baseUrl: config.upstream.baseUrl, workspaceId: config.upstream.workspaceId, ok: false },
     mirror: {
-      url: config.mirror.dialect === 'sqlite' ? `sqlite:${config.mirror.path}` : config.mirror.url,
+      url: mirrorUrlOf(config),
       schema: config.mirror.dialect === 'postgres' ? config.mirror.pgSchema : null,
       exists: false, ok: false, problems: [],
     },
@@ -122,7 +122,7 @@ async function planOf(
     const action: PlannedAction = t.state === 'needs_backfill' ? 'backfill' : t.mode === 'history' ? 'poll changes' : 'full scan';
     const exists = catalog.tables.some((c) => c.tableId === t.tableId);
     tables.push({
-      table: `${t.moduleName}.${t.tableName}`,
+      table: tableLabel(t),
       mode: t.mode,
       action,
       rows: mirror && exists ? await mirror.countRows(t.tableId) : null,

@@ -4,6 +4,7 @@
  * arguments and call it. The composition root of the pull and push paths.
  */
 import type { WorkspaceClient } from '../client/index.ts';
+import { tableLabel } from '../mirror/catalog.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { SyncEngine, cycleProblems, type CycleOptions, type CycleReport } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
@@ -134,7 +135,7 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
 
 /** The rows a rescan of a table will read about: what the mirror holds, once it holds the table whole. */
 async function rowsOfReadyTable(mirror: Mirror, table: string): Promise<number | undefined> {
-  const entry = (await mirror.readCatalog()).tables.find((t) => `${t.moduleName}.${t.tableName}` === table);
+  const entry = (await mirror.readCatalog()).tables.find((t) => tableLabel(t) === table);
   if (entry?.state !== 'ready') return undefined;
   const rows = await mirror.countRows(entry.tableId);
   return rows > 0 ? rows : undefined;

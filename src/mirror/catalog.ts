@@ -102,3 +102,8 @@ export function backfillCursorKey(tableId: string): string {
 export function scanCursorKey(tableId: string): string {
   return `${tableCursorPrefix(tableId)}scan`;
 }
+
+/** `module.table`: how logs, metrics, reports and commands name a mirrored table. */
+export function tableLabel(table: Pick<MirrorTable, 'moduleName' | 'tableName'>): string {
+  return `${table.moduleName}.${table.tableName}`;
+}

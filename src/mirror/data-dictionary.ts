@@ -1,5 +1,5 @@
 import type { Catalog, MirrorField, MirrorTable } from './catalog.ts';
-import { fieldsOf } from './catalog.ts';
+import { fieldsOf, tableLabel } from './catalog.ts';
 import { CATALOG_TABLES } from './catalog-tables.ts';
 import { DIALECTS } from './dialects.ts';
 import { ID_COLUMN, SYNCED_AT_COLUMN, SYSTEM_COLUMN_COMMENTS } from './naming.ts';
@@ -30,7 +30,7 @@ export function dataDictionaryMarkdown(catalog: Catalog): string {
   } else {
     out.push('| table | upstream | label | readable view | mode |', '|---|---|---|---|---|');
     for (const t of tables) {
-      out.push(row([code(t.sqlName), `${t.moduleName}.${t.tableName}`, t.label ?? '', t.viewName === null ? '' : code(t.viewName), t.mode]));
+      out.push(row([code(t.sqlName), tableLabel(t), t.label ?? '', t.viewName === null ? '' : code(t.viewName), t.mode]));
     }
     out.push('');
   }

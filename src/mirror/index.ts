@@ -5,7 +5,7 @@ export { openMirror } from './open-mirror.ts';
 export type { Dialect, DialectName, SqlValue } from './dialect.ts';
 export { DIALECTS, sqlTypeOf } from './dialects.ts';
 export type { Catalog, Labels, MirrorField, MirrorTable, TableMode, TableState } from './catalog.ts';
-export { SCHEMA_CURSOR_KEY, backfillCursorKey, fieldsOf, pickLabel, recordCursorKey, scanCursorKey, tableCursorPrefix } from './catalog.ts';
+export { SCHEMA_CURSOR_KEY, backfillCursorKey, fieldsOf, pickLabel, tableLabel, recordCursorKey, scanCursorKey, tableCursorPrefix } from './catalog.ts';
 export type { OutboxStatus } from './catalog-tables.ts';
 export { CATALOG_TABLES, CATALOG_VERSION, OUTBOX_STATUSES } from './catalog-tables.ts';
 export type { EditOutcome, MirrorOutbox, OutboxEntry, OutboxFilter, OutboxOperation, PendingEdit, SentCreate } from './outbox.ts';

@@ -1,5 +1,6 @@
 // The sync engine: pure orchestration of the client and the mirror.
 export { SyncEngine, cycleProblems } from './engine.ts';
+export { tableLabel } from '../mirror/catalog.ts';
 export type { CycleOptions, CycleReport, SyncEngineDeps, TableReport } from './engine.ts';
 export { SYNC_DEFAULTS } from './sync-options.ts';
 export type { SyncOptions } from './sync-options.ts';

@@ -32,7 +32,4 @@ export function pulledTable(table: MirrorTable, fields: readonly MirrorField[]):
   };
 }
 
-/** `module.table`: how logs, metrics and reports name a table. */
-export function tableLabel(table: Pick<MirrorTable, 'moduleName' | 'tableName'>): string {
-  return `${table.moduleName}.${table.tableName}`;
-}
+export { tableLabel } from '../mirror/catalog.ts';

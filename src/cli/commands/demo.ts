@@ -32,7 +32,7 @@ export function defineDemoCommand(program: Command): Command {
       const dbPath = resolve(cwd, flags.db);
       const [
         emulator, { openMirror }, { resolveConfig }, { commandLogger }, { openSyncCycle }, { runSyncDaemon }, { Metrics },
-        { checkExistingFile, readSeed, removeDemoFile }, { commandName, shownPath, walkthrough }, { startLiveChanges },
+        { checkExistingFile, readSeed, removeDemoFile }, { commandName, shownPath, walkthrough }, { startLiveChanges }, { cycleProblems },
       ] = await Promise.all([
         import('../../emulator/index.ts'),
         import('../../mirror/index.ts'),
@@ -44,6 +44,7 @@ export function defineDemoCommand(program: Command): Command {
         import('../demo/demo-file.ts'),
         import('../demo/walkthrough.ts'),
         import('../demo/live-changes.ts'),
+        import('../../sync/engine.ts'),
       ]);
       const seed = await readSeed(DEMO_SEED_FILE);
       const workspaceId = emulator.DEFAULT_WORKSPACE_ID;
@@ -81,9 +82,9 @@ export function defineDemoCommand(program: Command): Command {
         const cycle = await openSyncCycle(config, { logger, metrics, demo: true });
         try {
           const report = await cycle.run({ forceFullScan: true });
-          const failed = report.tables.filter((t) => t.action === 'failed');
-          if (failed.length > 0) {
-            for (const t of failed) process.stderr.write(`wsmirror demo: ${t.table}: ${t.error?.message ?? 'failed'}\n`);
+          const problems = cycleProblems(report);
+          if (problems.length > 0) {
+            for (const problem of problems) process.stderr.write(`wsmirror demo: ${problem}\n`);
             process.exitCode = EXIT.syncFailed;
             return;
           }

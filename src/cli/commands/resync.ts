@@ -18,7 +18,7 @@ export function defineResyncCommand(program: Command): Command {
       .option('--json', 'print the cycle report as JSON on stdout (logs go to stderr)'),
   ).action(async (names: string[], flags: ResyncFlags) => {
     const [
-      { commandLogger, loadCommandConfig }, { logConfiguration }, { runSingleCycle }, { cycleProblems }, { describeStop },
+      { commandLogger, loadCommandConfig }, { logConfiguration }, { runSingleCycle }, { cycleProblems, tableLabel }, { describeStop },
       { openConfiguredMirror }, { tablesNamed },
     ] = await Promise.all([
       import('../command-config.ts'),
@@ -30,7 +30,7 @@ export function defineResyncCommand(program: Command): Command {
       import('../table-names.ts'),
     ]);
     const say = (line: string) => (flags.json ? process.stderr : process.stdout).write(`${line}\n`);
-    const labels = (tables: { moduleName: string; tableName: string }[]) => tables.map((t) => `${t.moduleName}.${t.tableName}`).join(', ');
+    const labels = (tables: { moduleName: string; tableName: string }[]) => tables.map(tableLabel).join(', ');
 
     if (flags.sync === false) {
       // Marking reads and writes only the mirror: no upstream setting is needed.
@@ -58,7 +58,7 @@ export function defineResyncCommand(program: Command): Command {
         const tables = tablesNamed((await cycle.mirror.readCatalog()).tables, names);
         await cycle.mirror.resetTables(tables.map((t) => t.tableId));
         chosen = labels(tables);
-        logger.info({ tables: tables.map((t) => `${t.moduleName}.${t.tableName}`) }, 'tables marked for a new backfill');
+        logger.info({ tables: tables.map((t) => tableLabel(t)) }, 'tables marked for a new backfill');
       },
     });
     if ('stoppedBy' in result) {

@@ -3,6 +3,7 @@
  * `--keep-running` the commands that change a record in each direction. Plain text for a person.
  */
 import { isAbsolute, relative } from 'node:path';
+import { tableLabel } from '../../mirror/catalog.ts';
 import type { Catalog, Mirror } from '../../mirror/index.ts';
 import { DEMO_SCHEDULE } from './demo-settings.ts';
 
@@ -102,7 +103,7 @@ function tableLines(catalog: Catalog, rows: ReadonlyMap<string, number>): string
     ['TABLE', 'SQL TABLE', 'ROWS'],
     ...[...catalog.tables]
       .sort((a, b) => (a.sqlName < b.sqlName ? -1 : 1))
-      .map((t) => [`${t.moduleName}.${t.tableName}`, t.sqlName, String(rows.get(t.tableId) ?? 0)]),
+      .map((t) => [tableLabel(t), t.sqlName, String(rows.get(t.tableId) ?? 0)]),
   ];
   const widths = [0, 1, 2].map((i) => Math.max(...cells.map((r) => r[i]!.length)));
   return cells.map((r) => `  ${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]!.padStart(widths[2]!)}`);

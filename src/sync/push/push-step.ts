@@ -1,4 +1,4 @@
-import { fieldsOf, type Catalog } from '../../mirror/catalog.ts';
+import { fieldsOf, tableLabel, type Catalog } from '../../mirror/catalog.ts';
 import type { Mirror } from '../../mirror/mirror.ts';
 import type { EditOutcome, MirrorOutbox, PendingEdit } from '../../mirror/outbox.ts';
 import type { SyncLogger } from '../observer.ts';
@@ -152,7 +152,7 @@ async function restoreFromUpstream(ctx: PushContext, target: PushTarget, ids: re
     const found = new Set(records.map((r) => Number(r.id)));
     await ctx.mirror.applyRows(tableId, { upserts: records, deletes: ids.filter((id) => !found.has(id)) });
   } catch (error) {
-    ctx.logger.warn({ table: `${moduleName}.${tableName}`, records: ids.length, err: error instanceof Error ? error.message : String(error) },
+    ctx.logger.warn({ table: tableLabel(target.table), records: ids.length, err: error instanceof Error ? error.message : String(error) },
       'upstream values of discarded edits could not be read back; the next full read of the table restores them');
   }
 }
