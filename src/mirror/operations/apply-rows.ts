@@ -5,7 +5,7 @@ import { checkLayout, encodeRows, tableRowsOf } from './encode-rows.ts';
 import { localEditsOf } from './local-edits.ts';
 import { mirroredTable } from './read-catalog.ts';
 import { requireRecordId } from './record-ids.ts';
-import { writeTableState } from './table-state.ts';
+import { noteTableState, writeTableState } from './table-state.ts';
 
 /**
  * The pull's write: deletes then upserts rows of one table in ONE transaction, with the cursors
@@ -34,6 +34,7 @@ export async function applyRows(ctx: MirrorContext, tableId: string, batch: RowB
     if (batch.state !== undefined) await writeTableState(ctx, tx, tableId, { state: batch.state });
     return { upserted: ids.length, deleted };
   });
+  if (batch.state !== undefined) noteTableState(ctx, tableId, { state: batch.state });
   ctx.logger?.debug({ table: table.sqlName, ...result }, 'rows applied');
   return result;
 }

@@ -1,4 +1,3 @@
-import type { TableState } from '../catalog.ts';
 import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import type { TableStatePatch } from '../mirror.ts';
@@ -9,6 +8,19 @@ import { ensureReferenceIndexes } from './reference-indexes.ts';
 export async function setTableState(ctx: MirrorContext, tableId: string, patch: TableStatePatch): Promise<void> {
   await mirroredTable(ctx, tableId);
   await ctx.driver.write((tx) => writeTableState(ctx, tx, tableId, patch));
+  noteTableState(ctx, tableId, patch);
+}
+
+/**
+ * After the write committed: the tables the context holds take the new state and last pull
+ * (the rest of a patch is not held there), instead of the whole catalog being read again at the
+ * next table's first batch.
+ */
+export function noteTableState(ctx: MirrorContext, tableId: string, patch: TableStatePatch): void {
+  const held = ctx.tables?.get(tableId)?.table;
+  if (held === undefined) return;
+  if (patch.state !== undefined) held.state = patch.state;
+  if (patch.lastPullAt !== undefined) held.lastPullAt = patch.lastPullAt;
 }
 
 export async function writeTableState(ctx: MirrorContext, tx: WriteTx, tableId: string, patch: TableStatePatch): Promise<void> {
@@ -26,6 +38,6 @@ export async function writeTableState(ctx: MirrorContext, tx: WriteTx, tableId: 
   }
   if (Object.keys(set).length === 0) return;
   await ctx.driver.catalog(tx.db).updateTable('_wsmirror_tables').set(set).where('table_id', '=', tableId).execute();
-  if (patch.state === 'ready') await ensureReferenceIndexes(ctx, tx, tableId);
-  ctx.tables = undefined;
+  // Indexes are built when a table's full read ends, not at every periodic scan of a ready one.
+  if (patch.state === 'ready' && ctx.tables?.get(tableId)?.table.state !== 'ready') await ensureReferenceIndexes(ctx, tx, tableId);
 }
