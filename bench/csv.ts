@@ -4,13 +4,13 @@
 // (upload, parse, checks, writes, commit) and the emulator's memory: RSS before, sampled every
 // 20 ms during the import, and its peak (VmHWM). Also the emulator's CPU time during the request
 // (user + system, from /proc): rows per CPU-second is what the machine's load changes least.
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { WorkspaceClient } from '../src/client/index.ts';
-import { processMemory, spawnEmulator } from '../test/helpers/processes.ts';
+import { processCpuMs, processMemory, spawnEmulator } from '../test/helpers/processes.ts';
 import { field } from '../test/helpers/schema.ts';
 import { UpstreamWorkspace } from '../test/helpers/workspace.ts';
 import type { BenchOptions } from './run.ts';
@@ -19,13 +19,11 @@ import { round } from './stats.ts';
 const TARGETS = { rowsPerSecond: 50_000, rssGrowthBytes: 300 * 1024 * 1024 };
 const MiB = 1024 * 1024;
 
-/** CPU seconds (user + system) a live process has used, from /proc/<pid>/stat. */
+/** CPU seconds (user + system) a live process has used. */
 function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const CLOCK_TICKS = 100;
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  const ms = processCpuMs(pid);
+  if (ms === undefined) throw new Error(`csv bench: no CPU time for process ${pid}`);
+  return ms / 1000;
 }
 
 /** Writes `rows` rows of ten columns (text with quotes and commas, numbers, booleans, choices, dates, timestamps). */

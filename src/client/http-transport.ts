@@ -244,7 +244,8 @@ function responseCheckOf(endpoint: Endpoint): ResponseCheck {
   return endpoint.check ?? endpoint.response;
 }
 
-function queryString(query: Record<string, QueryValue> | undefined): string {
+/** `?a=1&b=2` of the defined values, or nothing. */
+export function queryString(query: Record<string, QueryValue> | undefined): string {
   if (!query) return '';
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) {
@@ -270,7 +271,8 @@ function errorMessage(bytes: Buffer): string {
   return excerpt(bytes);
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Waits `ms`, or rejects with the signal's reason once it aborts. */
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);

@@ -7,6 +7,7 @@ export type {
 export { CLIENT_DEFAULTS } from './client-options.ts';
 export type { ClientLogger, RequestInfo, WorkspaceClientOptions } from './client-options.ts';
 export type { CallOptions } from './http-transport.ts';
+export { queryString, sleep } from './http-transport.ts';
 export type { RetryMode } from './retry-policy.ts';
 export { ChangePoll } from './change-poller.ts';
 export type { PollOptions } from './change-poller.ts';

@@ -1,5 +1,5 @@
 import type { EndpointName } from '../api/index.ts';
-import type { Exchange, Probe, ProbeRequest } from './probe.ts';
+import type { Exchange, ProbeRequest } from './probe.ts';
 import type { ScratchTables } from './scratch.ts';
 
 /**
@@ -31,7 +31,6 @@ export interface Observed {
 /** What a check works with: the probe bound to the module, and its scratch tables. */
 export interface CheckContext {
   readonly module: string;
-  readonly probe: Probe;
   readonly scratch: ScratchTables;
   /** A name no table of the module has: for 404 checks. */
   readonly missingName: string;

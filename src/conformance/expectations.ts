@@ -23,7 +23,7 @@ export function expectStatus(ex: Exchange, status: number, what = `answers ${sta
 }
 
 /** The body has the endpoint's response shape; returns it parsed. */
-export function expectShape<N extends EndpointName>(ex: Exchange<N>): EndpointData<N> {
+function expectShape<N extends EndpointName>(ex: Exchange<N>): EndpointData<N> {
   const parsed = endpoints[ex.endpoint].response.safeParse(ex.body);
   if (!parsed.success) {
     throw new CheckFailure('the answer has the response shape of the endpoint', `the ${ex.endpoint} response shape`, describeIssues(parsed.error.issues, 'response'), ex);

@@ -6,5 +6,4 @@ export type { ConformanceCheck } from './check.ts';
 export { planConformance } from './plan.ts';
 export type { PlannedCheck } from './plan.ts';
 export { resultLines, summaryLines } from './report-text.ts';
-export { SCRATCH_PREFIX, scratchRunId } from './scratch.ts';
 export type { EndpointTarget } from './probe.ts';

@@ -2,9 +2,10 @@ import { Pool } from 'undici';
 import { buildPath, endpoints, type EndpointName } from '../api/index.ts';
 import { createRedactor } from '../api/secret-redaction.ts';
 import {
-  backoffDelay, isNotSentCode, networkErrorCode, parseRetryAfter, readBoundedBody, resolveClientOptions, type ResolvedClientOptions,
+  backoffDelay, isNotSentCode, networkErrorCode, parseRetryAfter, queryString, readBoundedBody, resolveClientOptions, sleep,
+  type ResolvedClientOptions,
 } from '../client/index.ts';
-import { RequestPacer, delay } from './request-pacer.ts';
+import { RequestPacer } from './request-pacer.ts';
 
 /** Where the suite sends its requests; the same three settings as `wsmirror sync`. */
 export interface EndpointTarget {
@@ -129,7 +130,7 @@ export class Probe {
         const code = networkErrorCode(error);
         const repeatable = def.method !== 'POST' || isNotSentCode(code);
         if (repeatable && attempt <= MAX_NETWORK_RETRIES) {
-          await delay(backoffDelay(attempt, 200, 2000) + 100, signal);
+          await sleep(backoffDelay(attempt, 200, 2000) + 100, signal);
           continue;
         }
         // No answer at all: the report names the request that got none.
@@ -140,7 +141,7 @@ export class Probe {
         const retryAfter = parseRetryAfter(answer.retryAfter);
         if (retryAfter === undefined || retryAfter <= this.#probe.retryAfterMaxMs) {
           this.stats.rateLimited++;
-          await delay(retryAfter ?? backoffDelay(attempt, 1000, 30_000) + 500, signal);
+          await sleep(retryAfter ?? backoffDelay(attempt, 1000, 30_000) + 500, signal);
           continue;
         }
       }
@@ -183,12 +184,4 @@ export class Probe {
 export function excerpt(text: string): string {
   const flat = text.replace(/\s+/g, ' ');
   return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS)}… (${text.length} characters)` : flat;
-}
-
-function queryString(query: ProbeRequest['query']): string {
-  if (query === undefined) return '';
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
-  const text = params.toString();
-  return text === '' ? '' : `?${text}`;
 }

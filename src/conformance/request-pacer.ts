@@ -1,3 +1,5 @@
+import { sleep } from '../client/index.ts';
+
 /**
  * Spaces request starts at least `1 / rate` seconds apart: the suite runs against a workspace
  * somebody uses, so it never bursts. A rate of 0 means unbounded (the embedded emulator).
@@ -16,25 +18,8 @@ export class RequestPacer {
     const now = Date.now();
     const at = Math.max(now, this.#next);
     this.#next = at + this.#intervalMs;
-    if (at > now) await delay(at - now, signal);
+    if (at > now) await sleep(at - now, signal);
   }
 }
 
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
-export function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}

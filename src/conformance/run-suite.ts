@@ -130,7 +130,7 @@ async function runCheck(
   const send = <N extends EndpointName>(endpoint: N, request: ProbeRequest = {}) =>
     probe.send(endpoint, { ...request, params: { moduleName: module, ...request.params } }, signal);
   const scratch = new ScratchTables(send, module, runId);
-  const ctx: CheckContext = { module, probe, scratch, missingName: scratchName(runId, 'missing'), send };
+  const ctx: CheckContext = { module, scratch, missingName: scratchName(runId, 'missing'), send };
   const started = performance.now();
   const base = { id: check.id, section: check.section, rule: check.rule };
   let result: CheckResult;

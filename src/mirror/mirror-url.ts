@@ -15,13 +15,11 @@ export function checkPgSchema(value: unknown): string | undefined {
 }
 
 /** The URL with any password hidden, safe for messages and logs. */
-export function redactUrl(url: string): string {
-  return redactUrlPasswords(url);
-}
+export { redactUrlPasswords as redactUrl };
 
 /** Parses `sqlite:PATH`, `sqlite://PATH`, `postgres://…` or `postgresql://…`. */
 export function parseMirrorUrl(url: string): MirrorLocation {
-  const display = redactUrl(url);
+  const display = redactUrlPasswords(url);
   if (url.startsWith('sqlite:')) {
     let path = url.slice('sqlite:'.length);
     if (path.startsWith('//')) path = path.slice(2);

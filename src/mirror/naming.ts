@@ -44,7 +44,7 @@ export function baseTableName(rules: NamingRules, moduleName: string, tableName:
 }
 
 /** Suffix of a readable view's name: the view of `crm__deals` is `crm__deals_v`. */
-export const VIEW_SUFFIX = '_v';
+const VIEW_SUFFIX = '_v';
 
 /** The name asked for the readable view of `sqlTable` (the allocator may disambiguate it). */
 export function baseViewName(sqlTable: string): string {

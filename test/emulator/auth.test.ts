@@ -27,11 +27,9 @@ describe('authentication', () => {
   // conformance suite, on every endpoint. The admin token is a credential only the emulator has.
   it.each(all)('%s answers 401 with the admin token', async (_name, endpoint) => {
     const path = buildPath(endpoint.path, { workspaceId: emu.workspaceId, ...PARAMS });
-    for (const token of [emu.adminToken]) {
-      const res = await call(emu.url, endpoint.method, path, { token, ...(endpoint.body ? { body: {} } : {}) });
-      expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: { message: expect.any(String) } });
-    }
+    const res = await call(emu.url, endpoint.method, path, { token: emu.adminToken, ...(endpoint.body ? { body: {} } : {}) });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: { message: expect.any(String) } });
   });
 
   it('answers 401 on /openapi.json without a key and serves it with one', async () => {

@@ -5,7 +5,7 @@ import { MODULE, startRecordsFixture, type RecordsFixture } from './record-fixtu
 
 /**
  * Look-ups by value on a large table use the field's index: a unique check, or a CSV key, costs
- * the same on 40,000 records as a request that looks nothing up. Each case times the two kinds of
+ * the same on 60,000 records as a request that looks nothing up. Each case times the two kinds of
  * request interleaved and compares medians, so the machine's load weighs on both alike; a
  * look-up that reads every record of the table costs several times more.
  */

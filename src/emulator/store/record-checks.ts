@@ -1,6 +1,6 @@
 import { formatPath } from '../../api/index.ts';
 import type { Db } from './database.ts';
-import type { FieldPlans, RecordValues } from './record-plans.ts';
+import type { FieldPlans } from './record-plans.ts';
 import { dynamicStatement, ensureUniqueIndex, recordStatements } from './record-statements.ts';
 import { isEmpty, type Issues } from './record-values.ts';
 import type { TableRow } from './schema-rows.ts';
@@ -32,15 +32,6 @@ export interface PendingRecord {
   data: Record<string, unknown>;
   /** Keys set by this request (updates: only those can break uniqueness against the table). */
   touched: Set<string>;
-}
-
-export function unknownFields(record: RecordValues, plans: FieldPlans, skipId: boolean): string[] {
-  const out: string[] = [];
-  for (const name of Object.keys(record)) {
-    if (skipId && name === 'id') continue;
-    if (!plans.byName.has(name)) out.push(name);
-  }
-  return out;
 }
 
 export function reportUnknown(names: string[], where: string, table: TableRow, issues: Issues): void {

@@ -12,11 +12,11 @@ import { valueKindOf } from '../value-kind.ts';
  * index row by row in random order through the backfill (bench/README.md, "pull"). The statement is the same in both dialects. Table and column renames carry
  * indexes along; the name (naming.ts, `fieldObjectName`) stays right through them.
  */
-export function referenceIndexName(tableId: string, fieldId: string): string {
+function referenceIndexName(tableId: string, fieldId: string): string {
   return fieldObjectName('ref', tableId, fieldId);
 }
 
-export function isIndexed(field: Pick<MirrorField, 'fieldType'>): boolean {
+function isIndexed(field: Pick<MirrorField, 'fieldType'>): boolean {
   return valueKindOf(field.fieldType) === 'reference';
 }
 

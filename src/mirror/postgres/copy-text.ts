@@ -4,7 +4,7 @@ import { RowSlots } from '../row-slots.ts';
 const NEEDS_ESCAPE = /[\\\n\r\t]/;
 
 /** One value in COPY text format: `\N` for NULL, backslash escapes for the separators. */
-export function copyTextValue(value: SqlValue): string {
+function copyTextValue(value: SqlValue): string {
   if (value === null) return '\\N';
   if (typeof value === 'boolean') return value ? 't' : 'f';
   if (typeof value === 'number') return String(value);
