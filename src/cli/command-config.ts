@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import type { Config, LocalConfig } from '../daemon/config-types.ts';
 import { loadConfig } from '../daemon/load-config.ts';
 import { createLogger, type Logger } from '../daemon/logger.ts';
+import { logConfiguration } from '../daemon/log-configuration.ts';
 import { isHuman } from '../daemon/terminal.ts';
 import type { ConfigFlags } from './config-option.ts';
 
@@ -29,4 +30,18 @@ export function commandLogger(config: Config | LocalConfig, options: { toStderr?
     pretty: isHuman(config.log.format, options.toStderr ? process.stderr : process.stdout),
     ...(options.toStderr ? { destination: pino.destination({ dest: 2, sync: true }) } : {}),
   });
+}
+
+/**
+ * What every command starts with: its configuration, its logger (on stderr when stdout carries
+ * a report), and the configuration logged, so a misspelt `WSMIRROR_*` variable is warned about
+ * whatever the command.
+ */
+export function openCommand(flags: ConfigFlags, options?: { toStderr?: boolean }): { config: Config; logger: Logger };
+export function openCommand(flags: ConfigFlags, options: { upstream: 'optional'; toStderr?: boolean }): { config: LocalConfig; logger: Logger };
+export function openCommand(flags: ConfigFlags, options: { upstream?: 'optional'; toStderr?: boolean } = {}): { config: Config | LocalConfig; logger: Logger } {
+  const config = options.upstream === 'optional' ? loadCommandConfig(flags, { upstream: 'optional' }) : loadCommandConfig(flags);
+  const logger = commandLogger(config, { toStderr: options.toStderr === true });
+  logConfiguration(logger, config);
+  return { config, logger };
 }

@@ -30,6 +30,9 @@ forEachDialect('wsmirror outbox (real process)', (dialect) => {
     expect(entries).toEqual([expect.objectContaining({
       table: 'crm.people', recordId: Number(id), fieldName: 'status', status: 'failed', attempts: 1, lastError: expect.stringContaining('status'),
     })]);
+    // Like every command, it warns about a WSMIRROR_* variable that configures nothing.
+    const misspelt = await runWsmirror(['outbox', '--json'], { ...env, WSMIRROR_MIROR_URL: 'x' });
+    expect(misspelt.stderr).toMatch(/WSMIRROR_MIROR_URL \(did you mean WSMIRROR_MIRROR_URL\?\)/);
     const text = await runWsmirror(['outbox', '--status', 'failed'], env);
     expect(text.stdout).toMatch(/crm\.people\s+\d+\s+status: null → no-such-option\s+failed\s+1/);
     expect((await runWsmirror(['outbox', '--status', 'pending'], env)).stdout).toBe('outbox: no entries\n');

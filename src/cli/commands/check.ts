@@ -37,15 +37,12 @@ export function defineCheckCommand(program: Command): Command {
         'would do (tables, modes, estimated records), writing nothing; exits 78 when something does not work')
       .option('--json', 'print the report as one JSON document'),
   ).action(async (flags: ConfigFlags & { json?: boolean }) => {
-    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { runCheck }] = await Promise.all([
+    const [{ openCommand }, { runCheck }] = await Promise.all([
       import('../command-config.ts'),
-      import('../../daemon/log-configuration.ts'),
       import('../../daemon/config-check.ts'),
     ]);
     // A configuration that does not load fails here: exit 78 with the setting to fix.
-    const config = loadCommandConfig(flags);
-    const logger = commandLogger(config, { toStderr: true });
-    logConfiguration(logger, config);
+    const { config, logger } = openCommand(flags, { toStderr: true });
     const report = await runCheck(config, { logger });
     process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatCheckText(report));
     process.exitCode = report.ok ? EXIT.ok : EXIT.config;

@@ -38,7 +38,7 @@ export function defineImportCommand(program: Command): Command {
       .option('--json', 'print the result as JSON on stdout'),
   ).action(async (tableArg: string, file: string, flags: ImportFlags) => {
     const [
-      { csvImportOptionsSchema, describeIssues }, { commandLogger, loadCommandConfig }, { createProgress }, { createWorkspaceClient },
+      { csvImportOptionsSchema, describeIssues }, { openCommand }, { createProgress }, { createWorkspaceClient },
       { withSettingHint }, { isHuman },
     ] = await Promise.all([
       import('../../api/index.ts'),
@@ -70,8 +70,7 @@ export function defineImportCommand(program: Command): Command {
     // Only what was given is sent: the upstream applies its own defaults to the rest.
     const options = Object.fromEntries(Object.entries(parsed.data).filter(([name]) => Object.hasOwn(parts, name)));
 
-    const config = loadCommandConfig(flags);
-    const logger = commandLogger(config, { toStderr: flags.json === true });
+    const { config, logger } = openCommand(flags, { toStderr: flags.json === true });
     const client = createWorkspaceClient(config, { logger });
     const progress = createProgress({
       label: 'import', unit: 'bytes', logger, logIntervalMs: config.log.progressIntervalMs, tty: isHuman(config.log.format, process.stderr),

@@ -65,12 +65,11 @@ export function formatOutboxText(entries: readonly ListedEntry[]): string {
 }
 
 async function openLocal(flags: ConfigFlags) {
-  const [{ commandLogger, loadCommandConfig }, { openConfiguredMirror }] = await Promise.all([
+  const [{ openCommand }, { openConfiguredMirror }] = await Promise.all([
     import('../command-config.ts'),
     import('../../daemon/configured-mirror.ts'),
   ]);
-  const config = loadCommandConfig(flags, { upstream: 'optional' });
-  const logger = commandLogger(config, { toStderr: true });
+  const { config, logger } = openCommand(flags, { upstream: 'optional', toStderr: true });
   return openConfiguredMirror(config, { logger, mustExist: true });
 }
 
@@ -125,13 +124,12 @@ export function defineOutboxCommand(program: Command): Command {
       .option('--table <module.table>', 'every entry of this table (repeatable)', collect),
   ).action(async (ids: string[], flags: SelectionFlags) => {
     const entryIds = parseEntryIds(ids);
-    const [{ commandLogger, loadCommandConfig }, { withSyncCycle }, { discardOutbox }] = await Promise.all([
+    const [{ openCommand }, { withSyncCycle }, { discardOutbox }] = await Promise.all([
       import('../command-config.ts'),
       import('../../daemon/sync-cycle.ts'),
       import('../../sync/push/outbox-admin.ts'),
     ]);
-    const config = loadCommandConfig(flags);
-    const logger = commandLogger(config, { toStderr: true });
+    const { config, logger } = openCommand(flags, { toStderr: true });
     const done = await withSyncCycle(config, { logger }, (cycle) =>
       discardOutbox(cycle.mirror, cycle.client, { entryIds, tables: flags.table ?? [] }));
     process.stdout.write(`outbox: ${done.entries} ${done.entries === 1 ? 'entry' : 'entries'} discarded, ${done.records} ${done.records === 1 ? 'record' : 'records'} restored from upstream\n`);

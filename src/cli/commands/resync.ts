@@ -18,11 +18,10 @@ export function defineResyncCommand(program: Command): Command {
       .option('--json', 'print the cycle report as JSON on stdout (logs go to stderr)'),
   ).action(async (names: string[], flags: ResyncFlags) => {
     const [
-      { commandLogger, loadCommandConfig }, { logConfiguration }, { runSingleCycle }, { cycleProblems, tableLabel }, { describeStop },
+      { openCommand }, { runSingleCycle }, { cycleProblems, tableLabel }, { describeStop },
       { openConfiguredMirror }, { tablesNamed },
     ] = await Promise.all([
       import('../command-config.ts'),
-      import('../../daemon/log-configuration.ts'),
       import('../../daemon/single-cycle.ts'),
       import('../../sync/index.ts'),
       import('../../daemon/stop-report.ts'),
@@ -34,9 +33,7 @@ export function defineResyncCommand(program: Command): Command {
 
     if (flags.sync === false) {
       // Marking reads and writes only the mirror: no upstream setting is needed.
-      const local = loadCommandConfig(flags, { upstream: 'optional' });
-      const localLogger = commandLogger(local, { toStderr: true });
-      logConfiguration(localLogger, local);
+      const { config: local, logger: localLogger } = openCommand(flags, { upstream: 'optional', toStderr: true });
       const mirror = await openConfiguredMirror(local, { logger: localLogger, mustExist: true });
       try {
         const tables = tablesNamed((await mirror.readCatalog()).tables, names);
@@ -48,9 +45,7 @@ export function defineResyncCommand(program: Command): Command {
       return;
     }
 
-    const config = loadCommandConfig(flags);
-    const logger = commandLogger(config, { toStderr: flags.json === true });
-    logConfiguration(logger, config);
+    const { config, logger } = openCommand(flags, { toStderr: flags.json === true });
     let chosen = '';
     const result = await runSingleCycle(config, {
       logger,

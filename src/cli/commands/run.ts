@@ -7,15 +7,12 @@ export function defineRunCommand(program: Command): Command {
       .command('run')
       .description('run the daemon: a cycle on every tick of the schedule, until SIGTERM or SIGINT'),
   ).action(async (flags: ConfigFlags) => {
-    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { runSyncDaemon }] = await Promise.all([
+    const [{ openCommand }, { runSyncDaemon }] = await Promise.all([
       import('../command-config.ts'),
-      import('../../daemon/log-configuration.ts'),
       import('../../daemon/sync-daemon.ts'),
     ]);
-    const config = loadCommandConfig(flags);
-    const logger = commandLogger(config);
     // The redacted configuration at debug, and a warning for misspelt WSMIRROR_* variables.
-    logConfiguration(logger, config);
+    const { config, logger } = openCommand(flags);
     await runSyncDaemon(config, { logger });
   });
 }

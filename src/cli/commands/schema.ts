@@ -12,16 +12,13 @@ export function defineSchemaCommand(program: Command): Command {
       .description("print the mirror's data dictionary as Markdown: every table and view, column, type, label and reference (reads only the mirror)")
       .option('--erd', 'print a Mermaid ER diagram of the tables and their references instead'),
   ).action(async (flags: ConfigFlags & { erd?: boolean }) => {
-    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { openConfiguredMirror }, dictionary] = await Promise.all([
+    const [{ openCommand }, { openConfiguredMirror }, dictionary] = await Promise.all([
       import('../command-config.ts'),
-      import('../../daemon/log-configuration.ts'),
       import('../../daemon/configured-mirror.ts'),
       import('../../mirror/data-dictionary.ts'),
     ]);
-    const config = loadCommandConfig(flags, { upstream: 'optional' });
     // stdout carries the document; logs go to stderr.
-    const logger = commandLogger(config, { toStderr: true });
-    logConfiguration(logger, config);
+    const { config, logger } = openCommand(flags, { upstream: 'optional', toStderr: true });
     const mirror = await openConfiguredMirror(config, { logger, mustExist: true });
     try {
       const catalog = await mirror.readCatalog();

@@ -87,17 +87,14 @@ export function defineStatusCommand(program: Command): Command {
         'exits 1 when something needs attention (reads only the mirror)')
       .option('--json', 'print the report as one JSON document'),
   ).action(async (flags: ConfigFlags & { json?: boolean }) => {
-    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { openConfiguredMirror }, { collectStatus }] = await Promise.all([
+    const [{ openCommand }, { openConfiguredMirror }, { collectStatus }] = await Promise.all([
       import('../command-config.ts'),
-      import('../../daemon/log-configuration.ts'),
       import('../../daemon/configured-mirror.ts'),
       import('../status-report.ts'),
     ]);
     // The upstream is not needed: a machine that only reads the mirror has no key.
-    const config = loadCommandConfig(flags, { upstream: 'optional' });
     // stdout carries the report; logs (e.g. unknown WSMIRROR_* variables) go to stderr.
-    const logger = commandLogger(config, { toStderr: true });
-    logConfiguration(logger, config);
+    const { config, logger } = openCommand(flags, { upstream: 'optional', toStderr: true });
     const mirror = await openConfiguredMirror(config, { logger, mustExist: true });
     try {
       const report = await collectStatus(mirror, {

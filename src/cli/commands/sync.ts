@@ -9,16 +9,13 @@ export function defineSyncCommand(program: Command): Command {
       .description('run one full cycle (push local edits, schema, records) and exit: 0 when the mirror is current')
       .option('--json', 'print the cycle report as JSON on stdout (logs go to stderr)'),
   ).action(async (flags: ConfigFlags & { json?: boolean }) => {
-    const [{ commandLogger, loadCommandConfig }, { logConfiguration }, { runSingleCycle }, { cycleProblems }, { describeStop }] = await Promise.all([
+    const [{ openCommand }, { runSingleCycle }, { cycleProblems }, { describeStop }] = await Promise.all([
       import('../command-config.ts'),
-      import('../../daemon/log-configuration.ts'),
       import('../../daemon/single-cycle.ts'),
       import('../../sync/index.ts'),
       import('../../daemon/stop-report.ts'),
     ]);
-    const config = loadCommandConfig(flags);
-    const logger = commandLogger(config, { toStderr: flags.json === true });
-    logConfiguration(logger, config);
+    const { config, logger } = openCommand(flags, { toStderr: flags.json === true });
     const result = await runSingleCycle(config, { logger });
     if ('stoppedBy' in result) {
       // Not current, so not 0 (DESIGN §2): what was committed stays, the next sync goes on from it.
