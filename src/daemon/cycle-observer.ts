@@ -24,12 +24,6 @@ export interface CycleObserver extends SyncObserver {
 export interface CycleObserverDeps {
   metrics?: Metrics;
   progress?: ProgressReporter;
-  /**
-   * How many rows a scan of the table will read, when that can be known; gives the progress its
-   * share done and ETA. A backfill brings its own estimate (`scanStarted`); for a rescan, the
-   * rows the mirror already holds.
-   */
-  expectedRows?: (table: string) => Promise<number | undefined>;
 }
 
 export function createCycleObserver(deps: CycleObserverDeps): CycleObserver {
@@ -41,14 +35,7 @@ export function createCycleObserver(deps: CycleObserverDeps): CycleObserver {
     rowsApplied: (table, operation, count) => deps.metrics?.observeRowsApplied(table, operation, count),
     scanProgress: (table, rows) => {
       rowsRead.set(table, (rowsRead.get(table) ?? 0) + rows);
-      if (!deps.progress) return;
-      let task = tasks.get(table);
-      if (!task) {
-        const started = deps.progress.task(table);
-        tasks.set(table, (task = started));
-        deps.expectedRows?.(table).then((total) => started.setTotal(total), () => {});
-      }
-      task.add(rows);
+      tasks.get(table)?.add(rows);
     },
     scanFinished: (table) => {
       tasks.get(table)?.done();
@@ -58,10 +45,8 @@ export function createCycleObserver(deps: CycleObserverDeps): CycleObserver {
       if (!deps.progress) return;
       const task = deps.progress.task(table);
       tasks.set(table, task);
-      // A backfill estimates its table's records; a rescan expects the rows the mirror holds. A
-      // resumed one shows what its earlier runs read: the percentage is of the whole table.
+      // A resumed scan shows what its earlier runs read: the percentage is of the whole table.
       if (started.estimatedRows !== null) task.setTotal(started.estimatedRows);
-      else deps.expectedRows?.(table).then((total) => task.setTotal(total), () => {});
       task.add(started.rowsRead);
     },
     tablePulled: (table, currentAsOf) => deps.metrics?.setTableCurrentAsOf(table, currentAsOf),

@@ -4,7 +4,6 @@
  * arguments and call it. The composition root of the pull and push paths.
  */
 import type { WorkspaceClient } from '../client/index.ts';
-import { tableLabel } from '../mirror/catalog.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { SyncEngine, cycleProblems, type CycleOptions, type CycleReport } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
@@ -79,10 +78,9 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
   const progress: ProgressReporter | undefined = deps.progress === true
     ? createProgress({ label: 'sync', logger, logIntervalMs: config.log.progressIntervalMs, tty: isHuman(config.log.format, process.stderr) })
     : undefined;
-  const opened = mirror;
   const observer = createCycleObserver({
     ...(metrics ? { metrics } : {}),
-    ...(progress ? { progress, expectedRows: (table) => rowsOfReadyTable(opened, table) } : {}),
+    ...(progress ? { progress } : {}),
   });
   const engine = new SyncEngine({
     client,
@@ -131,14 +129,6 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
       await mirror.close();
     },
   };
-}
-
-/** The rows a rescan of a table will read about: what the mirror holds, once it holds the table whole. */
-async function rowsOfReadyTable(mirror: Mirror, table: string): Promise<number | undefined> {
-  const entry = (await mirror.readCatalog()).tables.find((t) => tableLabel(t) === table);
-  if (entry?.state !== 'ready') return undefined;
-  const rows = await mirror.countRows(entry.tableId);
-  return rows > 0 ? rows : undefined;
 }
 
 /** The report with each failure's message naming the setting to fix, where one is the likely cause. */

@@ -51,8 +51,10 @@ export async function scanTable(
     logger.info({ table: label, rowsRead: resumed.rowsRead, estimatedRows: resumed.estimatedRows, startedAt: resumed.startedAt },
       'resuming the scan after its last committed page');
   }
-  observer.scanStarted?.(label, { rowsRead: checkpoint.rowsRead, estimatedRows: checkpoint.estimatedRows });
   const rowsBefore = await mirror.countRows(table.tableId);
+  // A backfill estimates its table's records; a rescan of a table held whole expects its rows.
+  const expected = checkpoint.estimatedRows ?? (table.state === 'ready' && rowsBefore > 0 ? rowsBefore : null);
+  observer.scanStarted?.(label, { rowsRead: checkpoint.rowsRead, estimatedRows: expected });
   const deleteCap = Math.max(options.deleteShareFloor, Math.floor(rowsBefore * options.maxDeleteShare));
   const writer = new RowWriter(ctx, table, tally);
   const resumeAfter = checkpoint.position?.lastId;
