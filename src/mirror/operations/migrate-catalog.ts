@@ -17,9 +17,10 @@ import { createReferenceIndex } from './reference-indexes.ts';
  * Version of the capture set-up of the mirrored tables: their triggers, and what the triggers
  * need of the tables. A mirror whose set-up is older (or absent, as in catalog layout 1) is
  * brought up to date when opened for writing. 2: `_synced_at` accepts NULL, so a plain local
- * INSERT needs to name no system column.
+ * INSERT needs to name no system column. 3: SQLite captures an UPDATE with one trigger per
+ * column.
  */
-export const CAPTURE_VERSION = 2;
+export const CAPTURE_VERSION = 3;
 
 /**
  * Brings an existing catalog to this version's layout (CATALOG_MIGRATIONS) and installs the
@@ -42,6 +43,8 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
         const def = CATALOG_TABLES.find((t) => t.name === table)!.columns.find((c) => c.name === column)!;
         await sql`ALTER TABLE ${d.table(table)} ADD COLUMN ${columnDdl(ctx.dialect, def, false)}`.execute(tx.db);
       }
+      for (const index of migration.dropIndexes ?? []) await sql`DROP INDEX IF EXISTS ${d.table(index)}`.execute(tx.db);
+      for (const table of migration.restateChecks ?? []) await d.restateChecks(tx, CATALOG_TABLES.find((t) => t.name === table)!);
     }
     if (stored < 3) await addBiObjects(ctx, tx, viewNames);
     if (stored < CATALOG_VERSION) {
