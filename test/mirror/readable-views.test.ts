@@ -119,20 +119,44 @@ forEachDialect('readable views', ({ dialect, fresh }) => {
       ]);
       const [viewComment] = await t.sql(`SELECT obj_description($1::regclass, 'pg_class') AS comment`, [t.table('crm__deals_v')]);
       expect(viewComment).toEqual({ comment: 'deals label' });
-      const [range] = await t.sql(`SELECT "meeting_range" @> '2026-01-31T10:00:00Z'::timestamptz AS inside FROM ${t.table('crm__deals_v')} WHERE "id" = 1`);
-      expect(range).toEqual({ inside: true });
+      // The table column is a tstzrange; the view's _range shows it, with its bounds as timestamptz.
+      const [types] = await t.sql(
+        `SELECT pg_typeof(d."meeting")::text AS "column", pg_typeof(v."meeting_range")::text AS "range", pg_typeof(v."meeting_start")::text AS "start"
+         FROM ${t.table('crm__deals')} d JOIN ${t.table('crm__deals_v')} v USING ("id") WHERE "id" = 1`,
+      );
+      expect(types).toEqual({ column: 'tstzrange', range: 'tstzrange', start: 'timestamp with time zone' });
+      const ranges = await t.sql(
+        `SELECT "id", "meeting_range" @> '2026-01-31T10:00:00Z'::timestamptz AS inside, "meeting_range" = '[2026-01-31T09:00:00Z,2026-01-31T10:30:00Z)'::tstzrange AS same,
+           "meeting_range" && tstzrange('2026-01-31T10:00:00Z', '2026-01-31T11:00:00Z') AS overlaps
+         FROM ${t.table('crm__deals_v')} ORDER BY "id"`,
+      );
+      expect(ranges.map((r) => ({ ...r, id: Number(r['id']) }))).toEqual([
+        { id: 1, inside: true, same: true, overlaps: true },
+        { id: 2, inside: null, same: null, overlaps: null },
+        { id: 3, inside: null, same: null, overlaps: null },
+      ]);
     }
   });
 
   it('shows NULL, not an error, for values a local edit left unreadable', async () => {
     const t = await seeded(fresh);
     const deals = t.table('crm__deals');
-    await t.sql(`UPDATE ${deals} SET "meeting" = 'soon', "tags" = ${dialect === 'postgres' ? `'"x"'::jsonb` : `'not json'`} WHERE "id" = 1`);
-    await t.sql(`UPDATE ${deals} SET "meeting" = '[2026-02-30T09:00:00Z,2026-02-30T10:00:00Z)' WHERE "id" = 2`);
+    await t.sql(`UPDATE ${deals} SET "tags" = ${dialect === 'postgres' ? `'"x"'::jsonb` : `'not json'`} WHERE "id" = 1`);
+    const badMeetings = [`UPDATE ${deals} SET "meeting" = 'soon' WHERE "id" = 1`, `UPDATE ${deals} SET "meeting" = '[2026-02-30T09:00:00Z,2026-02-30T10:00:00Z)' WHERE "id" = 2`];
+    if (dialect === 'postgres') {
+      // A tstzrange column takes no such value: the edit is refused, the row keeps its appointment.
+      await expect(t.sql(badMeetings[0]!)).rejects.toThrow(/malformed range literal/);
+      await expect(t.sql(badMeetings[1]!)).rejects.toThrow(/out of range/);
+    } else {
+      for (const text of badMeetings) await t.sql(text);
+    }
     const rows = await view(t, 'crm__deals_v', '"id", "meeting_start", "meeting_end", "tags_labels"');
-    expect(rows.map((r) => ({ ...r, id: Number(r['id']) }))).toEqual([
-      { id: 1, meeting_start: null, meeting_end: null, tags_labels: null },
-      // SQLite shows the text between the brackets as it is; Postgres cannot read 30 February.
+    const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
+    expect(rows.map((r) => ({ ...r, id: Number(r['id']), meeting_start: iso(r['meeting_start']), meeting_end: iso(r['meeting_end']) }))).toEqual([
+      dialect === 'postgres'
+        ? { id: 1, meeting_start: '2026-01-31T09:00:00.000Z', meeting_end: '2026-01-31T10:30:00.000Z', tags_labels: null }
+        : { id: 1, meeting_start: null, meeting_end: null, tags_labels: null },
+      // SQLite shows the text between the brackets as it is.
       { id: 2, meeting_start: dialect === 'postgres' ? null : '2026-02-30T09:00:00Z', meeting_end: dialect === 'postgres' ? null : '2026-02-30T10:00:00Z', tags_labels: list(t, []) },
       { id: 3, meeting_start: null, meeting_end: null, tags_labels: list(t, ['o_gone']) },
     ]);
