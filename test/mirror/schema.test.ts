@@ -247,6 +247,20 @@ forEachDialect('mirror schema', ({ dialect, fresh }) => {
     expect(await t.mirror.readRows('t1', [1])).toEqual([{ id: '1', values: { meeting: 'after lunch' } }]);
   });
 
+  it('rebuilds a column whose SQL type an older layout gave otherwise, with its field unchanged', async () => {
+    const t = await fresh();
+    const ws = workspace(module('m1', 'crm', [table('t1', 'deals', [field('a', 'amount', 'number')])]));
+    await sync(t.mirror, ws);
+    // As if an older wsmirror had typed the column otherwise and its migration could not convert it.
+    await t.sql(`UPDATE ${t.table('_wsmirror_fields')} SET "sql_type" = '${dialect === 'postgres' ? 'text' : 'TEXT'}'`);
+    const reopened = await t.reopen();
+    const plan = await sync(reopened, ws);
+    expect(plan.ops.map((o) => o.op === 'retypeColumn' && [o.field.fieldName, o.rebuild])).toEqual([['amount', true]]);
+    expect((await columnTypes(t, 'crm__deals'))['amount']).toBe(dialect === 'postgres' ? 'double precision' : 'REAL');
+    expect((await reopened.readCatalog()).tables[0]!.state).toBe('needs_backfill');
+    expect(await sync(reopened, ws).then((p) => p.ops)).toEqual([]);
+  });
+
   it('drops removed columns and tables with their catalog rows and cursors', async () => {
     const t = await fresh();
     const v1 = workspace(module('m1', 'crm', [
