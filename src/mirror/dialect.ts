@@ -15,7 +15,7 @@ export type { DialectName } from './dialect-name.ts';
  * (`src/mirror/<name>/`) exports one `Dialect`, registered in dialects.ts. Adding a dialect is
  * adding a folder with the same files: `dialect.ts` (this statement), `connection.ts` (the
  * `DialectDriver`), `capture-triggers.ts` (the SQL that records local edits), `readable-views.ts` (the SQL of the
- * readable views).
+ * readable views), and a file for its `AppointmentStorage`.
  *
  * The statement is plain data and pure functions, cheap to import (the planner uses it); the
  * driver, which loads the database client, is imported only by `open`.
@@ -81,8 +81,8 @@ export interface Dialect {
 
 /** The stored form of appointments (`[start,end)` upstream) in one dialect. */
 export interface AppointmentStorage {
-  /** The SQL value of an appointment. */
-  toSql(bounds: AppointmentBounds): string;
+  /** The SQL value of an appointment; `start` and `end` are timestamps in the API's form, start ≤ end. */
+  toSql(start: string, end: string): string;
   /**
    * The bounds of a stored appointment; null for a value that holds none (Postgres' empty
    * range); undefined when the value is not an appointment.

@@ -1,4 +1,4 @@
-import { formatAppointment, parseAppointment } from '../api/appointment.ts';
+import { appointmentBoundsText, formatAppointment } from '../api/appointment.ts';
 import type { FieldType } from '../api/field-types.ts';
 import { formatTimestamp, isCalendarDate, isCanonicalTimestamp, parseTimestamp } from '../api/timestamp.ts';
 import { MirrorValueError } from './errors.ts';
@@ -101,9 +101,9 @@ const ENCODE_KIND: Readonly<Record<ValueKind, KindEncoder>> = {
     return formatTimestamp(ms);
   },
   range(value, type, dialect) {
-    const bounds = typeof value === 'string' ? parseAppointment(value) : undefined;
+    const bounds = typeof value === 'string' ? appointmentBoundsText(value) : undefined;
     if (bounds === undefined) return fail(type, value, 'an appointment [<start>,<end>) of UTC timestamps, start not after end');
-    return DIALECTS[dialect].appointments.toSql(bounds);
+    return DIALECTS[dialect].appointments.toSql(bounds.start, bounds.end);
   },
   reference(value, type) {
     const id = toRecordId(value);

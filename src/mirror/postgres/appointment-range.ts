@@ -1,6 +1,5 @@
 import type { AppointmentBounds } from '../../api/appointment.ts';
 import { parseAppointment } from '../../api/appointment.ts';
-import { formatTimestamp } from '../../api/timestamp.ts';
 import type { AppointmentStorage, ColumnConversion } from '../dialect.ts';
 import { parseSqlTimestamp } from '../sql-timestamp.ts';
 import type { SqlNames } from '../sql-text.ts';
@@ -24,9 +23,7 @@ function boundOf(quoted: string | undefined, bare: string | undefined): number |
 }
 
 export const postgresAppointments: AppointmentStorage = {
-  toSql({ start, end }) {
-    return start === end ? `[${formatTimestamp(start)},${formatTimestamp(start)}]` : `[${formatTimestamp(start)},${formatTimestamp(end)})`;
-  },
+  toSql: (start, end) => (start === end ? `[${start},${end}]` : `[${start},${end})`),
   fromSql(value): AppointmentBounds | null | undefined {
     if (typeof value !== 'string') return undefined;
     if (value === 'empty') return null;
