@@ -123,7 +123,12 @@ describe('value codec', () => {
     expect(apiToSql('appointment', point, 'postgres')).toBe('[2026-01-31T09:00:00.000Z,2026-01-31T09:00:00.000Z]');
     expect(apiToSql('appointment', point, 'sqlite')).toBe(point);
     expect(apiToSql('appointment', '[2026-01-31T09:00Z,2026-01-31T10:30Z)', 'sqlite')).toBe(meeting);
-    for (const bad of ['soon', '[2026-01-31T10:30:00Z,2026-01-31T09:00:00Z)', '[2026-02-30T09:00:00Z,2026-03-01T09:00:00Z)', 5]) {
+    for (const bad of [
+      'soon', '[2026-01-31T10:30:00Z,2026-01-31T09:00:00Z)', '[2026-02-30T09:00:00Z,2026-03-01T09:00:00Z)', 5,
+      // The service's own form, checked as closely: end before start, 30 February, a 25th hour.
+      '[2026-01-31T10:30:00.000Z,2026-01-31T09:00:00.000Z)', '[2026-02-30T09:00:00.000Z,2026-03-01T09:00:00.000Z)',
+      '[2026-01-31T09:00:00.000Z,2026-01-31T25:00:00.000Z)', '[2026-01-31T09:00:00.000Z,2026-01-31T10:00:00.000Z]',
+    ]) {
       expect(() => apiToSql('appointment', bad, 'postgres'), String(bad)).toThrow(MirrorValueError);
     }
   });
