@@ -14,8 +14,9 @@ import { valueKindOf } from './value-kind.ts';
  * per direction. `apiToSql` is used by the pull, `sqlToApi` by readers and the push.
  *
  * SQL values (`SqlValue`) are what the drivers bind and return. The Postgres connection of the
- * mirror returns `date` as `YYYY-MM-DD` text, `bigint` as a number,
- * `jsonb` parsed, `timestamptz` as a Date and `tstzrange` as its text (`["2026-01-31 09:00:00+00",…)`); other clients may differ, so decoding is tolerant.
+ * mirror returns `date` as `YYYY-MM-DD` text, `bigint` as a number, `jsonb` parsed,
+ * `timestamptz` as a Date and `tstzrange` as its text (`["2026-01-31 09:00:00+00",…)`); other
+ * clients may differ, so decoding is tolerant.
  */
 
 const MAX_RECORD_ID = Number.MAX_SAFE_INTEGER;
