@@ -201,7 +201,9 @@ forEachDialect('catalog layout 1 → current', ({ fresh, dialect }) => {
     expect(entries).toEqual([{ sending_since: null, column_name: 'title' }]);
     // Layout 5: no status index; the checks still hold (on SQLite, restated without IN lists).
     const indexes = dialect === 'postgres'
-      ? await t.sql<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE tablename = '_wsmirror_outbox'`)
+      ? await t.sql<{ name: string }>(
+        `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = $1::regclass`, [t.table('_wsmirror_outbox')],
+      )
       : await t.sql<{ name: string }>(`SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = '_wsmirror_outbox'`);
     expect(indexes.map((i) => i.name)).not.toContain('_wsmirror_outbox_status');
     expect(indexes.map((i) => i.name)).toContain('_wsmirror_outbox_record');
