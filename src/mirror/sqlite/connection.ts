@@ -14,9 +14,8 @@ import type { MirrorLocation } from '../mirror-url.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
 import { BoundRows } from './bound-rows.ts';
+import { StatementCache, type Statement } from './statement-cache.ts';
 import { WRITER_TABLE } from './writer-marker.ts';
-
-type Statement = Database.Statement<unknown[], unknown>;
 
 /** Rows per multi-row INSERT (fewer native calls), kept under SQLite's 32766 bound variables. */
 const ROWS_PER_STATEMENT = 50;
@@ -24,8 +23,8 @@ const MAX_VARIABLES = 32766;
 
 /**
  * SQLite through better-sqlite3 (WAL). Queries go through Kysely; the row writes run prepared
- * statements (compiled by Kysely, cached) on the same connection, inside Kysely's connection
- * lock, so nothing else interleaves with a write transaction.
+ * statements (compiled by Kysely) on the same connection, inside Kysely's connection lock, so
+ * nothing else interleaves with a write transaction. Both prepare through one statement cache.
  */
 export async function openSqliteDriver(
   dialect: Dialect, location: Extract<MirrorLocation, { dialect: 'sqlite' }>, options: { mustExist?: boolean } = {},
@@ -66,7 +65,7 @@ class SqliteDriver implements DialectDriver {
   readonly informationalForeignKeys = false;
   readonly db: Kysely<CatalogDb>;
   readonly #raw: Database.Database;
-  readonly #statements = new Map<string, Statement>();
+  readonly #statements: StatementCache;
   readonly #upserts = new Map<string, Statement>();
   #txStatements: Record<'begin' | 'commit', Statement> | undefined;
   #markStatements: Record<'mark' | 'unmark', Statement> | undefined;
@@ -74,7 +73,8 @@ class SqliteDriver implements DialectDriver {
   constructor(dialect: Dialect, raw: Database.Database) {
     this.dialect = dialect;
     this.#raw = raw;
-    this.db = new Kysely<CatalogDb>({ dialect: new SqliteDialect({ database: raw }) });
+    this.#statements = new StatementCache(raw);
+    this.db = new Kysely<CatalogDb>({ dialect: new SqliteDialect({ database: this.#statements.asKyselyDatabase() }) });
   }
 
   catalog(db: Kysely<CatalogDb>): Kysely<CatalogDb> {
@@ -164,14 +164,7 @@ class SqliteDriver implements DialectDriver {
   }
 
   #prepare(query: RawBuilder<unknown>): Statement {
-    const text = query.compile(this.db).sql;
-    let stmt = this.#statements.get(text);
-    if (!stmt) {
-      stmt = this.#raw.prepare(text);
-      if (this.#statements.size > 500) this.#statements.clear();
-      this.#statements.set(text, stmt);
-    }
-    return stmt;
+    return this.#statements.prepare(query.compile(this.db).sql);
   }
 
   /**
