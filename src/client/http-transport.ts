@@ -54,6 +54,9 @@ type Outcome =
 const ERROR_BODY_LIMIT = 16 * 1024;
 const EXCERPT_CHARS = 200;
 const USER_AGENT = 'wsmirror';
+// Fatal: a body that is not UTF-8 is refused, not patched with U+FFFD. One decoder serves every
+// response: without `stream` a decode keeps no state between calls.
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Sends endpoint requests over one keep-alive undici pool: concurrency limit, per-attempt
@@ -213,7 +216,7 @@ export class HttpTransport {
   #validate(call: UpstreamCall, bytes: Buffer, schema: ResponseCheck): unknown {
     let json: unknown;
     try {
-      json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+      json = JSON.parse(UTF8.decode(bytes));
     } catch {
       const what = bytes.length === 0 ? 'empty body' : `not JSON: ${JSON.stringify(excerpt(bytes))}`;
       throw new InvalidResponseError(call, 'not-json', this.#redact(what));
