@@ -153,9 +153,15 @@ export class HttpTransport {
     call: UpstreamCall, target: string, body: AttemptBody | undefined, schema: ResponseCheck, attempt: number,
     callerSignal: AbortSignal | undefined, timeoutMs: number,
   ): Promise<Outcome> {
+    // One signal for the attempt, aborted by its deadline or by the caller: a listener removed
+    // when the attempt ends, not AbortSignal.any, which registers every attempt's signal with the
+    // caller's long-lived one (a weak reference each, left for the collector).
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new Error('request timed out')), timeoutMs);
-    const signal = callerSignal ? AbortSignal.any([callerSignal, deadline.signal]) : deadline.signal;
+    const onCallerAbort = () => deadline.abort(callerSignal!.reason);
+    if (callerSignal?.aborted) onCallerAbort();
+    else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+    const signal = deadline.signal;
     const headers: Record<string, string> = {
       authorization: this.#authorization,
       accept: 'application/json',
@@ -193,6 +199,7 @@ export class HttpTransport {
       return { ok: false, status: 'network', ...this.#networkFailure(call, err, attempt, deadline.signal.aborted, timeoutMs) };
     } finally {
       if (body && typeof body.data !== 'string') body.data.destroy();
+      callerSignal?.removeEventListener('abort', onCallerAbort);
       clearTimeout(timer);
     }
   }

@@ -146,14 +146,17 @@ export async function* iterateRecordPages(
   if (options.filter) base.filter = options.filter;
   const expected = options.expectFields ?? options.fields ?? [];
 
-  const stop = new AbortController();
-  const stopped = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
-  // Pages in flight belong to one run of offsets; stepping back abandons them.
+  // Pages in flight belong to one run of offsets; stepping back abandons them, and so does the
+  // caller's signal or the end of the read. One controller per run, not a signal combined per
+  // page (AbortSignal.any registers each with the long-lived signals it follows).
   let run = new AbortController();
+  const abortRun = () => run.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', abortRun, { once: true });
+  if (options.signal?.aborted) abortRun();
   let window: Array<{ offset: number; page: Promise<RecordPage> }> = [];
   let nextOffset = options.from?.offset ?? 0;
   const launch = () => {
-    const page = fetch({ ...base, offset: nextOffset }, AbortSignal.any([stopped, run.signal]));
+    const page = fetch({ ...base, offset: nextOffset }, run.signal);
     // Pages dropped after an early stop, a step back or a failure must not surface as unhandled rejections.
     page.catch(() => undefined);
     window.push({ offset: nextOffset, page });
@@ -162,6 +165,7 @@ export async function* iterateRecordPages(
   const restartAt = (offset: number) => {
     run.abort(new Error('record paging stepped back'));
     run = new AbortController();
+    if (options.signal?.aborted) abortRun();
     window = [];
     nextOffset = offset;
     launch();
@@ -212,7 +216,8 @@ export async function* iterateRecordPages(
       if (fresh.length > 0) yield fresh;
     }
   } finally {
-    stop.abort(new Error('record paging stopped'));
+    options.signal?.removeEventListener('abort', abortRun);
+    run.abort(new Error('record paging stopped'));
   }
 }
 
