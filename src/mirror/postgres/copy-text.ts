@@ -12,13 +12,15 @@ function copyTextValue(value: SqlValue): string {
   return value.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
 }
 
-/** Characters of COPY text gathered before they are stored as bytes. */
-const CHUNK_CHARS = 65_536;
+/** Bytes of COPY text gathered in one buffer before it is handed on. */
+const CHUNK_BYTES = 65_536;
 
 /**
- * Rows as COPY text, each value written out as it is encoded (Postgres' `RowSink`). The text is
- * stored as UTF-8 bytes every 64 KiB: a batch waiting for its write then holds no JavaScript
- * strings, so the records it came from are garbage at once and the collector has little to copy.
+ * Rows as COPY text (Postgres' `RowSink`): each line is built as one string and written out as
+ * UTF-8 into 64 KiB buffers at once, so a batch waiting for its write holds no JavaScript
+ * strings and the records it came from are garbage at once. Only the line being built is a
+ * string: a batch's text never lives on the heap as a long chain of small strings that every
+ * young-generation collection would have to copy.
  *
  * Every line starts with the row's number in the sink (the stage's ROW_NUMBER_COLUMN): a
  * repeated id cannot be taken out of bytes already written, so the write keeps the last line of
@@ -27,7 +29,9 @@ const CHUNK_CHARS = 65_536;
 export class CopyTextRows implements RowSink {
   readonly #slots = new RowSlots();
   readonly #chunks: Buffer[] = [];
-  #text = '';
+  #buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  #used = 0;
+  #line = '';
   #lines = 0;
   #repeated = false;
 
@@ -43,25 +47,30 @@ export class CopyTextRows implements RowSink {
   beginRow(id: number): void {
     const known = this.#slots.ids.length;
     if (this.#slots.slot(id) < known) this.#repeated = true;
-    this.#text += String(this.#lines++);
+    this.#line = String(this.#lines++);
   }
 
   value(value: SqlValue): void {
-    this.#text += `\t${copyTextValue(value)}`;
+    this.#line += `\t${copyTextValue(value)}`;
   }
 
   endRow(): void {
-    this.#text += '\n';
-    if (this.#text.length >= CHUNK_CHARS) {
-      this.#chunks.push(Buffer.from(this.#text));
-      this.#text = '';
+    const line = `${this.#line}\n`;
+    this.#line = '';
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+    const most = line.length * 3;
+    if (this.#used + most > this.#buffer.length) {
+      if (this.#used > 0) this.#chunks.push(this.#buffer.subarray(0, this.#used));
+      this.#buffer = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, most));
+      this.#used = 0;
     }
+    this.#used += this.#buffer.write(line, this.#used, 'utf8');
   }
 
   /** The rows as COPY text, in chunks of about 64 KiB. */
   *chunks(): Generator<Buffer> {
     yield* this.#chunks;
-    if (this.#text !== '') yield Buffer.from(this.#text);
+    if (this.#used > 0) yield this.#buffer.subarray(0, this.#used);
   }
 }
 
