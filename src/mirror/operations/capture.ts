@@ -5,8 +5,8 @@ import type { CaptureTable } from '../sql-text.ts';
 
 /**
  * The capture triggers of every mirrored table (each dialect's capture-triggers.ts writes them).
- * A schema change drops them all before its DDL and creates them again after it, from the
- * catalog as it then stands, so they always name the current columns.
+ * They are derived objects (derived-objects.ts): set aside around DDL and made again from the
+ * catalog, so they always name the current columns.
  */
 
 /** Mirrored tables and their fields as the catalog holds them inside `tx`. */
@@ -31,12 +31,9 @@ export async function createCapture(ctx: MirrorContext, tx: WriteTx, tables: rea
   for (const t of tables) await runAll(tx, ctx.dialect.createCaptureSql(ctx.driver.names, t));
 }
 
-/** Sets capture up afresh: the dialect's setup, then every table's triggers. */
-export async function installCapture(ctx: MirrorContext, tx: WriteTx): Promise<void> {
+/** The dialect's once-per-mirror setup, which the triggers of every table rely on. */
+export async function setUpCapture(ctx: MirrorContext, tx: WriteTx): Promise<void> {
   await runAll(tx, ctx.dialect.captureSetupSql(ctx.driver.names));
-  const tables = await captureTables(ctx, tx);
-  await dropCapture(ctx, tx, tables);
-  await createCapture(ctx, tx, tables);
 }
 
 async function runAll(tx: WriteTx, statements: readonly string[]): Promise<void> {
