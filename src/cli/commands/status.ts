@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { formatDuration } from '../../daemon/units.ts';
 import { EXIT } from '../../errors.ts';
 import { withConfigOption, type ConfigFlags } from '../config-option.ts';
+import { textTable, type TextColumn } from '../text-table.ts';
 import type { StatusReport, TableStatus } from '../status-report.ts';
 
 export type { StatusReport, TableStatus } from '../status-report.ts';
@@ -11,7 +12,7 @@ function lagCell(t: TableStatus): string {
   return t.lagMs === null ? 'never' : formatDuration(t.lagMs);
 }
 
-const COLUMNS: readonly { title: string; right?: boolean; value: (t: TableStatus) => string }[] = [
+const COLUMNS: readonly TextColumn<TableStatus>[] = [
   { title: 'TABLE', value: (t) => t.table },
   { title: 'SQL TABLE', value: (t) => t.sqlName },
   { title: 'MODE', value: (t) => t.mode },
@@ -43,11 +44,7 @@ export function formatStatusText(report: StatusReport): string {
   if (report.tables.length === 0) {
     lines.push('no tables mirrored yet (run wsmirror sync)');
   } else {
-    const cells = [COLUMNS.map((c) => c.title), ...report.tables.map((t) => COLUMNS.map((c) => c.value(t)))];
-    const widths = COLUMNS.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
-    for (const row of cells) {
-      lines.push(row.map((cell, i) => (COLUMNS[i]!.right ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd());
-    }
+    lines.push(...textTable(COLUMNS, report.tables));
     for (const t of report.tables) {
       if (t.lastError) lines.push(`${t.table}: ${t.status} since ${t.lastError.at} (${t.lastError.code}): ${t.lastError.message}`);
       if (t.error !== undefined) lines.push(`${t.table}: ${t.error}`);
