@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { readableViewOf } from '../readable-view.ts';
+import { dropViewStatement } from '../view-sql.ts';
 import { readCatalogTables } from './read-catalog.ts';
 
 /**
@@ -14,7 +15,7 @@ import { readCatalogTables } from './read-catalog.ts';
 export async function dropViews(ctx: MirrorContext, tx: WriteTx): Promise<void> {
   const rows = await ctx.driver.catalog(tx.db).selectFrom('_wsmirror_tables').select('view_name').execute();
   for (const { view_name } of rows) {
-    if (view_name !== null) await runAll(tx, ctx.dialect.dropViewSql(ctx.driver.names, view_name));
+    if (view_name !== null) await sql.raw(dropViewStatement(ctx.driver.names, view_name)).execute(tx.db);
   }
 }
 
