@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import type { CaptureTable } from '../sql-text.ts';
+import { runStatements } from './run-statements.ts';
 
 /**
  * The capture triggers of every mirrored table (each dialect's capture-triggers.ts writes them).
@@ -24,18 +24,14 @@ export async function captureTables(ctx: MirrorContext, tx: WriteTx): Promise<Ca
 }
 
 export async function dropCapture(ctx: MirrorContext, tx: WriteTx, tables: readonly CaptureTable[]): Promise<void> {
-  for (const t of tables) await runAll(tx, ctx.dialect.dropCaptureSql(ctx.driver.names, t));
+  for (const t of tables) await runStatements(tx, ctx.dialect.dropCaptureSql(ctx.driver.names, t));
 }
 
 export async function createCapture(ctx: MirrorContext, tx: WriteTx, tables: readonly CaptureTable[]): Promise<void> {
-  for (const t of tables) await runAll(tx, ctx.dialect.createCaptureSql(ctx.driver.names, t));
+  for (const t of tables) await runStatements(tx, ctx.dialect.createCaptureSql(ctx.driver.names, t));
 }
 
 /** The dialect's once-per-mirror setup, which the triggers of every table rely on. */
 export async function setUpCapture(ctx: MirrorContext, tx: WriteTx): Promise<void> {
-  await runAll(tx, ctx.dialect.captureSetupSql(ctx.driver.names));
-}
-
-async function runAll(tx: WriteTx, statements: readonly string[]): Promise<void> {
-  for (const text of statements) await sql.raw(text).execute(tx.db);
+  await runStatements(tx, ctx.dialect.captureSetupSql(ctx.driver.names));
 }
