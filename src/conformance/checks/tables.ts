@@ -38,11 +38,10 @@ export const tableChecks = [
     id: 'tables.unknown-module-404',
     section: 'Tables',
     rule: 'GET and POST tables of a module that does not exist answer 404.',
-    scratchTables: ['nomodule'],
     async run(ctx) {
       const params = { moduleName: ctx.missingName };
       expectError(await ctx.send('listTables', { params }), 404);
-      expectError(await ctx.send('createTable', { params, body: { name: ctx.scratch.name('nomodule') } }), 404);
+      expectError(await ctx.send('createTable', { params, body: { name: ctx.missingName } }), 404);
     },
   }),
   defineCheck({
