@@ -175,15 +175,85 @@ export const fieldChecks = [
   }),
   defineCheck({
     id: 'fields.update.rename',
-    section: 'Fields',
-    rule: 'PATCH of a field with name renames it (200 { data: Field }); the list then has the new name only.',
+    section: 'Fields; Fields: rules for updating fields (7)',
+    rule: 'PATCH of a field with name renames it (200 { data: Field }, the same id); the list then has the new name only, and GET of the old name no longer answers the field; renaming onto an existing field answers 400.',
     scratchTables: ['rename_field'],
     async run(ctx) {
-      const { name } = await ctx.scratch.create('rename_field', {}, [field('old_name', 'string')]);
+      const { name } = await ctx.scratch.create('rename_field', {}, [field('old_name', 'string'), field('other', 'string')]);
+      const before = expectOk(await ctx.send('getField', fieldParams(name, 'old_name'))).data;
       const res = await ctx.send('updateField', { ...fieldParams(name, 'old_name'), body: { name: 'new_name', labels: { '': 'New' } } });
       expectStatus(res, 200);
-      expectEqual(expectOk(res).data.name, 'new_name', 'the answer has the new name', res);
-      expectEqual(await fieldNames(ctx, name), ['new_name'], 'the list has the new name');
+      expectEqual([expectOk(res).data.name, expectOk(res).data.id], ['new_name', before.id], 'the answer has the new name and the same id', res);
+      expectEqual(await fieldNames(ctx, name), ['new_name', 'other'], 'the list has the new name');
+      const old = await ctx.send('getField', fieldParams(name, 'old_name'));
+      expectTrue(old.status >= 400, 'GET of the old name answers no field', 'an error status', `HTTP ${old.status}`, old);
+      expectError(await ctx.send('updateField', { ...fieldParams(name, 'new_name'), body: { name: 'other' } }), 400, 'renaming onto an existing field answers 400');
+      expectEqual(await fieldNames(ctx, name), ['new_name', 'other'], 'the refused rename changed nothing');
+    },
+  }),
+  defineCheck({
+    id: 'fields.update.properties',
+    section: 'Fields',
+    rule: 'PATCH of a field sets labels, required, index, search and unique: 200 with the field holding them, and GET answers the same field.',
+    scratchTables: ['field_props'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('field_props', {}, [field('title', 'string')]);
+      const body = { labels: { '': 'Title', fr: 'Titre' }, required: true, index: true, search: true, unique: true };
+      const res = await ctx.send('updateField', { ...fieldParams(name, 'title'), body });
+      expectStatus(res, 200);
+      const updated = expectOk(res).data as Record<string, unknown>;
+      for (const [key, value] of Object.entries(body)) expectEqual(updated[key], value, `the answer holds ${key}`, res);
+      const got = await ctx.send('getField', fieldParams(name, 'title'));
+      expectEqual(expectOk(got).data, updated, 'GET answers the updated field', got);
+    },
+  }),
+  defineCheck({
+    id: 'fields.update.guards',
+    section: 'Fields: rules for updating fields (6); rules for creating fields (5, 6, 8)',
+    rule: 'On update canRead/canWrite null removes the guard; a guard may name the field itself once it exists; an uncompilable guard answers 400 and keeps the old one; canWrite on a function or reverse field answers 400, while canRead and canWrite: null are accepted.',
+    scratchTables: ['guards'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('guards', {}, [
+        field('amount', 'number', { canRead: 'true', canWrite: 'true' }), field('total', 'function', { expression: '1 + 1' }),
+        field('back', 'reverse', { refTableName: ctx.scratch.name('guards') }),
+      ]);
+      const patch = (fieldName: string, body: Record<string, unknown>) => ctx.send('updateField', { ...fieldParams(name, fieldName), body });
+      const removed = await patch('amount', { canRead: null });
+      expectEqual([expectOk(removed).data.canRead, expectOk(removed).data.canWrite], [undefined, 'true'], 'canRead: null removes canRead and keeps canWrite', removed);
+      const got = await ctx.send('getField', fieldParams(name, 'amount'));
+      expectEqual(expectOk(got).data.canRead, undefined, 'GET has no canRead any more', got);
+      const own = 'amount = null or amount < 10';
+      const self = await patch('amount', { canWrite: own });
+      expectEqual(expectOk(self, 'a guard naming the field itself is accepted on update').data.canWrite, own, 'the guard is stored as sent', self);
+      expectError(await patch('amount', { canWrite: '(amount' }), 400, 'an uncompilable guard answers 400');
+      const kept = await ctx.send('getField', fieldParams(name, 'amount'));
+      expectEqual(expectOk(kept).data.canWrite, own, 'the refused guard left the old one', kept);
+      const cleared = await patch('amount', { canWrite: null });
+      expectEqual(expectOk(cleared).data.canWrite, undefined, 'canWrite: null removes canWrite', cleared);
+      for (const [computed, type] of [['total', 'function'], ['back', 'reverse']]) {
+        expectError(await patch(computed!, { canWrite: 'true' }), 400, `canWrite on a ${type} field answers 400`);
+        expectOk(await patch(computed!, { canRead: 'true' }), `canRead on a ${type} field is accepted`);
+        expectOk(await patch(computed!, { canWrite: null }), `canWrite: null on a ${type} field is accepted`);
+      }
+    },
+  }),
+  defineCheck({
+    id: 'fields.update.expressions',
+    section: 'Fields: rules for updating fields (3, 4)',
+    rule: 'On update options sets the selection expression of a dchoice and optionName, optionIcon, optionColor its display formulas; expression sets the expression of a function field: 200 with the field holding them.',
+    scratchTables: ['expressions'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('expressions', {}, [
+        field('title', 'string'), field('amount', 'number'),
+        field('pick', 'dchoice', { options: `select ${ctx.scratch.name('expressions')}`, optionName: 'title' }),
+        field('total', 'function', { expression: '1 + 1' }),
+      ]);
+      const body = { options: `select ${name} where amount > 0`, optionName: 'title', optionIcon: 'i', optionColor: 'c' };
+      const pick = await ctx.send('updateField', { ...fieldParams(name, 'pick'), body });
+      const updated = expectOk(pick).data as Record<string, unknown>;
+      for (const [key, value] of Object.entries(body)) expectEqual(updated[key], value, `the dchoice holds the new ${key}`, pick);
+      const total = await ctx.send('updateField', { ...fieldParams(name, 'total'), body: { expression: 'amount * 2' } });
+      expectEqual(expectOk(total).data.expression, 'amount * 2', 'the function holds the new expression', total);
     },
   }),
   defineCheck({
