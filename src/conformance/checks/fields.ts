@@ -1,6 +1,7 @@
 import { CREATABLE_FIELD_TYPES, FIELD_TYPES } from '../../api/index.ts';
 import { defineCheck, type CheckContext } from '../check.ts';
 import { expectEqual, expectError, expectOk, expectStatus, expectTrue } from '../expectations.ts';
+import type { Exchange } from '../probe.ts';
 import { field } from './fixtures.ts';
 
 /** Fields: single and batch create, read, update and delete, with the rules of the description. */
@@ -108,13 +109,128 @@ export const fieldChecks = [
   defineCheck({
     id: 'fields.create.can-write-computed-400',
     section: 'Fields: rules for creating fields (6)',
-    rule: 'canWrite on a function field answers 400.',
+    rule: 'canWrite on a function or reverse field answers 400 and creates nothing; canRead on them is accepted.',
     scratchTables: ['canwrite'],
     async run(ctx) {
       const { name } = await ctx.scratch.create('canwrite');
-      const body = field('calc', 'function', { expression: '1', canWrite: 'true' });
-      expectError(await ctx.send('createField', { params: { tableName: name }, body }), 400);
+      const computed = [field('calc', 'function', { expression: '1' }), field('back', 'reverse', { refTableName: name })];
+      for (const body of computed) {
+        expectError(await ctx.send('createField', { params: { tableName: name }, body: { ...body, canWrite: 'true' } }), 400, `canWrite on a ${body.type} field answers 400`);
+      }
       expectEqual(await fieldNames(ctx, name), [], 'no field was created');
+      for (const body of computed) {
+        expectStatus(await ctx.send('createField', { params: { tableName: name }, body: { ...body, canRead: 'true' } }), 201, `canRead on a ${body.type} field answers 201`);
+      }
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.guard-self-400',
+    section: 'Fields: rules for creating fields (8)',
+    rule: 'A guard cannot reference the field being created (400, nothing created); it may reference another field of the table.',
+    scratchTables: ['guard_self'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('guard_self', {}, [field('other', 'string')]);
+      expectError(await ctx.send('createField', { params: { tableName: name }, body: field('secret', 'string', { canRead: 'secret != ""' }) }), 400, 'a guard naming the new field answers 400');
+      expectEqual(await fieldNames(ctx, name), ['other'], 'no field was created');
+      expectStatus(await ctx.send('createField', { params: { tableName: name }, body: field('secret', 'string', { canRead: 'other != ""' }) }), 201, 'a guard naming another field answers 201');
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.properties',
+    section: 'Fields: create-field object',
+    rule: 'A field create keeps each property given (labels, variant, required, unique, index, search, defaultValue, onUpdate, readRoles, writeRoles, canRead, canWrite) and accepts showInTable: 201, and GET answers the same field.',
+    scratchTables: ['field_full'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('field_full', {}, [field('plain', 'string')]);
+      const body = field('full', 'string', {
+        labels: { '': 'Full', de: 'Voll' }, variant: 'email', required: true, unique: true, index: true, search: true,
+        defaultValue: 'x@example.com', onUpdate: 'full := lower(full)', readRoles: ['admin', 'editor'], writeRoles: ['admin'],
+        canRead: 'plain != "hidden"', canWrite: 'true',
+      });
+      const res = await ctx.send('createField', { params: { tableName: name }, body: { ...body, showInTable: false } });
+      expectStatus(res, 201);
+      const created = expectOk(res).data as Record<string, unknown>;
+      for (const [key, value] of Object.entries(body)) expectEqual(created[key], value, `the answer keeps ${key}`, res);
+      const got = await ctx.send('getField', fieldParams(name, 'full'));
+      const read = expectOk(got).data as Record<string, unknown>;
+      for (const [key, value] of Object.entries(body)) expectEqual(read[key], value, `GET answers ${key} as created`, got);
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.request-limits-400',
+    section: 'Resources: Field, Option; Limits',
+    rule: 'A field create answers 400 and creates nothing for a label of 0 or 101 characters, an option named "", an option order below 0, an option with another property, readRoles empty or writeRoles of 4 items, a role other than admin/editor/user, a variant not in the list, or a property the create-field object does not have.',
+    scratchTables: ['field_limits'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('field_limits');
+      const cases: [string, Record<string, unknown>][] = [
+        ['an empty label', field('x', 'string', { labels: { '': '' } })],
+        ['a 101-character label', field('x', 'string', { labels: { '': 'x'.repeat(101) } })],
+        ['an option named ""', field('x', 'choice', { options: [{ name: '' }] })],
+        ['an option order of -1', field('x', 'choice', { options: [{ name: 'a', order: -1 }] })],
+        ['an option with another property', field('x', 'choice', { options: [{ name: 'a', extra: 1 }] })],
+        ['readRoles []', field('x', 'string', { readRoles: [] })],
+        ['writeRoles of 4 items', field('x', 'string', { writeRoles: ['admin', 'editor', 'user', 'admin'] })],
+        ['the role owner', field('x', 'string', { readRoles: ['owner'] })],
+        ['the variant fancy', field('x', 'string', { variant: 'fancy' })],
+        ['the property colour', { ...field('x', 'string'), colour: 'red' }],
+      ];
+      for (const [what, body] of cases) {
+        expectError(await ctx.send('createField', { params: { tableName: name }, body }), 400, `${what} answers 400`);
+      }
+      expectEqual(await fieldNames(ctx, name), [], 'no field was created');
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.expressions',
+    section: 'Fields: rules for creating fields (2, 3)',
+    rule: 'A dchoice keeps its options expression and optionName, optionIcon, optionColor; a function keeps its expression: 201, and GET answers them.',
+    scratchTables: ['field_exprs'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('field_exprs', {}, [field('title', 'string'), field('price', 'number'), field('quantity', 'number')]);
+      const pick = { options: `select ${name} where price > 0`, optionName: 'title', optionIcon: 'icon', optionColor: 'color' };
+      const cases: [string, Record<string, unknown>][] = [
+        ['pick', { ...field('pick', 'dchoice', pick) }], ['total', { ...field('total', 'function', { expression: 'price * quantity' }) }],
+      ];
+      for (const [fieldName, body] of cases) {
+        const res = await ctx.send('createField', { params: { tableName: name }, body });
+        expectStatus(res, 201, `creating ${fieldName} answers 201`);
+        const got = await ctx.send('getField', fieldParams(name, fieldName));
+        const answers: [Record<string, unknown>, Exchange][] = [[expectOk(res).data, res], [expectOk(got).data, got]];
+        for (const [data, answer] of answers) {
+          for (const key of ['options', 'optionName', 'optionIcon', 'optionColor', 'expression']) {
+            if (key in body) expectEqual(data[key], body[key], `${fieldName} keeps ${key}`, answer);
+          }
+        }
+      }
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.reference',
+    section: 'Resources: Field (refTableName, refTableId)',
+    rule: 'A reference or reverse field names its table by refTableName; the answer carries refTableId, the id of that table; a table may reference itself.',
+    scratchTables: ['ref_from', 'ref_to'],
+    async run(ctx) {
+      const target = await ctx.scratch.create('ref_to');
+      const { name } = await ctx.scratch.create('ref_from');
+      for (const [fieldName, type, refTableName, id] of [
+        ['ref', 'reference', target.name, target.id], ['back', 'reverse', target.name, target.id], ['parent', 'reference', name, undefined],
+      ] as const) {
+        const res = await ctx.send('createField', { params: { tableName: name }, body: field(fieldName, type, { refTableName }) });
+        expectStatus(res, 201, `creating the ${type} field ${fieldName} answers 201`);
+        const self = id ?? expectOk(await ctx.send('getTable', { params: { tableName: name } })).data.id;
+        expectEqual(expectOk(res).data.refTableId, self, `${fieldName} carries the id of ${refTableName} as refTableId`, res);
+      }
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.unknown-table-404',
+    section: 'Fields',
+    rule: 'POST fields of a table or a module that does not exist answers 404.',
+    async run(ctx) {
+      const body = field('x', 'string');
+      expectError(await ctx.send('createField', { params: { tableName: ctx.missingName }, body }), 404, 'an unknown table answers 404');
+      expectError(await ctx.send('createField', { params: { moduleName: ctx.missingName, tableName: ctx.missingName }, body }), 404, 'an unknown module answers 404');
     },
   }),
   defineCheck({
