@@ -420,25 +420,36 @@ export const fieldChecks = [
   defineCheck({
     id: 'fields.batch-update.rules',
     section: 'Fields: rules for updating fields (7)',
-    rule: 'A batch update is one transaction: a repeated fieldName or a rename onto an existing name answers 400, an unknown field 404, and nothing changes.',
+    rule: 'A batch update is one transaction: a repeated fieldName, a rename onto an existing name, an item without fieldName, a later item sending an options expression to a choice or an uncompilable guard, or an empty batch answers 400, an unknown field 404, and nothing changes.',
     scratchTables: ['batch_update'],
     async run(ctx) {
-      const { name } = await ctx.scratch.create('batch_update', {}, [field('a', 'string'), field('b', 'string')]);
+      const { name } = await ctx.scratch.create('batch_update', {}, [field('a', 'string'), field('b', 'string'), field('c', 'choice', { options: [{ name: 'x' }] })]);
       const params = { tableName: name };
+      const before = expectOk(await ctx.send('listFields', { params })).data;
+      for (const [what, body] of [
+        ['an item without fieldName', [{ required: true }]],
+        ['a later options expression to a choice', [{ fieldName: 'a', name: 'a2', required: true }, { fieldName: 'c', options: `select ${name}` }]],
+        ['a later uncompilable guard', [{ fieldName: 'a', name: 'a2' }, { fieldName: 'b', canRead: ')' }]],
+        ['an empty batch', []],
+      ] as const) {
+        expectError(await ctx.send('updateFields', { params, body }), 400, `${what} answers 400`);
+      }
+      const after = await ctx.send('listFields', { params });
+      expectEqual(expectOk(after).data, before, 'the refused batches changed no field', after);
       expectError(await ctx.send('updateFields', { params, body: [{ fieldName: 'a', required: true }, { fieldName: 'a', index: true }] }), 400, 'a repeated fieldName answers 400');
       expectError(await ctx.send('updateFields', { params, body: [{ fieldName: 'a', name: 'b' }] }), 400, 'renaming onto an existing name answers 400');
-      expectError(await ctx.send('updateFields', { params, body: [{ fieldName: 'a', name: 'c' }, { fieldName: 'nope', required: true }] }), 404, 'an unknown field answers 404');
-      expectEqual(await fieldNames(ctx, name), ['a', 'b'], 'the failed batches changed nothing');
-      const ok = await ctx.send('updateFields', { params, body: [{ fieldName: 'a', name: 'c' }, { fieldName: 'b', required: true }] });
+      expectError(await ctx.send('updateFields', { params, body: [{ fieldName: 'a', name: 'd' }, { fieldName: 'nope', required: true }] }), 404, 'an unknown field answers 404');
+      expectEqual(await fieldNames(ctx, name), ['a', 'b', 'c'], 'the failed batches changed nothing');
+      const ok = await ctx.send('updateFields', { params, body: [{ fieldName: 'a', name: 'd' }, { fieldName: 'b', required: true }] });
       expectStatus(ok, 200);
       const fields = expectOk(ok).data;
-      expectEqual(fields.map((f) => [f.name, f.required === true]), [['c', false], ['b', true]], 'a good batch answers 200 with the updated fields', ok);
+      expectEqual(fields.map((f) => [f.name, f.required === true]), [['d', false], ['b', true]], 'a good batch answers 200 with the updated fields, in request order', ok);
     },
   }),
   defineCheck({
     id: 'fields.batch-delete.rules',
     section: 'Fields: rules for updating fields (8)',
-    rule: 'A batch delete is one transaction: repeated names answer 400, an unknown field 404 and nothing is deleted; otherwise 200 with the deleted fields.',
+    rule: 'A batch delete is one transaction: repeated names, no names, a name outside the pattern or a body that is not { fieldNames } answer 400, an unknown field 404, and nothing is deleted; otherwise 200 with the deleted fields.',
     scratchTables: ['batch_delete'],
     async run(ctx) {
       const { name } = await ctx.scratch.create('batch_delete', {}, [field('a', 'string'), field('b', 'string'), field('c', 'string')]);
@@ -446,6 +457,8 @@ export const fieldChecks = [
       expectError(await ctx.send('deleteFields', { params, body: { fieldNames: ['a', 'a'] } }), 400, 'repeated names answer 400');
       expectError(await ctx.send('deleteFields', { params, body: { fieldNames: ['a', 'nope'] } }), 404, 'an unknown field answers 404');
       expectError(await ctx.send('deleteFields', { params, body: { fieldNames: [] } }), 400, 'an empty fieldNames answers 400');
+      expectError(await ctx.send('deleteFields', { params, body: { fieldNames: ['Bad'] } }), 400, 'a name outside the pattern answers 400');
+      expectError(await ctx.send('deleteFields', { params, body: ['a'] }), 400, 'a bare array of names answers 400');
       expectEqual(await fieldNames(ctx, name), ['a', 'b', 'c'], 'the failed batches deleted nothing');
       const ok = await ctx.send('deleteFields', { params, body: { fieldNames: ['a', 'b'] } });
       expectStatus(ok, 200);
