@@ -43,14 +43,15 @@ export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
 export const OUTBOX_OPERATIONS = ['insert', 'update', 'delete'] as const;
 
 /** Version of the catalog layout, stored in `_wsmirror_meta`. */
-export const CATALOG_VERSION = 4;
+export const CATALOG_VERSION = 5;
 
 /**
  * Layout changes since layout 1, applied in order to an older catalog when it is opened for
  * writing (operations/migrate-catalog.ts). Layout 2: `_wsmirror_outbox.sending_since`. Layout 3:
  * the readable views' names and the SQL tables of each field and of the table it references
  * (filled in by the migration from the catalog itself). Layout 4: the sync state of each table
- * (`current_as_of`, `last_error*`).
+ * (`current_as_of`, `last_error*`). Layout 5: appointment columns are `tstzrange` on Postgres
+ * (no catalog column: the migration converts the columns, `Dialect.convertColumnSql`).
  */
 export const CATALOG_MIGRATIONS: readonly { version: number; addColumns: readonly { table: CatalogTableName; column: string }[] }[] = [
   { version: 2, addColumns: [{ table: '_wsmirror_outbox', column: 'sending_since' }] },
@@ -66,6 +67,7 @@ export const CATALOG_MIGRATIONS: readonly { version: number; addColumns: readonl
     version: 4,
     addColumns: ['current_as_of', 'last_error_code', 'last_error', 'last_error_at'].map((column) => ({ table: '_wsmirror_tables' as const, column })),
   },
+  { version: 5, addColumns: [] },
 ];
 
 /** Refuses (ConfigError) a catalog this version cannot read: a newer layout, or no version row. */
