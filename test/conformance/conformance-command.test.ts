@@ -111,14 +111,15 @@ describe('wsmirror conformance, alone and gentle', { timeout: 120_000 }, () => {
       const at = proxy.seen.map((r) => r.at);
       expect(at.length).toBe((JSON.parse(run.stdout) as ConformanceReport).requests);
       expect(at.length).toBeGreaterThan(5);
-      const gaps = at.slice(1).map((t, i) => t - at[i]!);
+      // From the second request on: the first one's arrival also waits for the connection to be
+      // made and the endpoint to warm up, so its gap says little either way.
+      const gaps = at.slice(2).map((t, i) => t - at[i + 1]!);
       // Sent 200 ms apart. The proxy sees each when its event loop gets to it, which on a busy
       // machine can be some tens of milliseconds late for one request and not for the next: a gap
-      // may look shorter than it was, never by 50 ms (requests sent unpaced arrive a millisecond or
-      // two apart).
-      for (const gap of gaps) expect(gap, JSON.stringify(gaps)).toBeGreaterThanOrEqual(150);
+      // may look shorter than it was, never by 80 ms (requests sent unpaced arrive 5 to 40 ms apart).
+      for (const gap of gaps) expect(gap, JSON.stringify(gaps)).toBeGreaterThanOrEqual(120);
       expect([...gaps].sort((x, y) => x - y)[Math.floor(gaps.length / 2)], JSON.stringify(gaps)).toBeGreaterThanOrEqual(190);
-      expect(at.at(-1)! - at[0]!).toBeGreaterThanOrEqual((at.length - 1) * 200 - 50);
+      expect(at.at(-1)! - at[1]!).toBeGreaterThanOrEqual((at.length - 2) * 200 - 80);
     } finally {
       await proxy.close();
     }
