@@ -190,6 +190,8 @@ export interface DialectDriver {
    * every row, index, view and trigger as they are.
    */
   dropNotNull(tx: WriteTx, sqlTable: string, column: string): Promise<void>;
+  /** Writes the CHECK constraints of a catalog table again as catalog-ddl.ts renders them now, keeping its rows. */
+  restateChecks(tx: WriteTx, table: CatalogTableDef): Promise<void>;
   /** Sets the comment of a table or column (Postgres); a no-op where comments do not exist. */
   comment(tx: WriteTx, sqlTable: string, column: string | null, text: string | null): Promise<void>;
 

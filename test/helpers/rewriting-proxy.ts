@@ -1,13 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+type Replacement = string | { status?: number; body?: string } | undefined;
+
 /**
  * Returns the body to send instead of the upstream's, a replacement status and/or body, or
- * undefined to pass the answer through. `path` is the request path with its query string.
+ * undefined to pass the answer through; or a promise of one (the answer waits for it, so a
+ * rewrite can change upstream before its client goes on). `path` is the request path with its
+ * query string.
  */
-export type Rewrite = (
-  path: string, body: string, exchange: { method: string; status: number },
-) => string | { status?: number; body?: string } | undefined;
+export type Rewrite = (path: string, body: string, exchange: { method: string; status: number }) => Replacement | Promise<Replacement>;
 
 /** One request as the proxy saw it. */
 export interface SeenRequest {
@@ -53,7 +55,7 @@ export async function startRewritingProxy(target: string): Promise<RewritingProx
         ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
       });
       const text = await upstream.text();
-      const replaced = proxy.rewrite?.(req.url ?? '', text, { method: req.method ?? 'GET', status: upstream.status });
+      const replaced = await proxy.rewrite?.(req.url ?? '', text, { method: req.method ?? 'GET', status: upstream.status });
       const answer = typeof replaced === 'string' ? { body: replaced } : replaced ?? {};
       const status = answer.status ?? upstream.status;
       proxy.seen.push({ method: req.method ?? 'GET', path: req.url ?? '', body: Buffer.concat(chunks).toString('utf8'), status, at });

@@ -19,9 +19,10 @@ import { createReferenceIndex } from './reference-indexes.ts';
  * need of the tables. A mirror whose set-up is older (or absent, as in catalog layout 1) is
  * brought up to date when opened for writing. 2: `_synced_at` accepts NULL, so a plain local
  * INSERT needs to name no system column. 3: Postgres captures updated values with fixed time
- * zone and date style.
+ * zone and date style. 4: SQLite captures an UPDATE with one trigger per column. 5: Postgres turns
+ * only the changed columns' values into JSON.
  */
-export const CAPTURE_VERSION = 3;
+export const CAPTURE_VERSION = 5;
 
 /**
  * Brings an existing catalog to this version's layout (CATALOG_MIGRATIONS) and installs the
@@ -44,6 +45,8 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
         const def = CATALOG_TABLES.find((t) => t.name === table)!.columns.find((c) => c.name === column)!;
         await sql`ALTER TABLE ${d.table(table)} ADD COLUMN ${columnDdl(ctx.dialect, def, false)}`.execute(tx.db);
       }
+      for (const index of migration.dropIndexes ?? []) await sql`DROP INDEX IF EXISTS ${d.table(index)}`.execute(tx.db);
+      for (const table of migration.restateChecks ?? []) await d.restateChecks(tx, CATALOG_TABLES.find((t) => t.name === table)!);
     }
     if (stored < 5) await convertColumnTypes(ctx, tx, { viewsExist: stored >= 3 });
     if (stored < 3) await addBiObjects(ctx, tx, viewNames);
