@@ -115,6 +115,22 @@ forEachDialect('mirror rows', ({ fresh }) => {
     ]);
   });
 
+  it('keeps the last of each id whether the ids of a batch ascend or not', async () => {
+    const t = await fresh();
+    await sync(t.mirror, SIMPLE_WS);
+    // 5, 7 ascend (a scan); 7 and 5 repeat in order; 3 is the first id out of order (a change
+    // feed); then repeats of ids from before and after it.
+    let rows = await t.mirror.encodeRows('t1', [{ id: 5, values: { title: 'five' } }, { id: 7, values: { title: 'seven' } }]);
+    rows = await t.mirror.encodeRows('t1', [
+      { id: 7, values: { title: 'seven-2' } }, { id: 5, values: { title: 'five-2' } }, { id: 3, values: { title: 'three' } },
+      { id: 9, values: { title: 'nine' } }, { id: 5, values: { title: 'five-3' } }, { id: 3, values: { title: 'three-2' } },
+    ], rows);
+    expect(rows.count).toBe(4);
+    expect(await t.mirror.applyRows('t1', { encoded: rows })).toEqual({ upserted: 4, deleted: 0 });
+    const stored = await t.sql<{ id: unknown; title: string }>(`SELECT "id", "title" FROM ${t.table('crm__deals')} ORDER BY "id"`);
+    expect(stored.map((r) => [Number(r.id), r.title])).toEqual([[3, 'three-2'], [5, 'five-3'], [7, 'seven-2'], [9, 'nine']]);
+  });
+
   it('refuses rows encoded before the table\'s columns changed, and rows of another table', async () => {
     const t = await fresh();
     await sync(t.mirror, SIMPLE_WS);
