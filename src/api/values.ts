@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FieldType } from './field-types.ts';
 import { isReadOnlyType } from './field-types.ts';
 import { formatTimestamp, parseDate, parseTimestamp } from './timestamp.ts';
