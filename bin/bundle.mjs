@@ -72,6 +72,9 @@ export async function buildBundle() {
     .filter((input) => !input.split(sep).includes('node_modules'))
     .sort();
   writeFileSync(METAFILE, JSON.stringify(result.metafile));
+  // Without a package.json of its own the folder has no module type, and Node would parse each
+  // file to find out whether it is an ES module (a fifth of a short command's CPU).
+  writeFileSync(join(FOLDER, 'package.json'), '{ "type": "module" }\n');
   // Written last: a build that stopped half way leaves no manifest, so no bundle is used.
   writeFileSync(join(FOLDER, MANIFEST), JSON.stringify({ builtAtMs, sources }));
   return { folder: FOLDER, sources: sources.length };
