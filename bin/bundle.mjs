@@ -3,7 +3,8 @@
  * (DEVELOPERS.md, "The bundle"): the CLI and everything it imports, bundled by esbuild into a
  * few dozen files in `node_modules/.cache/wsmirror-bundle` of the checkout, with one file per
  * module that a command imports on demand. Loading those instead of ~700 TypeScript and package
- * modules halves the CPU and memory of a short command (bench/README.md, "start-up").
+ * modules halves the CPU time of a short command and cuts its memory by a third (bench/README.md,
+ * "Start-up and memory").
  *
  * `npm ci` and `npm install` build it (package.json's `prepare` runs this file), so a checkout
  * never holds a bundle older than its dependencies: reinstalling empties node_modules. Editing,
