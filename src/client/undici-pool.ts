@@ -1,8 +1,8 @@
 /**
  * undici's connection pool and its `request`, without the rest of undici. The package's entry
  * module loads fetch, WebSocket, EventSource, caches, mocks and proxy agents (110 modules, ~6 MiB
- * and a tenth of a `wsmirror sync` that has nothing to do: bench/README.md, "start-up"); the
- * client uses only these two. undici has no `exports` map, so these paths are public files of the
+ * of the peak RSS of a `wsmirror sync` that has nothing to do: bench/README.md, "Start-up and
+ * memory"); the client uses only these two. undici has no `exports` map, so these paths are public files of the
  * package; `undici-internals.d.ts` types them as the entry module's `Pool` and `request`.
  */
 import type { Dispatcher, Pool as UndiciPool } from 'undici';
