@@ -27,10 +27,12 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 export async function run(options: BenchOptions = {}) {
   const edits = Number(options['edits'] ?? 10_000);
+  const repeat = Number(options['repeat'] ?? 3);
+  const pushOptions = { ...SYNC_DEFAULTS, lookbackMs: 0, ...(options['round'] ? { pushRoundRecords: Number(options['round']) } : {}) };
   const pgUrl = BENCH_PG_URL;
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-push-'));
   const emu = await spawnEmulator();
-  const out: Record<string, unknown> = { edits, batchRecords: SYNC_DEFAULTS.pushBatchRecords };
+  const out: Record<string, unknown> = { edits, repeat, batchRecords: pushOptions.pushBatchRecords, roundRecords: pushOptions.pushRoundRecords };
   try {
     const ws = new UpstreamWorkspace(emu);
     await ws.createModule('bench');
@@ -48,39 +50,48 @@ export async function run(options: BenchOptions = {}) {
       const client = new WorkspaceClient({ baseUrl: emu.url, apiKey: emu.apiKey, workspaceId: emu.workspaceId, onRequest: (i) => requests.push(i) });
       try {
         await new SyncEngine({ client, mirror, options: { lookbackMs: 0 } }).runCycle({ forceFullScan: true });
-        // What the mirror holds now, in id order; the local edit adds a million to each.
+        // What the mirror holds now, in id order; each local edit adds a million to each.
         const base = (await ws.allRecords('bench', 'invoices')).map((r) => r.values.amount as number);
-        const value = (i: number) => base[i]! + 1_000_000;
+        const runs: { rawMs: number; editMs: number; pushMs: number; pushed: number; requests: number; arrived: number; left: number }[] = [];
+        // Raw and push alternate, `repeat` times, so both see the same moments of a shared machine.
+        for (let rep = 1; rep <= repeat; rep++) {
+          const value = (i: number) => base[i]! + rep * 1_000_000;
+          // Raw: values of the same size as batch PATCHes of the push's batch size, same client.
+          const rawStarted = performance.now();
+          for (let i = 0; i < ids.length; i += pushOptions.pushBatchRecords) {
+            await client.updateRecords('bench', 'invoices', ids.slice(i, i + pushOptions.pushBatchRecords).map((id, j) => ({ id, amount: value(i + j) + 0.5 })));
+          }
+          const rawMs = performance.now() - rawStarted;
 
-        // Raw: values of the same size as batch PATCHes of the push's batch size, same client.
-        const rawStarted = performance.now();
-        for (let i = 0; i < ids.length; i += SYNC_DEFAULTS.pushBatchRecords) {
-          await client.updateRecords('bench', 'invoices', ids.slice(i, i + SYNC_DEFAULTS.pushBatchRecords).map((id, j) => ({ id, amount: value(i + j) + 0.5 })));
+          // Local edits through a separate connection: the triggers fill the outbox.
+          const editStarted = performance.now();
+          await localUpdate(dialect, url, schema, mirror);
+          const editMs = performance.now() - editStarted;
+
+          requests.length = 0;
+          const pushStarted = performance.now();
+          const report = await pushOutbox({ client, mirror, options: pushOptions, logger: silent });
+          const pushMs = performance.now() - pushStarted;
+          const left = (await mirror.outboxSummary()).reduce((n, c) => n + c.count, 0);
+          const check = await ws.allRecords('bench', 'invoices');
+          const arrived = check.filter((r, i) => r.values.amount === value(i)).length;
+          runs.push({ rawMs, editMs, pushMs, pushed: report.pushed, requests: requests.length, arrived, left });
         }
-        const rawMs = performance.now() - rawStarted;
-
-        // Local edits through a separate connection: the triggers fill the outbox.
-        const editStarted = performance.now();
-        await localUpdate(dialect, url, schema, mirror);
-        const editMs = performance.now() - editStarted;
-
-        requests.length = 0;
-        const pushStarted = performance.now();
-        const report = await pushOutbox({ client, mirror, options: { ...SYNC_DEFAULTS, lookbackMs: 0 }, logger: silent });
-        const pushMs = performance.now() - pushStarted;
-        const left = (await mirror.outboxSummary()).reduce((n, c) => n + c.count, 0);
-        const check = await ws.allRecords('bench', 'invoices');
-        const arrived = check.filter((r, i) => r.values.amount === value(i)).length;
+        const median = (pick: (r: (typeof runs)[number]) => number) => {
+          const sorted = runs.map(pick).sort((a, b) => a - b);
+          return sorted[Math.floor(sorted.length / 2)]!;
+        };
         out[dialect] = {
-          localUpdateMs: Math.round(editMs),
-          pushMs: Math.round(pushMs),
-          rawPatchMs: Math.round(rawMs),
-          pushOverRaw: Number((pushMs / rawMs).toFixed(3)),
-          editsPerSecond: Math.round(edits / (pushMs / 1000)),
-          pushed: report.pushed,
-          requests: requests.length,
-          outboxLeft: left,
-          arrivedUpstream: arrived,
+          localUpdateMs: Math.round(median((r) => r.editMs)),
+          pushMs: Math.round(median((r) => r.pushMs)),
+          rawPatchMs: Math.round(median((r) => r.rawMs)),
+          pushOverRaw: Number(median((r) => r.pushMs / r.rawMs).toFixed(3)),
+          pushOverRawEachRun: runs.map((r) => Number((r.pushMs / r.rawMs).toFixed(2))),
+          editsPerSecond: Math.round(edits / (median((r) => r.pushMs) / 1000)),
+          pushed: Math.min(...runs.map((r) => r.pushed)),
+          requests: Math.max(...runs.map((r) => r.requests)),
+          outboxLeft: Math.max(...runs.map((r) => r.left)),
+          arrivedUpstream: Math.min(...runs.map((r) => r.arrived)),
         };
       } finally {
         await client.close();

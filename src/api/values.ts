@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { formatAppointment, parseAppointment } from './appointment.ts';
 import type { FieldType } from './field-types.ts';
 import { isReadOnlyType } from './field-types.ts';
 import { formatTimestamp, parseDate, parseTimestamp } from './timestamp.ts';
@@ -13,7 +14,6 @@ export type ValueMode = 'create' | 'update';
 const HH_MM = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;
 const HH_MM_SS = /^([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]$/;
 const HH_MM_RANGE = /^(([01][0-9]|2[0-3]):[0-5][0-9])-(([01][0-9]|2[0-3]):[0-5][0-9])$/;
-const APPOINTMENT = /^\[([^,\[\])]+),([^,\[\])]+)\)$/;
 
 const unixMillis = z
   .number()
@@ -35,14 +35,12 @@ const timestampMillis = (mode: ValueMode) =>
 
 function appointmentRange() {
   return z.string().transform((s, ctx) => {
-    const m = APPOINTMENT.exec(s);
-    const start = m ? parseTimestamp(m[1]!) : undefined;
-    const end = m ? parseTimestamp(m[2]!) : undefined;
-    if (start === undefined || end === undefined || end < start) {
+    const bounds = parseAppointment(s);
+    if (bounds === undefined) {
       ctx.addIssue({ code: 'custom', message: 'expected an appointment [<start>,<end>) of UTC timestamps, start not after end' });
       return z.NEVER;
     }
-    return `[${formatTimestamp(start)},${formatTimestamp(end)})`;
+    return formatAppointment(bounds);
   });
 }
 

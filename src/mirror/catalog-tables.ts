@@ -43,16 +43,27 @@ export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
 export const OUTBOX_OPERATIONS = ['insert', 'update', 'delete'] as const;
 
 /** Version of the catalog layout, stored in `_wsmirror_meta`. */
-export const CATALOG_VERSION = 4;
+export const CATALOG_VERSION = 6;
 
 /**
  * Layout changes since layout 1, applied in order to an older catalog when it is opened for
  * writing (operations/migrate-catalog.ts). Layout 2: `_wsmirror_outbox.sending_since`. Layout 3:
  * the readable views' names and the SQL tables of each field and of the table it references
  * (filled in by the migration from the catalog itself). Layout 4: the sync state of each table
- * (`current_as_of`, `last_error*`).
+ * (`current_as_of`, `last_error*`). Layout 5: appointment columns are `tstzrange` on Postgres
+ * (no catalog column: the migration converts the columns, `Dialect.convertColumnSql`). Layout 6:
+ * the outbox without its status index, and (SQLite) its checks restated as catalog-ddl.ts writes
+ * them now; both made every captured edit cost more.
  */
-export const CATALOG_MIGRATIONS: readonly { version: number; addColumns: readonly { table: CatalogTableName; column: string }[] }[] = [
+export interface CatalogMigration {
+  version: number;
+  addColumns: readonly { table: CatalogTableName; column: string }[];
+  dropIndexes?: readonly string[];
+  /** Tables whose CHECK constraints are written again in the current form (`Dialect.restateChecks`). */
+  restateChecks?: readonly CatalogTableName[];
+}
+
+export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
   { version: 2, addColumns: [{ table: '_wsmirror_outbox', column: 'sending_since' }] },
   {
     version: 3,
@@ -66,6 +77,8 @@ export const CATALOG_MIGRATIONS: readonly { version: number; addColumns: readonl
     version: 4,
     addColumns: ['current_as_of', 'last_error_code', 'last_error', 'last_error_at'].map((column) => ({ table: '_wsmirror_tables' as const, column })),
   },
+  { version: 5, addColumns: [] },
+  { version: 6, addColumns: [], dropIndexes: ['_wsmirror_outbox_status'], restateChecks: ['_wsmirror_outbox'] },
 ];
 
 /** Refuses (ConfigError) a catalog this version cannot read: a newer layout, or no version row. */
@@ -185,10 +198,9 @@ export const CATALOG_TABLES: readonly CatalogTableDef[] = [
       { name: 'sending_since', kind: 'timestamp', comment: 'when a push of this entry began and was not yet settled' },
     ],
     primaryKey: ['entry_id'],
-    indexes: [
-      { name: '_wsmirror_outbox_status', columns: ['status', 'next_attempt_at'] },
-      { name: '_wsmirror_outbox_record', columns: ['table_id', 'record_id'] },
-    ],
+    // Only the index the pull reads per batch. Every captured edit pays for each index, and the
+    // outbox holds unsettled edits only, so reading the due ones scans it instead.
+    indexes: [{ name: '_wsmirror_outbox_record', columns: ['table_id', 'record_id'] }],
   },
 ];
 

@@ -1,4 +1,5 @@
 import type { Kysely, RawBuilder } from 'kysely';
+import type { AppointmentBounds } from '../api/appointment.ts';
 import type { CatalogColumnKind, CatalogDb, CatalogTableDef } from './catalog-tables.ts';
 import type { MirrorLocation } from './mirror-url.ts';
 import type { NamingRules } from './naming.ts';
@@ -14,7 +15,7 @@ export type { DialectName } from './dialect-name.ts';
  * (`src/mirror/<name>/`) exports one `Dialect`, registered in dialects.ts. Adding a dialect is
  * adding a folder with the same files: `dialect.ts` (this statement), `connection.ts` (the
  * `DialectDriver`), `capture-triggers.ts` (the SQL that records local edits), `readable-views.ts` (the SQL of the
- * readable views).
+ * readable views), and a file for its `AppointmentStorage`.
  *
  * The statement is plain data and pure functions, cheap to import (the planner uses it); the
  * driver, which loads the database client, is imported only by `open`.
@@ -25,6 +26,14 @@ export interface Dialect {
   readonly naming: NamingRules;
   /** SQL type of each value kind: the only types the mirror gives field columns. */
   readonly columnTypes: Readonly<Record<ValueKind, string>>;
+  /** How appointments are stored in their `range` columns (value-codec.ts). */
+  readonly appointments: AppointmentStorage;
+  /**
+   * Statements converting a column in place, values kept, when the SQL type the mirror gives a
+   * field changes while the field does not (an older mirror opened: operations/migrate-catalog.ts);
+   * null where the dialect has no such conversion (the planner then rebuilds the column).
+   */
+  convertColumnSql(names: SqlNames, column: ColumnConversion): string[] | null;
   /** SQL types of the system columns every mirrored table has. */
   readonly systemColumnTypes: { readonly id: string; readonly syncedAt: string };
   /** SQL type of each catalog column kind. */
@@ -56,7 +65,7 @@ export interface Dialect {
   createCaptureSql(names: SqlNames, table: CaptureTable): string[];
   /** SQL types of the readable views' own columns. */
   readonly viewTypes: ViewTypes;
-  /** Statements run before the views are created (Postgres: the safe range conversion). */
+  /** Statements run before the views are created (Postgres: drops a function older views used). */
   viewSetupSql(names: SqlNames): string[];
   /**
    * Adds / drops a foreign key that documents a reference without checking it (used only where
@@ -68,6 +77,25 @@ export interface Dialect {
   dropViewSql(names: SqlNames, viewName: string): string[];
   /** Opens the database at `location`, creating the catalog unless `mustExist`. */
   open(location: MirrorLocation, options: DialectOpenOptions): Promise<DialectDriver>;
+}
+
+/** The stored form of appointments (`[start,end)` upstream) in one dialect. */
+export interface AppointmentStorage {
+  /** The SQL value of an appointment; `start` and `end` are timestamps in the API's form, start ≤ end. */
+  toSql(start: string, end: string): string;
+  /**
+   * The bounds of a stored appointment; null for a value that holds none (Postgres' empty
+   * range); undefined when the value is not an appointment.
+   */
+  fromSql(value: unknown): AppointmentBounds | null | undefined;
+}
+
+/** A column whose SQL type changes from `from` to `to`. */
+export interface ColumnConversion {
+  sqlTable: string;
+  column: string;
+  from: string;
+  to: string;
 }
 
 /** A foreign key from a reference column to the `id` of the referenced table. */
@@ -162,6 +190,8 @@ export interface DialectDriver {
    * every row, index, view and trigger as they are.
    */
   dropNotNull(tx: WriteTx, sqlTable: string, column: string): Promise<void>;
+  /** Writes the CHECK constraints of a catalog table again as catalog-ddl.ts renders them now, keeping its rows. */
+  restateChecks(tx: WriteTx, table: CatalogTableDef): Promise<void>;
   /** Sets the comment of a table or column (Postgres); a no-op where comments do not exist. */
   comment(tx: WriteTx, sqlTable: string, column: string | null, text: string | null): Promise<void>;
 

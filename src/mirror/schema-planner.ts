@@ -232,7 +232,9 @@ function planColumns(
       return;
     }
     if (old.columnName !== field.columnName) renames.push({ fieldId: f.id, from: old.columnName, to: field.columnName });
-    if (old.fieldType !== field.fieldType) {
+    // A column whose SQL type changed with its field unchanged is one an older layout typed
+    // otherwise and its migration could not convert: rebuilt like a retype.
+    if (old.fieldType !== field.fieldType || old.sqlType !== field.sqlType) {
       const rebuild = valueKindOf(old.fieldType) !== valueKindOf(field.fieldType) || old.sqlType !== field.sqlType;
       retypes.push({ op: 'retypeColumn', sqlTable, field, previousType: old.fieldType, rebuild });
       needsBackfill = true;

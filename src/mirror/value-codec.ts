@@ -1,6 +1,8 @@
+import { appointmentBoundsText, formatAppointment } from '../api/appointment.ts';
 import type { FieldType } from '../api/field-types.ts';
 import { formatTimestamp, isCalendarDate, isCanonicalTimestamp, parseTimestamp } from '../api/timestamp.ts';
 import { MirrorValueError } from './errors.ts';
+import { parseSqlTimestamp } from './sql-timestamp.ts';
 import { isUnstorable, storableJson, storableText } from './storable-text.ts';
 import type { DialectName, SqlValue } from './dialect.ts';
 import { DIALECTS } from './dialects.ts';
@@ -12,8 +14,9 @@ import { valueKindOf } from './value-kind.ts';
  * per direction. `apiToSql` is used by the pull, `sqlToApi` by readers and the push.
  *
  * SQL values (`SqlValue`) are what the drivers bind and return. The Postgres connection of the
- * mirror returns `date` as `YYYY-MM-DD` text, `bigint` as a number,
- * `jsonb` parsed and `timestamptz` as a Date; other clients may differ, so decoding is tolerant.
+ * mirror returns `date` as `YYYY-MM-DD` text, `bigint` as a number, `jsonb` parsed,
+ * `timestamptz` as a Date and `tstzrange` as its text (`["2026-01-31 09:00:00+00",…)`); other
+ * clients may differ, so decoding is tolerant.
  */
 
 const MAX_RECORD_ID = Number.MAX_SAFE_INTEGER;
@@ -98,6 +101,11 @@ const ENCODE_KIND: Readonly<Record<ValueKind, KindEncoder>> = {
     if (ms === undefined) return fail(type, value, 'an ISO 8601 UTC timestamp');
     return formatTimestamp(ms);
   },
+  range(value, type, dialect) {
+    const bounds = typeof value === 'string' ? appointmentBoundsText(value) : undefined;
+    if (bounds === undefined) return fail(type, value, 'an appointment [<start>,<end>) of UTC timestamps, start not after end');
+    return DIALECTS[dialect].appointments.toSql(bounds.start, bounds.end);
+  },
   reference(value, type) {
     const id = toRecordId(value);
     if (id === undefined) return fail(type, value, 'a positive integer record id');
@@ -172,6 +180,12 @@ export function sqlToApi(type: FieldType | string, value: unknown, dialect: Dial
       if (isUnixMillis(value)) return formatTimestamp(value);
       return fail(type, value, 'an ISO 8601 UTC timestamp');
     }
+    case 'range': {
+      const bounds = DIALECTS[dialect].appointments.fromSql(value);
+      if (bounds === undefined) return fail(type, value, 'an appointment with two finite bounds');
+      // An empty range holds no appointment.
+      return bounds === null ? null : formatAppointment(bounds);
+    }
     case 'reference': {
       const id = toRecordId(value);
       if (id === undefined) return fail(type, value, 'a positive integer record id');
@@ -190,17 +204,4 @@ export function sqlToApi(type: FieldType | string, value: unknown, dialect: Dial
       if (typeof value === 'number' || typeof value === 'bigint') return String(value);
       return fail(type, value, 'text');
   }
-}
-
-/**
- * Timestamps typed by hand into SQLite often use SQL's `YYYY-MM-DD HH:MM[:SS[.fff]]`, optionally
- * with a zone; without one they are taken as UTC.
- */
-function parseSqlTimestamp(text: string): number | undefined {
-  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}(?::?\d{2})?)?$/.exec(text.trim());
-  if (!m) return undefined;
-  const zone = m[3];
-  if (zone === undefined || zone === 'Z' || /^[+-]00(:?00)?$/.test(zone)) return parseTimestamp(`${m[1]}T${m[2]}Z`);
-  const ms = Date.parse(`${m[1]}T${m[2]}${zone.length === 3 ? `${zone}:00` : zone}`);
-  return Number.isNaN(ms) ? undefined : ms;
 }

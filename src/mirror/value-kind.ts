@@ -5,13 +5,15 @@ import type { FieldType } from '../api/field-types.ts';
  * the same kind store identical SQL values, so a type change within a kind keeps the column. Each
  * dialect maps kinds to its SQL types (`Dialect.columnTypes`).
  */
-export type ValueKind = 'number' | 'boolean' | 'date' | 'timestamp' | 'json' | 'reference' | 'text';
+export type ValueKind = 'number' | 'boolean' | 'date' | 'timestamp' | 'range' | 'json' | 'reference' | 'text';
 
 const KIND_BY_TYPE: Partial<Record<FieldType, ValueKind>> = {
   number: 'number',
   boolean: 'boolean',
   date: 'date',
   timestamp: 'timestamp',
+  // A span of two timestamps: a range type where the dialect has one (Dialect.appointments).
+  appointment: 'range',
   reference: 'reference',
   // Structured or unknown shapes: JSON keeps any value exactly.
   multi: 'json',

@@ -12,9 +12,9 @@ export interface ViewExpressions {
   optionLabels(column: string, optionJoin: string): string;
   /** The ids in the JSON array `column`, in order, as readable text or a text array. */
   idList(column: string): string;
-  /** Start or end of the appointment text `column` (`[start,end)`). */
+  /** Start or end of the appointment `column` (Dialect.appointments). */
   rangeBound(column: string, bound: 'start' | 'end'): string;
-  /** The appointment text `column` as a range (only where `Dialect.viewTypes.range` is set). */
+  /** The appointment `column` as a range (only where `Dialect.viewTypes.range` is set). */
   range(column: string): string;
 }
 

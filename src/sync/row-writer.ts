@@ -64,6 +64,15 @@ export class RowWriter {
 
   /** Queues rows; `checkpoint`: cursors that hold once these rows (and all before) are written. */
   async add(upserts: readonly Row[], deletes: readonly RecordId[] = [], checkpoint?: CursorWrites): Promise<void> {
+    // A batch applies its deletes before its upserts, so a deletion read after an upsert of the
+    // same row (a change committed late) must not join that upsert's batch: the later read wins.
+    if (deletes.length > 0 && this.#ids.length > 0) {
+      const queued = new Set(this.#ids);
+      if (deletes.some((id) => queued.has(Number(id)))) {
+        await this.#settle();
+        this.#inFlight = this.#write(this.#checkpoint ? { cursors: this.#checkpoint } : {});
+      }
+    }
     if (checkpoint) this.#checkpoint = checkpoint;
     if (upserts.length > 0) {
       this.#rows = await this.#mirror.encodeRows(this.#tableId, upserts, this.#rows);

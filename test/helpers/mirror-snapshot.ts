@@ -5,20 +5,23 @@ import type { TestMirror } from './dialects.ts';
  * it can be compared with what upstream holds. The type table here is DESIGN §3's, written out
  * independently of the mirror's own mapping code.
  */
-type Kind = 'number' | 'boolean' | 'date' | 'timestamp' | 'json' | 'reference' | 'text';
+type Kind = 'number' | 'boolean' | 'date' | 'timestamp' | 'range' | 'json' | 'reference' | 'text';
 
 const JSON_TYPES = new Set(['multi', 'dmulti', 'any', 'unknown', 'function', 'lambda', 'reverse', 'rowId', 'void']);
 
 export function kindOf(type: string): Kind {
   if (type === 'number' || type === 'boolean' || type === 'date' || type === 'timestamp' || type === 'reference') return type;
+  if (type === 'appointment') return 'range';
   return JSON_TYPES.has(type) ? 'json' : 'text';
 }
 
 /** The SQL type DESIGN §3 promises for a field type. */
 export function expectedSqlType(dialect: 'sqlite' | 'postgres', type: string): string {
   const kind = kindOf(type);
-  const pg = { number: 'double precision', boolean: 'boolean', date: 'date', timestamp: 'timestamp with time zone', json: 'jsonb', reference: 'bigint', text: 'text' };
-  const lite = { number: 'REAL', boolean: 'INTEGER', date: 'TEXT', timestamp: 'TEXT', json: 'TEXT', reference: 'INTEGER', text: 'TEXT' };
+  const pg = {
+    number: 'double precision', boolean: 'boolean', date: 'date', timestamp: 'timestamp with time zone', range: 'tstzrange', json: 'jsonb', reference: 'bigint', text: 'text',
+  };
+  const lite = { number: 'REAL', boolean: 'INTEGER', date: 'TEXT', timestamp: 'TEXT', range: 'TEXT', json: 'TEXT', reference: 'INTEGER', text: 'TEXT' };
   return dialect === 'postgres' ? pg[kind] : lite[kind];
 }
 
@@ -84,6 +87,8 @@ function q(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
+const ISO_UTC = (value: string) => `to_char(${value} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 function selectExpression(tm: TestMirror, kind: Kind, column: string): string {
   const c = q(column);
   if (tm.dialect === 'sqlite') return c;
@@ -91,7 +96,10 @@ function selectExpression(tm: TestMirror, kind: Kind, column: string): string {
     case 'date':
       return `to_char(${c}, 'YYYY-MM-DD')`;
     case 'timestamp':
-      return `to_char(${c} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+      return ISO_UTC(c);
+    case 'range':
+      // The API's [start,end) from the bounds; an empty range shows as such.
+      return `CASE WHEN isempty(${c}) THEN 'empty' ELSE '[' || ${ISO_UTC(`lower(${c})`)} || ',' || ${ISO_UTC(`upper(${c})`)} || ')' END`;
     case 'json':
     case 'reference':
       return `${c}::text`;

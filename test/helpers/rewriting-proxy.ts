@@ -1,13 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+type Replacement = string | { status?: number; body?: string } | undefined;
+
 /**
  * Returns the body to send instead of the upstream's, a replacement status and/or body, or
- * undefined to pass the answer through. `path` is the request path with its query string.
+ * undefined to pass the answer through; or a promise of one (the answer waits for it, so a
+ * rewrite can change upstream before its client goes on). `path` is the request path with its
+ * query string.
  */
-export type Rewrite = (
-  path: string, body: string, exchange: { method: string; status: number },
-) => string | { status?: number; body?: string } | undefined;
+export type Rewrite = (path: string, body: string, exchange: { method: string; status: number }) => Replacement | Promise<Replacement>;
 
 export interface RewritingProxy {
   url: string;
@@ -37,7 +39,7 @@ export async function startRewritingProxy(target: string): Promise<RewritingProx
         ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
       });
       const text = await upstream.text();
-      const replaced = proxy.rewrite?.(req.url ?? '', text, { method: req.method ?? 'GET', status: upstream.status });
+      const replaced = await proxy.rewrite?.(req.url ?? '', text, { method: req.method ?? 'GET', status: upstream.status });
       const answer = typeof replaced === 'string' ? { body: replaced } : replaced ?? {};
       res.writeHead(answer.status ?? upstream.status, { 'content-type': 'application/json' });
       res.end(answer.body ?? text);

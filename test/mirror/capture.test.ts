@@ -176,6 +176,13 @@ forEachDialect('catalog layout 1 → current', ({ fresh, dialect }) => {
     // Tables of older mirrors declared _synced_at NOT NULL.
     if (dialect === 'postgres') await t.sql(`ALTER TABLE ${t.table('crm__deals')} ALTER COLUMN "_synced_at" SET NOT NULL`);
     else await rewriteSqliteTable(t.url, 'crm__deals', (ddl) => ddl.replace('"_synced_at" TEXT', '"_synced_at" TEXT NOT NULL'));
+    // Older outboxes had an index on the status, and their checks as IN lists.
+    await t.sql(`CREATE INDEX "_wsmirror_outbox_status" ON ${t.table('_wsmirror_outbox')} ("status", "next_attempt_at")`);
+    if (dialect === 'sqlite') {
+      await rewriteSqliteTable(t.url, '_wsmirror_outbox', (ddl) => ddl
+        .replace(`"operation" = 'insert' OR "operation" = 'update' OR "operation" = 'delete'`, `"operation" IN ('insert', 'update', 'delete')`)
+        .replace(`"status" = 'pending' OR "status" = 'failed' OR "status" = 'conflict'`, `"status" IN ('pending', 'failed', 'conflict')`));
+    }
     await expect(t.sql(`INSERT INTO ${t.table('crm__deals')} ("title") VALUES ('refused')`)).rejects.toThrow(/null/i);
     await t.sql(`UPDATE ${t.table('_wsmirror_meta')} SET "value" = '1' WHERE "key" = 'catalog_version'`);
     await t.sql(`DELETE FROM ${t.table('_wsmirror_meta')} WHERE "key" = 'capture_version'`);
@@ -192,10 +199,43 @@ forEachDialect('catalog layout 1 → current', ({ fresh, dialect }) => {
     await t.sql(`UPDATE ${t.table('crm__deals')} SET "title" = 'after' WHERE "id" = 1`);
     const entries = await t.sql<{ sending_since: unknown; column_name: string }>(`SELECT "sending_since", "column_name" FROM ${t.table('_wsmirror_outbox')}`);
     expect(entries).toEqual([{ sending_since: null, column_name: 'title' }]);
+    // Layout 5: no status index; the checks still hold (on SQLite, restated without IN lists).
+    const indexes = dialect === 'postgres'
+      ? await t.sql<{ name: string }>(
+        `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = $1::regclass`, [t.table('_wsmirror_outbox')],
+      )
+      : await t.sql<{ name: string }>(`SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = '_wsmirror_outbox'`);
+    expect(indexes.map((i) => i.name)).not.toContain('_wsmirror_outbox_status');
+    expect(indexes.map((i) => i.name)).toContain('_wsmirror_outbox_record');
+    if (dialect === 'sqlite') {
+      const [outboxDdl] = await t.sql<{ sql: string }>(`SELECT sql FROM sqlite_schema WHERE name = '_wsmirror_outbox'`);
+      expect(outboxDdl!.sql).not.toMatch(/ IN \(/);
+    }
+    await expect(t.sql(`UPDATE ${t.table('_wsmirror_outbox')} SET "status" = 'sent'`)).rejects.toThrow(/check/i);
+    await expect(t.sql(`UPDATE ${t.table('_wsmirror_outbox')} SET "operation" = 'upsert'`)).rejects.toThrow(/check/i);
     // The upgrade lets a plain INSERT through, and keeps the rows and their values.
     await t.sql(`INSERT INTO ${t.table('crm__deals')} ("title") VALUES ('taken')`);
     const rows = await t.sql<{ title: string }>(`SELECT "title" FROM ${t.table('crm__deals')} ORDER BY "title"`);
     expect(rows.map((r) => r.title)).toEqual(['after', 'b', 'taken']);
+    await again.close();
+  });
+});
+
+forEachDialect('capture version 2 → current', ({ fresh, dialect }) => {
+  it('replaces the triggers of an older capture set-up, so each changed column is recorded once', async () => {
+    const t = await seeded(fresh);
+    const deals = t.table('crm__deals');
+    if (dialect === 'sqlite') {
+      // Capture version 2 captured every UPDATE with one trigger per table.
+      await t.sql(`CREATE TRIGGER "_wsmirror_capture_crm__deals_u" AFTER UPDATE ON ${deals} BEGIN
+        INSERT INTO "_wsmirror_outbox" ("table_id", "sql_table", "record_id", "operation", "column_name", "field_id", "old_value", "new_value")
+        SELECT 't1', 'crm__deals', NEW."id", 'update', 'title', 'fa', json_quote(OLD."title"), json_quote(NEW."title") WHERE NEW."title" IS NOT OLD."title";
+      END`);
+    }
+    await t.sql(`UPDATE ${t.table('_wsmirror_meta')} SET "value" = '2' WHERE "key" = 'capture_version'`);
+    const again = await t.reopen();
+    await t.sql(`UPDATE ${deals} SET "title" = 'once' WHERE "id" = 1`);
+    expect((await outbox(t)).map((e) => [e.record_id, e.column_name, e.new_value])).toEqual([[1, 'title', 'once']]);
     await again.close();
   });
 });

@@ -119,20 +119,44 @@ forEachDialect('readable views', ({ dialect, fresh }) => {
       ]);
       const [viewComment] = await t.sql(`SELECT obj_description($1::regclass, 'pg_class') AS comment`, [t.table('crm__deals_v')]);
       expect(viewComment).toEqual({ comment: 'deals label' });
-      const [range] = await t.sql(`SELECT "meeting_range" @> '2026-01-31T10:00:00Z'::timestamptz AS inside FROM ${t.table('crm__deals_v')} WHERE "id" = 1`);
-      expect(range).toEqual({ inside: true });
+      // The table column is a tstzrange; the view's _range shows it, with its bounds as timestamptz.
+      const [types] = await t.sql(
+        `SELECT pg_typeof(d."meeting")::text AS "column", pg_typeof(v."meeting_range")::text AS "range", pg_typeof(v."meeting_start")::text AS "start"
+         FROM ${t.table('crm__deals')} d JOIN ${t.table('crm__deals_v')} v USING ("id") WHERE "id" = 1`,
+      );
+      expect(types).toEqual({ column: 'tstzrange', range: 'tstzrange', start: 'timestamp with time zone' });
+      const ranges = await t.sql(
+        `SELECT "id", "meeting_range" @> '2026-01-31T10:00:00Z'::timestamptz AS inside, "meeting_range" = '[2026-01-31T09:00:00Z,2026-01-31T10:30:00Z)'::tstzrange AS same,
+           "meeting_range" && tstzrange('2026-01-31T10:00:00Z', '2026-01-31T11:00:00Z') AS overlaps
+         FROM ${t.table('crm__deals_v')} ORDER BY "id"`,
+      );
+      expect(ranges.map((r) => ({ ...r, id: Number(r['id']) }))).toEqual([
+        { id: 1, inside: true, same: true, overlaps: true },
+        { id: 2, inside: null, same: null, overlaps: null },
+        { id: 3, inside: null, same: null, overlaps: null },
+      ]);
     }
   });
 
   it('shows NULL, not an error, for values a local edit left unreadable', async () => {
     const t = await seeded(fresh);
     const deals = t.table('crm__deals');
-    await t.sql(`UPDATE ${deals} SET "meeting" = 'soon', "tags" = ${dialect === 'postgres' ? `'"x"'::jsonb` : `'not json'`} WHERE "id" = 1`);
-    await t.sql(`UPDATE ${deals} SET "meeting" = '[2026-02-30T09:00:00Z,2026-02-30T10:00:00Z)' WHERE "id" = 2`);
+    await t.sql(`UPDATE ${deals} SET "tags" = ${dialect === 'postgres' ? `'"x"'::jsonb` : `'not json'`} WHERE "id" = 1`);
+    const badMeetings = [`UPDATE ${deals} SET "meeting" = 'soon' WHERE "id" = 1`, `UPDATE ${deals} SET "meeting" = '[2026-02-30T09:00:00Z,2026-02-30T10:00:00Z)' WHERE "id" = 2`];
+    if (dialect === 'postgres') {
+      // A tstzrange column takes no such value: the edit is refused, the row keeps its appointment.
+      await expect(t.sql(badMeetings[0]!)).rejects.toThrow(/malformed range literal/);
+      await expect(t.sql(badMeetings[1]!)).rejects.toThrow(/out of range/);
+    } else {
+      for (const text of badMeetings) await t.sql(text);
+    }
     const rows = await view(t, 'crm__deals_v', '"id", "meeting_start", "meeting_end", "tags_labels"');
-    expect(rows.map((r) => ({ ...r, id: Number(r['id']) }))).toEqual([
-      { id: 1, meeting_start: null, meeting_end: null, tags_labels: null },
-      // SQLite shows the text between the brackets as it is; Postgres cannot read 30 February.
+    const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
+    expect(rows.map((r) => ({ ...r, id: Number(r['id']), meeting_start: iso(r['meeting_start']), meeting_end: iso(r['meeting_end']) }))).toEqual([
+      dialect === 'postgres'
+        ? { id: 1, meeting_start: '2026-01-31T09:00:00.000Z', meeting_end: '2026-01-31T10:30:00.000Z', tags_labels: null }
+        : { id: 1, meeting_start: null, meeting_end: null, tags_labels: null },
+      // SQLite shows the text between the brackets as it is.
       { id: 2, meeting_start: dialect === 'postgres' ? null : '2026-02-30T09:00:00Z', meeting_end: dialect === 'postgres' ? null : '2026-02-30T10:00:00Z', tags_labels: list(t, []) },
       { id: 3, meeting_start: null, meeting_end: null, tags_labels: list(t, ['o_gone']) },
     ]);
@@ -298,6 +322,57 @@ forEachDialect('catalog layout 2 → 3', ({ fresh }) => {
     expect(await indexNames(t, 'crm__deals')).toHaveLength(1);
     const [company] = await t.sql(`SELECT "sql_table", "ref_sql_table" FROM ${t.table('_wsmirror_fields')} WHERE "field_id" = 'fc'`);
     expect(company).toEqual({ sql_table: 'crm__deals', ref_sql_table: 'crm__companies' });
+    await again.close();
+  });
+});
+
+forEachDialect('catalog layout 4 → 5', ({ dialect, fresh }) => {
+  it('converts the text appointment columns of an older Postgres mirror to tstzrange in place, values and pending edits kept', async () => {
+    const t = await seeded(fresh);
+    const deals = t.table('crm__deals');
+    if (dialect === 'postgres') {
+      // The mirror as layout 4 made it: a text column, views through a conversion function.
+      for (const name of ['crm__companies_v', 'crm__deals_v']) await t.sql(`DROP VIEW ${t.table(name)}`);
+      await t.sql(`ALTER TABLE ${deals} ALTER COLUMN "meeting" TYPE text USING NULL`);
+      await t.sql(`UPDATE ${t.table('_wsmirror_fields')} SET "sql_type" = 'text' WHERE "field_id" = 'fm'`);
+      await t.sql(`CREATE FUNCTION ${t.table('_wsmirror_tstzrange')}(value text) RETURNS tstzrange LANGUAGE sql AS 'SELECT value::tstzrange'`);
+      await t.sql(`CREATE VIEW ${t.table('crm__deals_v')} AS SELECT "id", ${t.table('_wsmirror_tstzrange')}("meeting") AS "meeting_range" FROM ${deals}`);
+    }
+    const seed = [
+      [1, '[2026-01-31T09:00:00.000Z,2026-01-31T10:30:00.000Z)'],
+      [3, '[2026-01-31T12:00:00.000Z,2026-01-31T12:00:00.000Z)'], // a point: [t,t) would be Postgres' empty range
+    ] as const;
+    await t.mirror.applyRows('td', { upserts: seed.map(([id, meeting]) => ({ id, values: { meeting } })) });
+    // A local edit made in the text era, still pending.
+    await t.sql(`UPDATE ${deals} SET "meeting" = '[2026-03-01T08:00:00Z,2026-03-01T09:00:00Z)' WHERE "id" = 2`);
+    await t.sql(`UPDATE ${t.table('_wsmirror_meta')} SET "value" = '4' WHERE "key" = 'catalog_version'`);
+
+    const again = await t.reopen();
+    const [type] = await t.sql(dialect === 'postgres'
+      ? `SELECT "sql_type", pg_typeof("meeting")::text AS "column" FROM ${t.table('_wsmirror_fields')}, ${deals} WHERE "field_id" = 'fm' AND "id" = 1`
+      : `SELECT "sql_type", typeof("meeting") AS "column" FROM ${t.table('_wsmirror_fields')}, ${deals} WHERE "field_id" = 'fm' AND "id" = 1`);
+    expect(type).toEqual(dialect === 'postgres' ? { sql_type: 'tstzrange', column: 'tstzrange' } : { sql_type: 'TEXT', column: 'text' });
+    expect(await again.readRows('td', [1, 3])).toEqual([
+      { id: '1', values: expect.objectContaining({ meeting: seed[0][1] }) as unknown },
+      { id: '3', values: expect.objectContaining({ meeting: seed[1][1] }) as unknown },
+    ]);
+    const [edit] = await again.readPendingEdits({ now: new Date().toISOString(), limit: 10 });
+    expect(edit).toMatchObject({ recordId: 2, operation: 'update' });
+    expect(edit!.values.get('meeting')).toBe('[2026-03-01T08:00:00.000Z,2026-03-01T09:00:00.000Z)');
+    expect(edit!.oldValues.get('meeting')).toBeNull();
+    const rows = await view(t, 'crm__deals_v', '"id", "meeting_start", "meeting_end"');
+    const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
+    expect(rows.map((r) => [Number(r['id']), iso(r['meeting_start']), iso(r['meeting_end'])])).toEqual([
+      [1, '2026-01-31T09:00:00.000Z', '2026-01-31T10:30:00.000Z'],
+      [2, dialect === 'postgres' ? '2026-03-01T08:00:00.000Z' : '2026-03-01T08:00:00Z', dialect === 'postgres' ? '2026-03-01T09:00:00.000Z' : '2026-03-01T09:00:00Z'],
+      [3, '2026-01-31T12:00:00.000Z', '2026-01-31T12:00:00.000Z'],
+    ]);
+    if (dialect === 'postgres') {
+      const functions = await t.sql(`SELECT proname FROM pg_proc WHERE pronamespace = $1::regnamespace AND proname LIKE '%tstzrange%'`, [t.pgSchema]);
+      expect(functions).toEqual([]); // neither the old views' function nor the conversion's is left
+      // Nothing left for the planner: the next schema check plans no retype.
+      expect((await sync(again, crm())).ops.filter((o) => o.op === 'retypeColumn')).toEqual([]);
+    }
     await again.close();
   });
 });

@@ -35,19 +35,20 @@ async function catalogFields(t: TestMirror) {
 
 /** Types as the catalog records them (the DDL spelling). */
 const PG_DDL_TYPES: Record<string, string> = {
-  number: 'double precision', boolean: 'boolean', date: 'date', timestamp: 'timestamptz', reference: 'bigint', json: 'jsonb', text: 'text',
+  number: 'double precision', boolean: 'boolean', date: 'date', timestamp: 'timestamptz', range: 'tstzrange', reference: 'bigint', json: 'jsonb', text: 'text',
 };
 const PG_TYPES: Record<string, string> = {
-  number: 'double precision', boolean: 'boolean', date: 'date', timestamp: 'timestamp with time zone',
+  number: 'double precision', boolean: 'boolean', date: 'date', timestamp: 'timestamp with time zone', range: 'tstzrange',
   reference: 'bigint', json: 'jsonb', text: 'text',
 };
 const SQLITE_TYPES: Record<string, string> = {
-  number: 'REAL', boolean: 'INTEGER', date: 'TEXT', timestamp: 'TEXT', reference: 'INTEGER', json: 'TEXT', text: 'TEXT',
+  number: 'REAL', boolean: 'INTEGER', date: 'TEXT', timestamp: 'TEXT', range: 'TEXT', reference: 'INTEGER', json: 'TEXT', text: 'TEXT',
 };
 const JSON_TYPES = ['multi', 'dmulti', 'any', 'unknown', 'function', 'lambda', 'reverse', 'rowId', 'void'];
 
 function expectedKind(type: string): string {
   if (['number', 'boolean', 'date', 'timestamp', 'reference'].includes(type)) return type;
+  if (type === 'appointment') return 'range';
   return JSON_TYPES.includes(type) ? 'json' : 'text';
 }
 
@@ -218,6 +219,46 @@ forEachDialect('mirror schema', ({ dialect, fresh }) => {
     expect(catalog.fields.map((f) => [f.fieldName, f.fieldType])).toEqual([['amount', 'string'], ['notes', 'html']]);
     await t.mirror.applyRows('t1', { upserts: [{ id: 1, values: { amount: 'five', notes: '<b>n</b>' } }] });
     expect(await t.mirror.readRows('t1', [1])).toEqual([{ id: '1', values: { amount: 'five', notes: '<b>n</b>' } }]);
+  });
+
+  it('retypes a field to and from appointment: the column is rebuilt (tstzrange on Postgres) and the table re-read', async () => {
+    const t = await fresh();
+    const as = (type: 'string' | 'appointment') => workspace(module('m1', 'crm', [table('t1', 'deals', [field('m', 'meeting', type)])]));
+    const meeting = '[2026-01-31T09:00:00.000Z,2026-01-31T10:30:00.000Z)';
+    await sync(t.mirror, as('string'));
+    await t.mirror.applyRows('t1', { upserts: [{ id: 1, values: { meeting: 'after lunch' } }], state: 'ready' });
+
+    const toAppointment = await sync(t.mirror, as('appointment'));
+    expect(toAppointment.ops.filter((o) => o.op === 'retypeColumn').map((o) => o.op === 'retypeColumn' && o.rebuild)).toEqual([true]);
+    expect((await columnTypes(t, 'crm__deals'))['meeting']).toBe(dialect === 'postgres' ? 'tstzrange' : 'TEXT');
+    expect(await t.sql(`SELECT "meeting" FROM ${t.table('crm__deals')}`)).toEqual([{ meeting: null }]);
+    expect((await t.mirror.readCatalog()).tables[0]!.state).toBe('needs_backfill');
+    await t.mirror.applyRows('t1', { upserts: [{ id: 1, values: { meeting } }], state: 'ready' });
+    expect(await t.mirror.readRows('t1', [1])).toEqual([{ id: '1', values: { meeting } }]);
+    if (dialect === 'postgres') {
+      const [inside] = await t.sql(`SELECT "meeting" @> '2026-01-31T10:00:00Z'::timestamptz AS inside FROM ${t.table('crm__deals')}`);
+      expect(inside).toEqual({ inside: true });
+    }
+
+    const back = await sync(t.mirror, as('string'));
+    expect(back.ops.filter((o) => o.op === 'retypeColumn').map((o) => o.op === 'retypeColumn' && o.rebuild)).toEqual([true]);
+    expect((await columnTypes(t, 'crm__deals'))['meeting']).toBe(dialect === 'postgres' ? 'text' : 'TEXT');
+    await t.mirror.applyRows('t1', { upserts: [{ id: 1, values: { meeting: 'after lunch' } }], state: 'ready' });
+    expect(await t.mirror.readRows('t1', [1])).toEqual([{ id: '1', values: { meeting: 'after lunch' } }]);
+  });
+
+  it('rebuilds a column whose SQL type an older layout gave otherwise, with its field unchanged', async () => {
+    const t = await fresh();
+    const ws = workspace(module('m1', 'crm', [table('t1', 'deals', [field('a', 'amount', 'number')])]));
+    await sync(t.mirror, ws);
+    // As if an older wsmirror had typed the column otherwise and its migration could not convert it.
+    await t.sql(`UPDATE ${t.table('_wsmirror_fields')} SET "sql_type" = '${dialect === 'postgres' ? 'text' : 'TEXT'}'`);
+    const reopened = await t.reopen();
+    const plan = await sync(reopened, ws);
+    expect(plan.ops.map((o) => o.op === 'retypeColumn' && [o.field.fieldName, o.rebuild])).toEqual([['amount', true]]);
+    expect((await columnTypes(t, 'crm__deals'))['amount']).toBe(dialect === 'postgres' ? 'double precision' : 'REAL');
+    expect((await reopened.readCatalog()).tables[0]!.state).toBe('needs_backfill');
+    expect(await sync(reopened, ws).then((p) => p.ops)).toEqual([]);
   });
 
   it('drops removed columns and tables with their catalog rows and cursors', async () => {

@@ -25,7 +25,10 @@ describe('type map', () => {
     expect(valueKindOf('number')).toBe('number');
     expect(valueKindOf('reference')).toBe('reference');
     for (const t of ['multi', 'dmulti', 'any', 'unknown', 'function'] as const) expect(valueKindOf(t)).toBe('json');
-    for (const t of ['string', 'choice', 'color', 'time', 'appointment', 'user', 'file'] as const) expect(valueKindOf(t)).toBe('text');
+    for (const t of ['string', 'choice', 'color', 'time', 'user', 'file'] as const) expect(valueKindOf(t)).toBe('text');
+    expect(valueKindOf('appointment')).toBe('range');
+    expect(DIALECT_SPECS.postgres.columnTypes.range).toBe('tstzrange');
+    expect(DIALECT_SPECS.sqlite.columnTypes.range).toBe('TEXT');
     expect(valueKindOf('some-future-type')).toBe('text');
     expect(DIALECT_SPECS.postgres.columnTypes.timestamp).toBe('timestamptz');
     expect(DIALECT_SPECS.sqlite.columnTypes.boolean).toBe('INTEGER');
@@ -110,6 +113,40 @@ describe('value codec', () => {
     expect(() => sqlToApi('any', '{not json', 'sqlite')).toThrow(/JSON text/);
     expect(() => sqlToApi('boolean', 2, 'sqlite')).toThrow(MirrorValueError);
     expect(() => sqlToApi('date', '31/01/2026', 'postgres')).toThrow(MirrorValueError);
+  });
+
+  it('stores appointments as the API writes them, a point as [t,t] on Postgres (where [t,t) is the empty range)', () => {
+    const meeting = '[2026-01-31T09:00:00.000Z,2026-01-31T10:30:00.000Z)';
+    const point = '[2026-01-31T09:00:00.000Z,2026-01-31T09:00:00.000Z)';
+    expect(apiToSql('appointment', meeting, 'postgres')).toBe(meeting);
+    expect(apiToSql('appointment', meeting, 'sqlite')).toBe(meeting);
+    expect(apiToSql('appointment', point, 'postgres')).toBe('[2026-01-31T09:00:00.000Z,2026-01-31T09:00:00.000Z]');
+    expect(apiToSql('appointment', point, 'sqlite')).toBe(point);
+    expect(apiToSql('appointment', '[2026-01-31T09:00Z,2026-01-31T10:30Z)', 'sqlite')).toBe(meeting);
+    for (const bad of [
+      'soon', '[2026-01-31T10:30:00Z,2026-01-31T09:00:00Z)', '[2026-02-30T09:00:00Z,2026-03-01T09:00:00Z)', 5,
+      // The service's own form, checked as closely: end before start, 30 February, a 25th hour.
+      '[2026-01-31T10:30:00.000Z,2026-01-31T09:00:00.000Z)', '[2026-02-30T09:00:00.000Z,2026-03-01T09:00:00.000Z)',
+      '[2026-01-31T09:00:00.000Z,2026-01-31T25:00:00.000Z)', '[2026-01-31T09:00:00.000Z,2026-01-31T10:00:00.000Z]',
+    ]) {
+      expect(() => apiToSql('appointment', bad, 'postgres'), String(bad)).toThrow(MirrorValueError);
+    }
+  });
+
+  it('reads a tstzrange as Postgres prints it back as the API\'s [start,end)', () => {
+    const read = (value: unknown) => sqlToApi('appointment', value, 'postgres');
+    expect(read('["2026-01-31 09:00:00+00","2026-01-31 10:30:00+00")')).toBe('[2026-01-31T09:00:00.000Z,2026-01-31T10:30:00.000Z)');
+    // Another session's zone, microseconds (truncated to the API's milliseconds), inclusive bounds.
+    expect(read('["2026-01-31 10:00:00.123456+01","2026-01-31 16:00:00+05:30"]')).toBe('[2026-01-31T09:00:00.123Z,2026-01-31T10:30:00.000Z)');
+    expect(read('["2026-01-31 09:00:00+00","2026-01-31 09:00:00+00"]')).toBe('[2026-01-31T09:00:00.000Z,2026-01-31T09:00:00.000Z)');
+    // Text stored before the column became a range.
+    expect(read('[2026-01-31T09:00:00Z,2026-01-31T10:30:00Z)')).toBe('[2026-01-31T09:00:00.000Z,2026-01-31T10:30:00.000Z)');
+    expect(read('empty')).toBeNull();
+    for (const open of ['["2026-01-31 09:00:00+00",)', '(,"2026-01-31 09:00:00+00")', '["2026-01-31 09:00:00+00",infinity)', 'soon']) {
+      expect(() => read(open), open).toThrow(MirrorValueError);
+    }
+    expect(sqlToApi('appointment', '[2026-01-31T09:00:00.000Z,2026-01-31T10:30:00.000Z)', 'sqlite')).toBe('[2026-01-31T09:00:00.000Z,2026-01-31T10:30:00.000Z)');
+    expect(() => sqlToApi('appointment', 'soon', 'sqlite')).toThrow(MirrorValueError);
   });
 
   it('keeps surprising shapes in text columns readable', () => {

@@ -86,6 +86,60 @@ forEachDialect('push end to end', (dialect) => {
     await h.expectConverged('crm', 'deals');
   });
 
+  it('pushes appointments edited in SQL as [start,end): on Postgres a tstzrange, edited with range functions in any session\'s zone', async () => {
+    // `manual` checks each edited field's value before the edit against upstream: a captured
+    // range read back wrong would show as a conflict.
+    h = await startSyncHarness(dialect, { lookbackMs: 0, conflictPolicy: 'manual' });
+    await h.upstream.createModule('cal');
+    await h.upstream.createTable('cal', 'events', { hasHistory: true }, [field('title', 'string'), field('meeting', 'appointment')]);
+    const meeting = (day: string, from: string, to: string) => `[2026-${day}T${from}:00.000Z,2026-${day}T${to}:00.000Z)`;
+    const [moved, point, emptied, opened] = await h.upstream.createRecords('cal', 'events', [
+      { title: 'moved', meeting: meeting('01-31', '09:00', '10:30') },
+      { title: 'point', meeting: meeting('01-31', '12:00', '12:00') },
+      { title: 'emptied', meeting: meeting('02-01', '09:00', '10:00') },
+      { title: 'opened', meeting: meeting('02-02', '09:00', '10:00') },
+    ]);
+    await h.sync();
+    const pg = dialect.dialect === 'postgres';
+    const sql = questionMarkSql(h.tm);
+    const events = await sqlTable(h, 'cal', 'events');
+    if (pg) {
+      const [pulled] = await sql(`SELECT pg_typeof(meeting)::text AS type, upper(meeting) - lower(meeting) = interval '90 minutes' AS long FROM ${events} WHERE id = ?`, [Number(moved)]);
+      expect(pulled).toEqual({ type: 'tstzrange', long: true });
+      // The point came as [t,t): Postgres would make that the empty range, the mirror keeps t.
+      const [kept] = await sql(`SELECT isempty(meeting) AS empty, lower(meeting) = '2026-01-31T12:00:00Z'::timestamptz AS at FROM ${events} WHERE id = ?`, [Number(point)]);
+      expect(kept).toEqual({ empty: false, at: true });
+      // Another session's zone and date style print ranges otherwise: the push does not depend on them.
+      await sql(`SET TimeZone = 'Asia/Kolkata'`);
+      await sql(`SET DateStyle = 'SQL, DMY'`);
+      await sql(`UPDATE ${events} SET meeting = tstzrange(lower(meeting) + interval '1 hour', upper(meeting) + interval '1 hour') WHERE id = ?`, [Number(moved)]);
+      await sql(`UPDATE ${events} SET meeting = tstzrange(lower(meeting) + interval '1 hour', lower(meeting) + interval '1 hour', '[]') WHERE id = ?`, [Number(point)]);
+      await sql(`UPDATE ${events} SET meeting = 'empty' WHERE id = ?`, [Number(emptied)]);
+      await sql(`UPDATE ${events} SET meeting = tstzrange(lower(meeting), NULL) WHERE id = ?`, [Number(opened)]);
+    } else {
+      const set = (id: unknown, value: string | null) => sql(`UPDATE ${events} SET meeting = ? WHERE id = ?`, [value, Number(id)]);
+      await set(moved, meeting('01-31', '10:00', '11:30'));
+      await set(point, meeting('01-31', '13:00', '13:00'));
+      await set(emptied, null);
+      await set(opened, '[2026-02-02T09:00:00.000Z,)');
+    }
+    await h.sync();
+    const upstream = new Map((await h.upstream.allRecords('cal', 'events')).map((r) => [r.id, r.values['meeting']]));
+    expect(upstream.get(moved!)).toBe(meeting('01-31', '10:00', '11:30'));
+    expect(upstream.get(point!)).toBe(meeting('01-31', '13:00', '13:00'));
+    // An empty range holds no appointment: it clears the field.
+    expect(upstream.get(emptied!)).toBeNull();
+    // An open bound is no appointment the API takes: sent as stored, refused upstream, kept as failed.
+    expect(upstream.get(opened!)).toBe(meeting('02-02', '09:00', '10:00'));
+    const left = await outbox(h);
+    expect(left.map((e) => [Number(e.record_id), e.column_name, e.status])).toEqual([[Number(opened), 'meeting', 'failed']]);
+    expect(left[0]!.last_error).toMatch(/meeting/);
+    if (pg) {
+      const [back] = await sql(`SELECT meeting = '[2026-01-31T10:00:00Z,2026-01-31T11:30:00Z)'::tstzrange AS same FROM ${events} WHERE id = ?`, [Number(moved)]);
+      expect(back).toEqual({ same: true });
+    }
+  });
+
   it('round-trips inserts and deletes; an inserted row takes its upstream id', async () => {
     await people();
     const [gone] = await h.upstream.createRecords('crm', 'people', [{ name: 'gone' }]);

@@ -53,6 +53,31 @@ forEachDialect('pull: schema changes', (dialect) => {
     await h.expectConverged('crm', 'people');
   });
 
+  it('follows a field retyped to appointment and back (a tstzrange column on Postgres)', async () => {
+    h = await startSyncHarness(dialect);
+    await h.upstream.createModule('cal');
+    await h.upstream.createTable('cal', 'events', { hasHistory: true }, [
+      { name: 'title', type: 'string', labels: label('Title') },
+      { name: 'slot', type: 'string', labels: label('Slot') },
+    ]);
+    const [id] = await h.upstream.createRecords('cal', 'events', [{ title: 'standup', slot: 'mornings' }]);
+    await h.sync();
+    const retype = async (type: 'string' | 'appointment', slot: string) => {
+      await h.upstream.deleteField('cal', 'events', 'slot');
+      await h.upstream.addFields('cal', 'events', [{ name: 'slot', type, labels: label('Slot') }]);
+      await h.upstream.updateRecords('cal', 'events', [{ id: id!, slot }]);
+      await h.sync();
+      await h.expectConverged('cal', 'events');
+      const entry = await catalogEntry(h.tm, 'cal', 'events');
+      const [row] = await h.tm.sql<{ type: string }>(h.tm.dialect === 'postgres'
+        ? `SELECT pg_typeof("slot")::text AS type FROM ${h.tm.table(entry!.sqlName)}`
+        : `SELECT typeof("slot") AS type FROM ${h.tm.table(entry!.sqlName)}`);
+      return row!.type;
+    };
+    expect(await retype('appointment', '[2026-01-31T09:00:00.000Z,2026-01-31T09:15:00.000Z)')).toBe(dialect.dialect === 'postgres' ? 'tstzrange' : 'text');
+    expect(await retype('string', 'afternoons')).toBe('text');
+  });
+
   it('creates, renames in place and drops tables; two modules may share a table name', async () => {
     h = await startSyncHarness(dialect);
     await h.upstream.createModule('sales');

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { CATALOG_MIGRATIONS, CATALOG_TABLES, CATALOG_VERSION } from '../catalog-tables.ts';
 import { columnDdl } from '../catalog-ddl.ts';
+import { sqlTypeOf } from '../dialects.ts';
 import { readCatalogVersion } from '../catalog-version.ts';
 import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
@@ -17,9 +18,10 @@ import { createReferenceIndex } from './reference-indexes.ts';
  * Version of the capture set-up of the mirrored tables: their triggers, and what the triggers
  * need of the tables. A mirror whose set-up is older (or absent, as in catalog layout 1) is
  * brought up to date when opened for writing. 2: `_synced_at` accepts NULL, so a plain local
- * INSERT needs to name no system column.
+ * INSERT needs to name no system column. 3: Postgres captures updated values with fixed time
+ * zone and date style. 4: SQLite captures an UPDATE with one trigger per column.
  */
-export const CAPTURE_VERSION = 2;
+export const CAPTURE_VERSION = 4;
 
 /**
  * Brings an existing catalog to this version's layout (CATALOG_MIGRATIONS) and installs the
@@ -42,7 +44,10 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
         const def = CATALOG_TABLES.find((t) => t.name === table)!.columns.find((c) => c.name === column)!;
         await sql`ALTER TABLE ${d.table(table)} ADD COLUMN ${columnDdl(ctx.dialect, def, false)}`.execute(tx.db);
       }
+      for (const index of migration.dropIndexes ?? []) await sql`DROP INDEX IF EXISTS ${d.table(index)}`.execute(tx.db);
+      for (const table of migration.restateChecks ?? []) await d.restateChecks(tx, CATALOG_TABLES.find((t) => t.name === table)!);
     }
+    if (stored < 5) await convertColumnTypes(ctx, tx, { viewsExist: stored >= 3 });
     if (stored < 3) await addBiObjects(ctx, tx, viewNames);
     if (stored < CATALOG_VERSION) {
       await txCat.updateTable('_wsmirror_meta').set({ value: String(CATALOG_VERSION) }).where('key', '=', 'catalog_version').execute();
@@ -55,6 +60,33 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
     await txCat.deleteFrom('_wsmirror_meta').where('key', '=', 'capture_version').execute();
     await txCat.insertInto('_wsmirror_meta').values({ key: 'capture_version', value: String(CAPTURE_VERSION) }).execute();
   });
+}
+
+/**
+ * Layout 5: a column whose field this version maps to another SQL type (appointments became
+ * `tstzrange` on Postgres) is converted in place where the dialect can, values and pending
+ * edits kept; any other is left to the schema planner, which rebuilds it and re-reads its table.
+ */
+async function convertColumnTypes(ctx: MirrorContext, tx: WriteTx, options: { viewsExist: boolean }): Promise<void> {
+  const cat = ctx.driver.catalog(tx.db);
+  const { tables, fields } = await readCatalogTables(ctx.driver, cat);
+  const sqlNameOf = new Map(tables.map((t) => [t.tableId, t.sqlName]));
+  const conversions = fields.flatMap((f) => {
+    const to = sqlTypeOf(ctx.dialect.name, f.fieldType);
+    if (to === f.sqlType) return [];
+    const statements = ctx.dialect.convertColumnSql(ctx.driver.names, { sqlTable: sqlNameOf.get(f.tableId)!, column: f.columnName, from: f.sqlType, to });
+    return statements === null ? [] : [{ field: f, to, statements }];
+  });
+  if (conversions.length === 0) return;
+  // Postgres refuses to retype a column a view selects.
+  if (options.viewsExist) await dropViews(ctx, tx);
+  for (const { field, to, statements } of conversions) {
+    ctx.logger?.info({ table: sqlNameOf.get(field.tableId), column: field.columnName, from: field.sqlType, to }, 'column converted to its new SQL type');
+    for (const text of statements) await sql.raw(text).execute(tx.db);
+    await cat.updateTable('_wsmirror_fields').set({ sql_type: to })
+      .where('table_id', '=', field.tableId).where('field_id', '=', field.fieldId).execute();
+  }
+  if (options.viewsExist) await createViews(ctx, tx);
 }
 
 /**

@@ -41,11 +41,17 @@ export function dropCaptureSql(names: SqlNames, t: CaptureTable): string[] {
 }
 
 /** CREATE FUNCTION with a dollar-quote tag that the body (which holds upstream names) does not contain. */
-function createFunction(qualifiedName: string, body: string): string {
+function createFunction(qualifiedName: string, body: string, settings = ''): string {
   let tag = '$capture$';
   for (let i = 0; body.includes(tag); i++) tag = `$capture${i}$`;
-  return `CREATE OR REPLACE FUNCTION ${qualifiedName}() RETURNS trigger LANGUAGE plpgsql AS ${tag}${body}${tag}`;
+  return `CREATE OR REPLACE FUNCTION ${qualifiedName}() RETURNS trigger LANGUAGE plpgsql ${settings} AS ${tag}${body}${tag}`;
 }
+
+/**
+ * The text of a captured value (to_jsonb of a tstzrange or timestamptz) follows the editing
+ * session's settings: the capture of updates fixes them, so the push reads one form.
+ */
+const VALUE_TEXT_SETTINGS = `SET TimeZone TO 'UTC' SET DateStyle TO 'ISO, YMD'`;
 
 export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
   const n = objectNames(t);
@@ -98,7 +104,7 @@ BEGIN
     CROSS JOIN LATERAL (VALUES ${columnsList.join(', ')}) AS c(position, column_name, field_id, changed, old_value, new_value)
     WHERE c.changed ORDER BY n.${id}, c.position;`}
   RETURN NULL;
-END`));
+END`, VALUE_TEXT_SETTINGS));
   out.push(`CREATE TRIGGER ${quoteIdent(n.update.trigger)} AFTER UPDATE ON ${table}
     REFERENCING OLD TABLE AS _wsmirror_old NEW TABLE AS _wsmirror_new FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify(n.update.fn)}()`);
 

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Dialect } from '../dialect.ts';
 import { CATALOG_PREFIX, ID_COLUMN } from '../naming.ts';
 import { quoteIdent } from '../sql-text.ts';
+import { convertColumnSql, postgresAppointments } from './appointment-range.ts';
 import { captureSetupSql, createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
 import { createViewSql, viewSetupSql } from './readable-views.ts';
 import { dropViewStatement } from '../view-sql.ts';
@@ -17,10 +18,13 @@ export const postgresDialect: Dialect = {
     boolean: 'boolean',
     date: 'date',
     timestamp: 'timestamptz',
+    range: 'tstzrange',
     json: 'jsonb',
     reference: 'bigint',
     text: 'text',
   },
+  appointments: postgresAppointments,
+  convertColumnSql,
   systemColumnTypes: { id: 'bigint', syncedAt: 'timestamptz' },
   catalogColumnTypes: {
     text: 'text', integer: 'integer', bigint: 'bigint', boolean: 'boolean', json: 'jsonb', timestamp: 'timestamptz',

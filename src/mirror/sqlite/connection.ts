@@ -5,8 +5,8 @@ import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
 import { ConfigError } from '../../errors.ts';
 import { checkCatalogVersion } from '../catalog-tables.ts';
-import type { CatalogDb } from '../catalog-tables.ts';
-import { catalogTableDdl, catalogTablesOf } from '../catalog-ddl.ts';
+import type { CatalogDb, CatalogTableDef } from '../catalog-tables.ts';
+import { catalogTableDdl, catalogTablesOf, oneOfCheckSql } from '../catalog-ddl.ts';
 import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
 import type { ColumnSpec, Dialect, DialectDriver, RowSink, RowsToKeep, WriteTx } from '../dialect.ts';
 import { MirrorError } from '../errors.ts';
@@ -257,23 +257,41 @@ class SqliteDriver implements DialectDriver {
    * table instead would break the views and indexes that name it.
    */
   async dropNotNull(_tx: WriteTx, sqlTable: string, column: string): Promise<void> {
+    const declared = new RegExp(`(${escapeRegExp(quoteIdent(column))} [A-Za-z]+) NOT NULL`);
+    this.#rewriteTableSql(sqlTable, (ddl) => ddl.replace(declared, '$1'));
+  }
+
+  /** The same procedure: a CHECK that the rows met is replaced by one that says the same. */
+  async restateChecks(_tx: WriteTx, table: CatalogTableDef): Promise<void> {
+    this.#rewriteTableSql(table.name, (ddl) => {
+      for (const c of table.columns) {
+        if (!c.oneOf) continue;
+        const stored = new RegExp(`CHECK \\(${escapeRegExp(quoteIdent(c.name))} IN \\([^)]*\\)\\)`);
+        ddl = ddl.replace(stored, () => oneOfCheckSql(c.name, c.oneOf!));
+      }
+      return ddl;
+    });
+  }
+
+  /** Replaces the stored CREATE statement of `sqlTable` by `edit` of it, when that changes it. */
+  #rewriteTableSql(sqlTable: string, edit: (ddl: string) => string): void {
     this.#assertInTransaction();
     const row = this.#raw.prepare(`SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?`).get(sqlTable) as { sql: string } | undefined;
     if (!row) throw new MirrorError(`no table ${sqlTable} in the SQLite mirror`);
-    const declared = new RegExp(`(${escapeRegExp(quoteIdent(column))} [A-Za-z]+) NOT NULL`);
-    if (!declared.test(row.sql)) return;
+    const rewritten = edit(row.sql);
+    if (rewritten === row.sql) return;
     const version = this.#raw.pragma('schema_version', { simple: true }) as number;
     this.#raw.unsafeMode(true);
     try {
       this.#raw.pragma('writable_schema = ON');
-      this.#raw.prepare(`UPDATE sqlite_schema SET sql = ? WHERE type = 'table' AND name = ?`).run(row.sql.replace(declared, '$1'), sqlTable);
+      this.#raw.prepare(`UPDATE sqlite_schema SET sql = ? WHERE type = 'table' AND name = ?`).run(rewritten, sqlTable);
       this.#raw.pragma(`schema_version = ${version + 1}`);
     } finally {
       this.#raw.pragma('writable_schema = OFF');
       this.#raw.unsafeMode(false);
     }
     const check = this.#raw.pragma(`integrity_check(${quoteIdent(sqlTable)})`) as { integrity_check: string }[];
-    if (check[0]?.integrity_check !== 'ok') throw new MirrorError(`the SQLite mirror failed its integrity check after relaxing ${sqlTable}.${column}`);
+    if (check[0]?.integrity_check !== 'ok') throw new MirrorError(`the SQLite mirror failed its integrity check after rewriting the definition of ${sqlTable}`);
   }
 
   async comment(): Promise<void> {

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Dialect } from '../dialect.ts';
 import { CATALOG_PREFIX } from '../naming.ts';
+import { sqliteAppointments } from './appointment-text.ts';
 import { createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
 import { createViewSql } from './readable-views.ts';
 import { dropViewStatement } from '../view-sql.ts';
@@ -16,10 +17,13 @@ export const sqliteDialect: Dialect = {
     boolean: 'INTEGER',
     date: 'TEXT',
     timestamp: 'TEXT',
+    range: 'TEXT',
     json: 'TEXT',
     reference: 'INTEGER',
     text: 'TEXT',
   },
+  appointments: sqliteAppointments,
+  convertColumnSql: () => null,
   systemColumnTypes: { id: 'INTEGER', syncedAt: 'TEXT' },
   catalogColumnTypes: {
     text: 'TEXT', integer: 'INTEGER', bigint: 'INTEGER', boolean: 'INTEGER', json: 'TEXT', timestamp: 'TEXT', serial: 'INTEGER',

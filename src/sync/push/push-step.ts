@@ -36,7 +36,8 @@ export interface PushReport {
  * The push step, first in every cycle (DESIGN §4.1): sends the outbox's pending edits upstream
  * and records what became of each. Works in rounds of at most `pushRoundRecords` records: read
  * the due edits, push them table by table, settle each table's outcomes in one mirror
- * transaction. An edit that references a row created locally and not yet upstream waits for a
+ * transaction. The next round is read while a round's requests are out, unless the round
+ * creates records. An edit that references a row created locally and not yet upstream waits for a
  * later round, when that row has its upstream id. Ends when nothing is due or a round settles
  * nothing; a failure that would hit every request (401, 403…) stops it after settling what is done.
  */
@@ -49,15 +50,24 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
   const held = new Set<string>();
   /** Edits of the last round that wait for a row created locally to be created upstream. */
   let waiting: PendingEdit[] = [];
+  const readDue = (skip: number) => ctx.mirror.readPendingEdits({ now: new Date(now()).toISOString(), limit: ctx.options.pushRoundRecords + skip });
+  /** The next round's edits, read while this round's last requests were on their way. */
+  let prefetched: Promise<Outcome<PendingEdit[]>> | undefined;
   for (;;) {
     waiting = [];
     ctx.signal?.throwIfAborted();
-    const due = await ctx.mirror.readPendingEdits({ now: new Date(now()).toISOString(), limit: ctx.options.pushRoundRecords + held.size });
+    const due = prefetched !== undefined ? unwrap(await prefetched) : await readDue(held.size);
+    prefetched = undefined;
     const fresh = due.filter((e) => !held.has(editKey(e))).slice(0, ctx.options.pushRoundRecords);
     if (fresh.length === 0) break;
     const unresolved = new Set(due.filter((e) => e.operation === 'create').map((e) => `${e.tableId}:${e.recordId}`));
+    // Reading the next round may overlap this one's sending only when this round creates no
+    // record: settling a create rewrites the temporary id in other rows, which a read made
+    // before it would miss.
+    const overlapNext = fresh.length === ctx.options.pushRoundRecords && !fresh.some((e) => e.operation === 'create');
     let settledThisRound = 0;
-    for (const [tableId, edits] of groupByTable(fresh)) {
+    const groups = [...groupByTable(fresh)];
+    for (const [index, [tableId, edits]] of groups.entries()) {
       const target = targets.get(tableId);
       if (target === undefined) {
         const outcomes = edits.map((e): EditOutcome => ({ kind: 'failed', entryIds: e.entryIds, message: `table ${tableId} is no longer mirrored` }));
@@ -72,7 +82,7 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
         else ready.push(edit);
       }
       if (ready.length === 0) continue;
-      const result = await pushTableEdits(
+      const pushing = pushTableEdits(
         {
           upstream: ctx.client,
           batch: { maxBytes: ctx.options.pushBatchBytes, maxItems: ctx.options.pushBatchRecords },
@@ -84,6 +94,17 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
         target,
         ready,
       );
+      if (overlapNext && index === groups.length - 1) {
+        // Once the first request is out (a macrotask later), the next round is read while
+        // upstream works; its records exclude this round's, whose entries are not settled yet.
+        const inRound = new Set(fresh.map(editKey));
+        prefetched = new Promise<void>((resolve) => setImmediate(resolve))
+          .then(() => readDue(held.size + fresh.length))
+          .then((next) => ({ value: next.filter((e) => !inRound.has(editKey(e))) }), (error: unknown) => ({ error }));
+      }
+      const result = await pushing;
+      // The read finishes before this round settles, so it never runs inside the settling transaction.
+      if (prefetched !== undefined) await prefetched;
       for (const edit of result.unsettled) held.add(editKey(edit));
       report.unsettled += result.unsettled.length;
       await settle(ctx, result.outcomes, report);
@@ -108,6 +129,13 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
     ctx.logger.info({ ...report }, 'outbox pushed');
   }
   return report;
+}
+
+type Outcome<T> = { value: T } | { error: unknown };
+
+function unwrap<T>(outcome: Outcome<T>): T {
+  if ('error' in outcome) throw outcome.error;
+  return outcome.value;
 }
 
 async function settle(ctx: PushContext, outcomes: readonly EditOutcome[], report: PushReport): Promise<void> {

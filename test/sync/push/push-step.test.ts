@@ -163,6 +163,56 @@ describe('push: updates', () => {
   });
 });
 
+describe('push: rounds', () => {
+  /** The outbox's reads and the upstream's update requests, in the order they began and ended. */
+  async function timeline(edits: (table: string, ids: string[]) => void) {
+    await people();
+    const ids = await f.upstream.createRecords('crm', 'people', Array.from({ length: 25 }, (_, i) => ({ name: `p${i}`, age: i })));
+    const table = await f.tableId('people');
+    edits(table, ids);
+    const events: string[] = [];
+    const read = f.outbox.readPendingEdits.bind(f.outbox);
+    f.outbox.readPendingEdits = async (options) => {
+      events.push('read');
+      return read(options);
+    };
+    const sent: number[][] = [];
+    const client = overriding(f.client, {
+      updateRecords: async (module, tableName, records) => {
+        events.push('send');
+        sent.push(records.map((r) => Number(r.id)));
+        const result = await f.client.updateRecords(module, tableName, records);
+        events.push('sent');
+        return result;
+      },
+    });
+    const report = await f.push({ pushRoundRecords: 10, pushBatchRecords: 5 }, client);
+    return { report, events, sent, ids };
+  }
+
+  it('reads the next round while a round\'s first request is on its way, and sends every edit once', async () => {
+    const { report, events, sent, ids } = await timeline((table, ids) => {
+      ids.forEach((id, i) => f.outbox.add({ tableId: table, recordId: Number(id), operation: 'update', values: { age: i + 100 } }));
+    });
+    expect(report).toMatchObject({ pushed: 25, failed: 0, retry: 0 });
+    expect(sent.flat().sort((a, b) => a - b)).toEqual(ids.map(Number).sort((a, b) => a - b));
+    // Rounds of 10 in requests of 5: the reads of rounds 2 and 3 overlap the first request of
+    // rounds 1 and 2; round 3 is not full, so the read that finds nothing more waits for it.
+    expect(events).toEqual(['read', 'send', 'read', 'sent', 'send', 'sent', 'send', 'read', 'sent', 'send', 'sent', 'send', 'sent', 'read']);
+    expect((await f.upstream.allRecords('crm', 'people')).map((r) => r.values.age)).toEqual(ids.map((_, i) => i + 100));
+  });
+
+  it('reads after a round that creates records has settled, so references to them carry upstream ids', async () => {
+    const { report, events } = await timeline((table, ids) => {
+      f.outbox.add({ tableId: table, recordId: -1, operation: 'create', values: { name: 'new' } });
+      ids.forEach((id, i) => f.outbox.add({ tableId: table, recordId: Number(id), operation: 'update', values: { age: i + 100 } }));
+    });
+    expect(report).toMatchObject({ pushed: 26, failed: 0 });
+    // Round 1 holds the create and 9 updates (two requests): no read overlaps its sending.
+    expect(events.slice(0, 6)).toEqual(['read', 'send', 'sent', 'send', 'sent', 'read']);
+  });
+});
+
 describe('push: retries', () => {
   it('keeps edits pending after a 429, honouring Retry-After, with attempts and the error', async () => {
     await people();
