@@ -23,7 +23,7 @@ const ENTRY = join(CHECKOUT, 'src', 'cli', 'main.ts');
 /** What bin/wsmirror reads at each start: when the build began and which sources went in. */
 const MANIFEST = 'manifest.json';
 /** esbuild's account of which sources and packages went into which output file (for tests). */
-export const METAFILE = join(FOLDER, 'meta.json');
+const METAFILE = join(FOLDER, 'meta.json');
 
 /**
  * The URL of the bundle's entry module, or undefined when there is none or one of its sources
