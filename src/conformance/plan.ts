@@ -1,5 +1,6 @@
 import type { ConformanceCheck } from './check.ts';
 import { ALL_CHECKS } from './checks/index.ts';
+import { DEFAULT_TIME_LIMIT_MS } from './run-suite.ts';
 import { SCRATCH_PREFIX, newRunId, scratchName } from './scratch.ts';
 
 export interface PlannedCheck {
@@ -11,14 +12,18 @@ export interface PlannedCheck {
 }
 
 /** What a run would do, without a request: `--dry-run`. */
-export function planConformance(module: string, checks: readonly ConformanceCheck[] = ALL_CHECKS, runId = newRunId()): {
+export function planConformance(
+  module: string, checks: readonly ConformanceCheck[] = ALL_CHECKS, timeLimitMs = DEFAULT_TIME_LIMIT_MS,
+  // Without a request there is no endpoint time: this machine's clock stands in for the plan.
+  runId = newRunId(Date.now() + timeLimitMs),
+): {
   runId: string;
   leftoverPattern: string;
   checks: PlannedCheck[];
 } {
   return {
     runId,
-    leftoverPattern: `${module}.${SCRATCH_PREFIX}<8 characters a-z0-9>_*`,
+    leftoverPattern: `${module}.${SCRATCH_PREFIX}<10 characters a-z0-9>_*`,
     checks: checks.map((c) => ({ id: c.id, kind: c.kind, rule: c.rule, creates: c.scratchTables.map((t) => `${module}.${scratchName(runId, t)}`) })),
   };
 }

@@ -2,7 +2,7 @@ import type { Clock } from './clock.ts';
 import type { FaultInjector } from './faults.ts';
 import type { EmulatorOptions } from './options.ts';
 import type { ChangeLog } from './store/change-log.ts';
-import type { Db } from './store/database.ts';
+import type { Db } from './store/db.ts';
 import type { SchemaLookup } from './store/schema-rows.ts';
 import type { StoreGate } from './store/store-gate.ts';
 

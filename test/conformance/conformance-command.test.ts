@@ -75,8 +75,8 @@ describe('wsmirror conformance against the emulator process', { timeout: 120_000
     // An address nothing listens on: a request would fail the run.
     const run = await runWsmirror(['conformance', '--module', MODULE, '--dry-run', '--only', 'records.update'], envFor('http://127.0.0.1:9'));
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^wsmirror conformance --dry-run: run [a-z0-9]{8} would first delete scratch tables of earlier runs \(scratch\.wsmconf_<8 characters a-z0-9>_\*\), then:$/m);
-    expect(run.stdout).toMatch(/^ {2}check records\.update: creates and deletes scratch\.wsmconf_[a-z0-9]{8}_update$/m);
+    expect(run.stdout).toMatch(/^wsmirror conformance --dry-run: run [a-z0-9]{10} would first delete scratch tables of earlier runs that have ended \(scratch\.wsmconf_<10 characters a-z0-9>_\*\), then:$/m);
+    expect(run.stdout).toMatch(/^ {2}check records\.update: creates and deletes scratch\.wsmconf_[a-z0-9]{10}_update$/m);
   });
 
   it('refuses an unknown module or a half-configured upstream (exit 78), wants --module against an upstream and --only to match (exit 2)', async () => {
@@ -103,30 +103,62 @@ describe('wsmirror conformance, alone and gentle', { timeout: 120_000 }, () => {
     expect(run.stdout.trim().split('\n').at(-1)).toBe('8 passed, 0 failed');
   });
 
-  it('keeps to --rate: requests are spaced 1/rate seconds apart', async () => {
-    const started = Date.now();
-    const run = await conformance(emu.url, '--rate', '20', '--only', 'auth.', '--json');
-    const elapsedMs = Date.now() - started;
-    expect(run.code).toBe(0);
-    const report = JSON.parse(run.stdout) as ConformanceReport;
-    expect(elapsedMs).toBeGreaterThanOrEqual(((report.requests - 1) * 1000) / 20);
+  it('keeps to --rate: the requests reach the endpoint 1/rate seconds apart', async () => {
+    const proxy = await startRewritingProxy(emu.url);
+    try {
+      const run = await conformance(proxy.url, '--rate', '5', '--only', 'tables.get.unknown-404', '--only', 'tables.unknown-module-404', '--json');
+      expect(run.code).toBe(0);
+      const at = proxy.seen.map((r) => r.at);
+      expect(at.length).toBe((JSON.parse(run.stdout) as ConformanceReport).requests);
+      expect(at.length).toBeGreaterThan(5);
+      // From the second request on: the first one's arrival also waits for the connection to be
+      // made and the endpoint to warm up, so its gap says little either way.
+      const gaps = at.slice(2).map((t, i) => t - at[i + 1]!);
+      // Sent 200 ms apart. The proxy sees each when its event loop gets to it, which on a busy
+      // machine can be some tens of milliseconds late for one request and not for the next: a gap
+      // may look shorter than it was, never by 80 ms (requests sent unpaced arrive 5 to 40 ms apart).
+      for (const gap of gaps) expect(gap, JSON.stringify(gaps)).toBeGreaterThanOrEqual(120);
+      expect([...gaps].sort((x, y) => x - y)[Math.floor(gaps.length / 2)], JSON.stringify(gaps)).toBeGreaterThanOrEqual(190);
+      expect(at.at(-1)! - at[1]!).toBeGreaterThanOrEqual((at.length - 2) * 200 - 80);
+    } finally {
+      await proxy.close();
+    }
   });
 
-  it('waits out 429 answers (Retry-After) and repeats the request: a rate limit is no failure', async () => {
+  it('waits out a 429 for its Retry-After (1 s) before repeating the request: a rate limit is no failure', async () => {
     const admin = (method: string, body?: unknown) => fetch(`${emu.url}/_emulator/faults`, {
       method,
       headers: { authorization: `Bearer ${emu.adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       ...(body ? { body: JSON.stringify(body) } : {}),
     });
-    expect((await admin('PUT', { rateLimitRate: 0.3, retryAfterSeconds: 0, seed: 7 })).status).toBe(200);
+    const proxy = await startRewritingProxy(emu.url);
+    expect((await admin('PUT', { rateLimitRate: 0.3, retryAfterSeconds: 1, seed: 7 })).status).toBe(200);
     try {
-      const run = await conformance(emu.url, '--only', 'tables.', '--json');
+      const run = await conformance(proxy.url, '--only', 'tables.get.unknown-404', '--only', 'tables.unknown-module-404', '--json');
       const report = JSON.parse(run.stdout) as ConformanceReport;
       expect(report.failed).toBe(0);
       expect(report.rateLimited).toBeGreaterThan(0);
       expect(run.code).toBe(0);
+      const limited = proxy.seen.flatMap((r, i) => (r.status === 429 ? [i] : []));
+      expect(limited.length).toBe(report.rateLimited);
+      for (const i of limited) {
+        // The next request is the same one again, sent no sooner than Retry-After says.
+        const [first, again] = [proxy.seen[i]!, proxy.seen[i + 1]!];
+        expect([again.method, again.path, again.body]).toEqual([first.method, first.path, first.body]);
+        expect(again.at - first.at).toBeGreaterThanOrEqual(1000);
+      }
     } finally {
       expect((await admin('DELETE')).status).toBe(200);
+      await proxy.close();
+    }
+    expect(await tableNames()).toEqual([...FOREIGN].sort());
+  });
+
+  it('two runs at once against one module both pass, and leave the module as it was', async () => {
+    const [a, b] = await Promise.all([conformance(emu.url, '--only', 'records.', '--json'), conformance(emu.url, '--only', 'records.', '--json')]);
+    for (const run of [a, b]) {
+      expect(run.code).toBe(0);
+      expect((JSON.parse(run.stdout) as ConformanceReport).failed).toBe(0);
     }
     expect(await tableNames()).toEqual([...FOREIGN].sort());
   });
@@ -163,7 +195,7 @@ describe('wsmirror conformance against an endpoint that breaks one rule', { time
     expect(code).toBe(1);
     expect(failed(report)).toEqual(['fields.create-201']);
     expect(text).toMatch(/^FAIL {2}fields\.create-201$/m);
-    expect(text).toMatch(/^ {6}request: POST \/api\/v1\/workspace\/proc00000001\/modules\/scratch\/tables\/wsmconf_[a-z0-9]{8}_field_create\/fields \{"name":"title"/m);
+    expect(text).toMatch(/^ {6}request: POST \/api\/v1\/workspace\/proc00000001\/modules\/scratch\/tables\/wsmconf_[a-z0-9]{10}_field_create\/fields \{"name":"title"/m);
     expect(text).toContain('      expected: HTTP 201');
     expect(text).toMatch(/^ {6}actual: {3}HTTP 200: \{"data":\{"id"/m);
     expect(text.trim().split('\n').at(-1)).toBe('8 passed, 1 failed');
@@ -182,7 +214,7 @@ describe('wsmirror conformance against an endpoint that breaks one rule', { time
     // no observation); records.create, which does not, passes.
     expect(failed(report)).toEqual([
       'records.create.transactional', 'record-changes.query-400-404', 'record-changes.lists-changes', 'record-changes.failed-requests-log-nothing',
-      'record-changes.since-inclusive', 'record-changes.paging-as-of', 'record-changes.change-types',
+      'record-changes.since-inclusive', 'record-changes.paging-as-of', 'record-changes.entries', 'record-changes.change-types',
     ]);
     const failure = report.results.find((r) => r.id === 'record-changes.lists-changes')!.failure!;
     expect(failure.actual).toContain('response.meta.asOf');
@@ -255,17 +287,34 @@ describe('wsmirror conformance interrupted', { timeout: 120_000 }, () => {
     return { run, seen };
   }
 
-  it('kill -9 mid-run leaves scratch tables; the next run removes them first, and only them', async () => {
+  it('kill -9 mid-run leaves scratch tables; a later run keeps them until the killed run\'s time limit has passed, then removes them first, and only them', async () => {
     const { run, seen } = await interrupted('SIGKILL');
     expect(run.signal).toBe('SIGKILL');
     expect(seen.length).toBeGreaterThan(0);
     const left = (await tableNames()).filter((n) => !FOREIGN.includes(n));
     expect(left.length).toBeGreaterThan(0);
 
-    const next = await conformance(emu.url, '--only', 'auth.');
-    expect(next.code).toBe(0);
-    expect(next.stdout).toMatch(/^removed [0-9]+ scratch table\(s\) left by an interrupted earlier run$/m);
-    expect(await tableNames()).toEqual([...FOREIGN].sort());
+    // The killed run could still be going on for all the next run knows: its tables stay.
+    const soon = await conformance(emu.url, '--only', 'auth.');
+    expect(soon.code).toBe(0);
+    expect(soon.stdout).toContain(`left ${left.length} scratch table(s) of other runs alone: they may still be running (their time limit has not passed)`);
+    expect((await tableNames()).filter((n) => !FOREIGN.includes(n))).toEqual(left);
+
+    // By the endpoint's clock the killed run's hour is over.
+    const clock = (method: string, body?: unknown) => fetch(`${emu.url}/_emulator/clock`, {
+      method,
+      headers: { authorization: `Bearer ${emu.adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    expect((await clock('PUT', { advanceMs: 2 * 60 * 60_000 })).status).toBe(200);
+    try {
+      const next = await conformance(emu.url, '--only', 'auth.');
+      expect(next.code).toBe(0);
+      expect(next.stdout).toContain(`removed ${left.length} scratch table(s) left by earlier runs that have ended`);
+      expect(await tableNames()).toEqual([...FOREIGN].sort());
+    } finally {
+      expect((await clock('DELETE')).status).toBe(200);
+    }
   });
 
   it('SIGINT mid-run stops between requests, deletes this run\'s tables and exits 1', async () => {

@@ -1,6 +1,5 @@
-import type { FieldCreate } from '../../src/api/index.ts';
 import { apiOf, startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { field, recordsPath } from '../helpers/schema.ts';
+import { recordsPath } from '../helpers/schema.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
 
 /** Shared set-up of the records suites: one emulator, module `crm`, tables built over HTTP. */
@@ -19,32 +18,6 @@ export async function startRecordsFixture(): Promise<RecordsFixture> {
   const ws = new UpstreamWorkspace(emu);
   await ws.createModule(MODULE);
   return { emu, api: apiOf(emu), ws, records: (table) => recordsPath(MODULE, table) };
-}
-
-/** One field of every writable type plus two computed ones; `targets` is the referenced table. */
-export function allTypeFields(): FieldCreate[] {
-  return [
-    field('s', 'string'),
-    field('h', 'html'),
-    field('n', 'number'),
-    field('b', 'boolean'),
-    field('c', 'choice', { options: [{ name: 'open' }, { name: 'closed' }, { name: 'o1' }] }),
-    field('m', 'multi', { options: [{ name: 'red' }, { name: 'green' }, { name: 'blue' }] }),
-    field('col', 'color'),
-    field('d', 'date'),
-    field('ts', 'timestamp'),
-    field('t', 'time'),
-    field('ti', 'timeinterval'),
-    field('ap', 'appointment'),
-    field('ic', 'icon'),
-    field('fi', 'file'),
-    field('u', 'user'),
-    field('r', 'reference', { refTableName: 'targets' }),
-    field('dc', 'dchoice', { options: 'select targets' }),
-    field('dm', 'dmulti', { options: 'select targets' }),
-    field('fn', 'function', { expression: 'n + 1' }),
-    field('rev', 'reverse', { refTableName: 'targets' }),
-  ];
 }
 
 /** Values of one record as the list endpoint returns them. */

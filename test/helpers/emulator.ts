@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { buildServer, listen, type EmulatorOptions } from '../../src/emulator/index.ts';
-import type { Db } from '../../src/emulator/store/database.ts';
+import type { Db } from '../../src/emulator/store/db.ts';
 
 /** Where an emulator answers and with which credentials: in this process or a child process. */
 export interface EmulatorEndpoint {

@@ -11,21 +11,37 @@ type Replacement = string | { status?: number; body?: string } | undefined;
  */
 export type Rewrite = (path: string, body: string, exchange: { method: string; status: number }) => Replacement | Promise<Replacement>;
 
+/** One request as the proxy saw it. */
+export interface SeenRequest {
+  method: string;
+  /** Path with its query string. */
+  path: string;
+  body: string;
+  /** The status the client got. */
+  status: number;
+  /** When the request arrived, `performance.now()` of this process. */
+  at: number;
+}
+
 export interface RewritingProxy {
   url: string;
   /** Applied to every answer while set. */
   rewrite: Rewrite | undefined;
+  /** Every request so far, in the order they arrived: tests read spacing and counts from it. */
+  seen: SeenRequest[];
   close(): Promise<void>;
 }
 
 /**
  * A real HTTP proxy in front of an emulator that rewrites chosen answers: how tests make an
  * upstream misbehave in ways the emulator never would (a corrupt body, a bogus `meta.asOf`, a
- * name outside the API's rule) while everything else stays the real thing.
+ * name outside the API's rule) while everything else stays the real thing. It also records each
+ * request, with the moment it arrived, so a test sees what a client sent and when.
  */
 export async function startRewritingProxy(target: string): Promise<RewritingProxy> {
-  const proxy: RewritingProxy = { url: '', rewrite: undefined, close: async () => {} };
+  const proxy: RewritingProxy = { url: '', rewrite: undefined, seen: [], close: async () => {} };
   const server: Server = createServer(async (req, res) => {
+    const at = performance.now();
     try {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -41,7 +57,10 @@ export async function startRewritingProxy(target: string): Promise<RewritingProx
       const text = await upstream.text();
       const replaced = await proxy.rewrite?.(req.url ?? '', text, { method: req.method ?? 'GET', status: upstream.status });
       const answer = typeof replaced === 'string' ? { body: replaced } : replaced ?? {};
-      res.writeHead(answer.status ?? upstream.status, { 'content-type': 'application/json' });
+      const status = answer.status ?? upstream.status;
+      proxy.seen.push({ method: req.method ?? 'GET', path: req.url ?? '', body: Buffer.concat(chunks).toString('utf8'), status, at });
+      const retryAfter = upstream.headers.get('retry-after');
+      res.writeHead(status, { 'content-type': 'application/json', ...(retryAfter === null ? {} : { 'retry-after': retryAfter }) });
       res.end(answer.body ?? text);
     } catch {
       res.destroy();

@@ -1,6 +1,7 @@
 import { CREATABLE_FIELD_TYPES, FIELD_TYPES } from '../../api/index.ts';
 import { defineCheck, type CheckContext } from '../check.ts';
 import { expectEqual, expectError, expectOk, expectStatus, expectTrue } from '../expectations.ts';
+import type { Exchange } from '../probe.ts';
 import { field } from './fixtures.ts';
 
 /** Fields: single and batch create, read, update and delete, with the rules of the description. */
@@ -108,13 +109,128 @@ export const fieldChecks = [
   defineCheck({
     id: 'fields.create.can-write-computed-400',
     section: 'Fields: rules for creating fields (6)',
-    rule: 'canWrite on a function field answers 400.',
+    rule: 'canWrite on a function or reverse field answers 400 and creates nothing; canRead on them is accepted.',
     scratchTables: ['canwrite'],
     async run(ctx) {
       const { name } = await ctx.scratch.create('canwrite');
-      const body = field('calc', 'function', { expression: '1', canWrite: 'true' });
-      expectError(await ctx.send('createField', { params: { tableName: name }, body }), 400);
+      const computed = [field('calc', 'function', { expression: '1' }), field('back', 'reverse', { refTableName: name })];
+      for (const body of computed) {
+        expectError(await ctx.send('createField', { params: { tableName: name }, body: { ...body, canWrite: 'true' } }), 400, `canWrite on a ${body.type} field answers 400`);
+      }
       expectEqual(await fieldNames(ctx, name), [], 'no field was created');
+      for (const body of computed) {
+        expectStatus(await ctx.send('createField', { params: { tableName: name }, body: { ...body, canRead: 'true' } }), 201, `canRead on a ${body.type} field answers 201`);
+      }
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.guard-self-400',
+    section: 'Fields: rules for creating fields (8)',
+    rule: 'A guard cannot reference the field being created (400, nothing created); it may reference another field of the table.',
+    scratchTables: ['guard_self'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('guard_self', {}, [field('other', 'string')]);
+      expectError(await ctx.send('createField', { params: { tableName: name }, body: field('secret', 'string', { canRead: 'secret != ""' }) }), 400, 'a guard naming the new field answers 400');
+      expectEqual(await fieldNames(ctx, name), ['other'], 'no field was created');
+      expectStatus(await ctx.send('createField', { params: { tableName: name }, body: field('secret', 'string', { canRead: 'other != ""' }) }), 201, 'a guard naming another field answers 201');
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.properties',
+    section: 'Fields: create-field object',
+    rule: 'A field create keeps each property given (labels, variant, required, unique, index, search, defaultValue, onUpdate, readRoles, writeRoles, canRead, canWrite) and accepts showInTable: 201, and GET answers the same field.',
+    scratchTables: ['field_full'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('field_full', {}, [field('plain', 'string')]);
+      const body = field('full', 'string', {
+        labels: { '': 'Full', de: 'Voll' }, variant: 'email', required: true, unique: true, index: true, search: true,
+        defaultValue: 'x@example.com', onUpdate: 'full := lower(full)', readRoles: ['admin', 'editor'], writeRoles: ['admin'],
+        canRead: 'plain != "hidden"', canWrite: 'true',
+      });
+      const res = await ctx.send('createField', { params: { tableName: name }, body: { ...body, showInTable: false } });
+      expectStatus(res, 201);
+      const created = expectOk(res).data as Record<string, unknown>;
+      for (const [key, value] of Object.entries(body)) expectEqual(created[key], value, `the answer keeps ${key}`, res);
+      const got = await ctx.send('getField', fieldParams(name, 'full'));
+      const read = expectOk(got).data as Record<string, unknown>;
+      for (const [key, value] of Object.entries(body)) expectEqual(read[key], value, `GET answers ${key} as created`, got);
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.request-limits-400',
+    section: 'Resources: Field, Option; Limits',
+    rule: 'A field create answers 400 and creates nothing for a label of 0 or 101 characters, an option named "", an option order below 0, an option with another property, readRoles empty or writeRoles of 4 items, a role other than admin/editor/user, a variant not in the list, or a property the create-field object does not have.',
+    scratchTables: ['field_limits'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('field_limits');
+      const cases: [string, Record<string, unknown>][] = [
+        ['an empty label', field('x', 'string', { labels: { '': '' } })],
+        ['a 101-character label', field('x', 'string', { labels: { '': 'x'.repeat(101) } })],
+        ['an option named ""', field('x', 'choice', { options: [{ name: '' }] })],
+        ['an option order of -1', field('x', 'choice', { options: [{ name: 'a', order: -1 }] })],
+        ['an option with another property', field('x', 'choice', { options: [{ name: 'a', extra: 1 }] })],
+        ['readRoles []', field('x', 'string', { readRoles: [] })],
+        ['writeRoles of 4 items', field('x', 'string', { writeRoles: ['admin', 'editor', 'user', 'admin'] })],
+        ['the role owner', field('x', 'string', { readRoles: ['owner'] })],
+        ['the variant fancy', field('x', 'string', { variant: 'fancy' })],
+        ['the property colour', { ...field('x', 'string'), colour: 'red' }],
+      ];
+      for (const [what, body] of cases) {
+        expectError(await ctx.send('createField', { params: { tableName: name }, body }), 400, `${what} answers 400`);
+      }
+      expectEqual(await fieldNames(ctx, name), [], 'no field was created');
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.expressions',
+    section: 'Fields: rules for creating fields (2, 3)',
+    rule: 'A dchoice keeps its options expression and optionName, optionIcon, optionColor; a function keeps its expression: 201, and GET answers them.',
+    scratchTables: ['field_exprs'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('field_exprs', {}, [field('title', 'string'), field('price', 'number'), field('quantity', 'number')]);
+      const pick = { options: `select ${name} where price > 0`, optionName: 'title', optionIcon: 'icon', optionColor: 'color' };
+      const cases: [string, Record<string, unknown>][] = [
+        ['pick', { ...field('pick', 'dchoice', pick) }], ['total', { ...field('total', 'function', { expression: 'price * quantity' }) }],
+      ];
+      for (const [fieldName, body] of cases) {
+        const res = await ctx.send('createField', { params: { tableName: name }, body });
+        expectStatus(res, 201, `creating ${fieldName} answers 201`);
+        const got = await ctx.send('getField', fieldParams(name, fieldName));
+        const answers: [Record<string, unknown>, Exchange][] = [[expectOk(res).data, res], [expectOk(got).data, got]];
+        for (const [data, answer] of answers) {
+          for (const key of ['options', 'optionName', 'optionIcon', 'optionColor', 'expression']) {
+            if (key in body) expectEqual(data[key], body[key], `${fieldName} keeps ${key}`, answer);
+          }
+        }
+      }
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.reference',
+    section: 'Resources: Field (refTableName, refTableId)',
+    rule: 'A reference or reverse field names its table by refTableName; the answer carries refTableId, the id of that table; a table may reference itself.',
+    scratchTables: ['ref_from', 'ref_to'],
+    async run(ctx) {
+      const target = await ctx.scratch.create('ref_to');
+      const { name } = await ctx.scratch.create('ref_from');
+      for (const [fieldName, type, refTableName, id] of [
+        ['ref', 'reference', target.name, target.id], ['back', 'reverse', target.name, target.id], ['parent', 'reference', name, undefined],
+      ] as const) {
+        const res = await ctx.send('createField', { params: { tableName: name }, body: field(fieldName, type, { refTableName }) });
+        expectStatus(res, 201, `creating the ${type} field ${fieldName} answers 201`);
+        const self = id ?? expectOk(await ctx.send('getTable', { params: { tableName: name } })).data.id;
+        expectEqual(expectOk(res).data.refTableId, self, `${fieldName} carries the id of ${refTableName} as refTableId`, res);
+      }
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.unknown-table-404',
+    section: 'Fields',
+    rule: 'POST fields of a table or a module that does not exist answers 404.',
+    async run(ctx) {
+      const body = field('x', 'string');
+      expectError(await ctx.send('createField', { params: { tableName: ctx.missingName }, body }), 404, 'an unknown table answers 404');
+      expectError(await ctx.send('createField', { params: { moduleName: ctx.missingName, tableName: ctx.missingName }, body }), 404, 'an unknown module answers 404');
     },
   }),
   defineCheck({
@@ -175,15 +291,85 @@ export const fieldChecks = [
   }),
   defineCheck({
     id: 'fields.update.rename',
-    section: 'Fields',
-    rule: 'PATCH of a field with name renames it (200 { data: Field }); the list then has the new name only.',
+    section: 'Fields; Fields: rules for updating fields (7)',
+    rule: 'PATCH of a field with name renames it (200 { data: Field }, the same id); the list then has the new name only, and GET of the old name no longer answers the field; renaming onto an existing field answers 400.',
     scratchTables: ['rename_field'],
     async run(ctx) {
-      const { name } = await ctx.scratch.create('rename_field', {}, [field('old_name', 'string')]);
+      const { name } = await ctx.scratch.create('rename_field', {}, [field('old_name', 'string'), field('other', 'string')]);
+      const before = expectOk(await ctx.send('getField', fieldParams(name, 'old_name'))).data;
       const res = await ctx.send('updateField', { ...fieldParams(name, 'old_name'), body: { name: 'new_name', labels: { '': 'New' } } });
       expectStatus(res, 200);
-      expectEqual(expectOk(res).data.name, 'new_name', 'the answer has the new name', res);
-      expectEqual(await fieldNames(ctx, name), ['new_name'], 'the list has the new name');
+      expectEqual([expectOk(res).data.name, expectOk(res).data.id], ['new_name', before.id], 'the answer has the new name and the same id', res);
+      expectEqual(await fieldNames(ctx, name), ['new_name', 'other'], 'the list has the new name');
+      const old = await ctx.send('getField', fieldParams(name, 'old_name'));
+      expectTrue(old.status >= 400, 'GET of the old name answers no field', 'an error status', `HTTP ${old.status}`, old);
+      expectError(await ctx.send('updateField', { ...fieldParams(name, 'new_name'), body: { name: 'other' } }), 400, 'renaming onto an existing field answers 400');
+      expectEqual(await fieldNames(ctx, name), ['new_name', 'other'], 'the refused rename changed nothing');
+    },
+  }),
+  defineCheck({
+    id: 'fields.update.properties',
+    section: 'Fields',
+    rule: 'PATCH of a field sets labels, required, index, search and unique: 200 with the field holding them, and GET answers the same field.',
+    scratchTables: ['field_props'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('field_props', {}, [field('title', 'string')]);
+      const body = { labels: { '': 'Title', fr: 'Titre' }, required: true, index: true, search: true, unique: true };
+      const res = await ctx.send('updateField', { ...fieldParams(name, 'title'), body });
+      expectStatus(res, 200);
+      const updated = expectOk(res).data as Record<string, unknown>;
+      for (const [key, value] of Object.entries(body)) expectEqual(updated[key], value, `the answer holds ${key}`, res);
+      const got = await ctx.send('getField', fieldParams(name, 'title'));
+      expectEqual(expectOk(got).data, updated, 'GET answers the updated field', got);
+    },
+  }),
+  defineCheck({
+    id: 'fields.update.guards',
+    section: 'Fields: rules for updating fields (6); rules for creating fields (5, 6, 8)',
+    rule: 'On update canRead/canWrite null removes the guard; a guard may name the field itself once it exists; an uncompilable guard answers 400 and keeps the old one; canWrite on a function or reverse field answers 400, while canRead and canWrite: null are accepted.',
+    scratchTables: ['guards'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('guards', {}, [
+        field('amount', 'number', { canRead: 'true', canWrite: 'true' }), field('total', 'function', { expression: '1 + 1' }),
+        field('back', 'reverse', { refTableName: ctx.scratch.name('guards') }),
+      ]);
+      const patch = (fieldName: string, body: Record<string, unknown>) => ctx.send('updateField', { ...fieldParams(name, fieldName), body });
+      const removed = await patch('amount', { canRead: null });
+      expectEqual([expectOk(removed).data.canRead, expectOk(removed).data.canWrite], [undefined, 'true'], 'canRead: null removes canRead and keeps canWrite', removed);
+      const got = await ctx.send('getField', fieldParams(name, 'amount'));
+      expectEqual(expectOk(got).data.canRead, undefined, 'GET has no canRead any more', got);
+      const own = 'amount = null or amount < 10';
+      const self = await patch('amount', { canWrite: own });
+      expectEqual(expectOk(self, 'a guard naming the field itself is accepted on update').data.canWrite, own, 'the guard is stored as sent', self);
+      expectError(await patch('amount', { canWrite: '(amount' }), 400, 'an uncompilable guard answers 400');
+      const kept = await ctx.send('getField', fieldParams(name, 'amount'));
+      expectEqual(expectOk(kept).data.canWrite, own, 'the refused guard left the old one', kept);
+      const cleared = await patch('amount', { canWrite: null });
+      expectEqual(expectOk(cleared).data.canWrite, undefined, 'canWrite: null removes canWrite', cleared);
+      for (const [computed, type] of [['total', 'function'], ['back', 'reverse']]) {
+        expectError(await patch(computed!, { canWrite: 'true' }), 400, `canWrite on a ${type} field answers 400`);
+        expectOk(await patch(computed!, { canRead: 'true' }), `canRead on a ${type} field is accepted`);
+        expectOk(await patch(computed!, { canWrite: null }), `canWrite: null on a ${type} field is accepted`);
+      }
+    },
+  }),
+  defineCheck({
+    id: 'fields.update.expressions',
+    section: 'Fields: rules for updating fields (3, 4)',
+    rule: 'On update options sets the selection expression of a dchoice and optionName, optionIcon, optionColor its display formulas; expression sets the expression of a function field: 200 with the field holding them.',
+    scratchTables: ['expressions'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('expressions', {}, [
+        field('title', 'string'), field('amount', 'number'),
+        field('pick', 'dchoice', { options: `select ${ctx.scratch.name('expressions')}`, optionName: 'title' }),
+        field('total', 'function', { expression: '1 + 1' }),
+      ]);
+      const body = { options: `select ${name} where amount > 0`, optionName: 'title', optionIcon: 'i', optionColor: 'c' };
+      const pick = await ctx.send('updateField', { ...fieldParams(name, 'pick'), body });
+      const updated = expectOk(pick).data as Record<string, unknown>;
+      for (const [key, value] of Object.entries(body)) expectEqual(updated[key], value, `the dchoice holds the new ${key}`, pick);
+      const total = await ctx.send('updateField', { ...fieldParams(name, 'total'), body: { expression: 'amount * 2' } });
+      expectEqual(expectOk(total).data.expression, 'amount * 2', 'the function holds the new expression', total);
     },
   }),
   defineCheck({
@@ -234,25 +420,36 @@ export const fieldChecks = [
   defineCheck({
     id: 'fields.batch-update.rules',
     section: 'Fields: rules for updating fields (7)',
-    rule: 'A batch update is one transaction: a repeated fieldName or a rename onto an existing name answers 400, an unknown field 404, and nothing changes.',
+    rule: 'A batch update is one transaction: a repeated fieldName, a rename onto an existing name, an item without fieldName, a later item sending an options expression to a choice or an uncompilable guard, or an empty batch answers 400, an unknown field 404, and nothing changes.',
     scratchTables: ['batch_update'],
     async run(ctx) {
-      const { name } = await ctx.scratch.create('batch_update', {}, [field('a', 'string'), field('b', 'string')]);
+      const { name } = await ctx.scratch.create('batch_update', {}, [field('a', 'string'), field('b', 'string'), field('c', 'choice', { options: [{ name: 'x' }] })]);
       const params = { tableName: name };
+      const before = expectOk(await ctx.send('listFields', { params })).data;
+      for (const [what, body] of [
+        ['an item without fieldName', [{ required: true }]],
+        ['a later options expression to a choice', [{ fieldName: 'a', name: 'a2', required: true }, { fieldName: 'c', options: `select ${name}` }]],
+        ['a later uncompilable guard', [{ fieldName: 'a', name: 'a2' }, { fieldName: 'b', canRead: ')' }]],
+        ['an empty batch', []],
+      ] as const) {
+        expectError(await ctx.send('updateFields', { params, body }), 400, `${what} answers 400`);
+      }
+      const after = await ctx.send('listFields', { params });
+      expectEqual(expectOk(after).data, before, 'the refused batches changed no field', after);
       expectError(await ctx.send('updateFields', { params, body: [{ fieldName: 'a', required: true }, { fieldName: 'a', index: true }] }), 400, 'a repeated fieldName answers 400');
       expectError(await ctx.send('updateFields', { params, body: [{ fieldName: 'a', name: 'b' }] }), 400, 'renaming onto an existing name answers 400');
-      expectError(await ctx.send('updateFields', { params, body: [{ fieldName: 'a', name: 'c' }, { fieldName: 'nope', required: true }] }), 404, 'an unknown field answers 404');
-      expectEqual(await fieldNames(ctx, name), ['a', 'b'], 'the failed batches changed nothing');
-      const ok = await ctx.send('updateFields', { params, body: [{ fieldName: 'a', name: 'c' }, { fieldName: 'b', required: true }] });
+      expectError(await ctx.send('updateFields', { params, body: [{ fieldName: 'a', name: 'd' }, { fieldName: 'nope', required: true }] }), 404, 'an unknown field answers 404');
+      expectEqual(await fieldNames(ctx, name), ['a', 'b', 'c'], 'the failed batches changed nothing');
+      const ok = await ctx.send('updateFields', { params, body: [{ fieldName: 'a', name: 'd' }, { fieldName: 'b', required: true }] });
       expectStatus(ok, 200);
       const fields = expectOk(ok).data;
-      expectEqual(fields.map((f) => [f.name, f.required === true]), [['c', false], ['b', true]], 'a good batch answers 200 with the updated fields', ok);
+      expectEqual(fields.map((f) => [f.name, f.required === true]), [['d', false], ['b', true]], 'a good batch answers 200 with the updated fields, in request order', ok);
     },
   }),
   defineCheck({
     id: 'fields.batch-delete.rules',
     section: 'Fields: rules for updating fields (8)',
-    rule: 'A batch delete is one transaction: repeated names answer 400, an unknown field 404 and nothing is deleted; otherwise 200 with the deleted fields.',
+    rule: 'A batch delete is one transaction: repeated names, no names, a name outside the pattern or a body that is not { fieldNames } answer 400, an unknown field 404, and nothing is deleted; otherwise 200 with the deleted fields.',
     scratchTables: ['batch_delete'],
     async run(ctx) {
       const { name } = await ctx.scratch.create('batch_delete', {}, [field('a', 'string'), field('b', 'string'), field('c', 'string')]);
@@ -260,6 +457,8 @@ export const fieldChecks = [
       expectError(await ctx.send('deleteFields', { params, body: { fieldNames: ['a', 'a'] } }), 400, 'repeated names answer 400');
       expectError(await ctx.send('deleteFields', { params, body: { fieldNames: ['a', 'nope'] } }), 404, 'an unknown field answers 404');
       expectError(await ctx.send('deleteFields', { params, body: { fieldNames: [] } }), 400, 'an empty fieldNames answers 400');
+      expectError(await ctx.send('deleteFields', { params, body: { fieldNames: ['Bad'] } }), 400, 'a name outside the pattern answers 400');
+      expectError(await ctx.send('deleteFields', { params, body: ['a'] }), 400, 'a bare array of names answers 400');
       expectEqual(await fieldNames(ctx, name), ['a', 'b', 'c'], 'the failed batches deleted nothing');
       const ok = await ctx.send('deleteFields', { params, body: { fieldNames: ['a', 'b'] } });
       expectStatus(ok, 200);

@@ -3,6 +3,8 @@ import { authChecks } from './auth.ts';
 import { errorChecks } from './errors.ts';
 import { fieldChecks } from './fields.ts';
 import { recordChangeChecks } from './record-changes.ts';
+import { recordListChecks } from './records-list.ts';
+import { recordValueChecks } from './record-values.ts';
 import { recordChecks } from './records.ts';
 import { schemaChangeChecks } from './schema-changes.ts';
 import { statusChecks } from './statuses.ts';
@@ -16,6 +18,8 @@ export const ALL_CHECKS: readonly ConformanceCheck[] = [
   ...tableChecks,
   ...fieldChecks,
   ...recordChecks,
+  ...recordValueChecks,
+  ...recordListChecks,
   ...recordChangeChecks,
   ...schemaChangeChecks,
   ...errorChecks,

@@ -3,6 +3,7 @@ import { defineCheck, type CheckContext } from '../check.ts';
 import { expectEqual, expectError, expectOk, expectTrue } from '../expectations.ts';
 import { EPOCH, field } from './fixtures.ts';
 import { itemsOf, pollAll, pollStart } from './polling.ts';
+import { Tally } from './tally.ts';
 
 /** Record changes: history required, `since` required and inclusive, the polling rules with `asOf`. */
 
@@ -141,6 +142,34 @@ export const recordChangeChecks = [
       expectEqual([...seen].sort(), [...ids].sort(), 'the pages of the poll hold each created record once, and not the one created between pages');
       const next = itemsOf(await pollAll<RecordChange>(ctx, 'listRecordChanges', asOf, { tableName: table }));
       expectTrue(next.some((c) => c.id === extra), 'the next poll (since = asOf) lists the record created between pages', `a change of ${extra}`, next);
+    },
+  }),
+  defineCheck({
+    id: 'record-changes.entries',
+    kind: 'observation',
+    section: 'Records: rules (4); Resources: record change',
+    rule: 'Whether a poll lists one entry per change or one per record, in which order, the form of changedAt, and the default page size: not shown.',
+    emulatorChoice: 'one entry per change, in time order; changedAt and meta.asOf with milliseconds (YYYY-MM-DDTHH:MM:SS.sssZ); 100 per page without limit',
+    scratchTables: ['entries'],
+    async run(ctx) {
+      const table = await historyTable(ctx, 'entries');
+      const since = await pollStart(ctx, 'listRecordChanges', table);
+      const params = { tableName: table };
+      const [a, b] = await create(ctx, table, ['a', 'b']);
+      expectOk(await ctx.send('updateRecords', { params, body: { records: [{ id: a, name: 'a2' }] } }));
+      expectOk(await ctx.send('updateRecords', { params, body: { records: [{ id: a, name: 'a3' }] } }));
+      expectOk(await ctx.send('deleteRecords', { params, body: { records: [b] } }));
+      const res = await ctx.send('listRecordChanges', { params, query: { since } });
+      const page = expectOk(res, 'a poll without limit succeeds');
+      const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+      const times = page.data.map((c) => Date.parse(c.changedAt));
+      const tally = new Tally();
+      tally.same('the entries', page.data.map((c) => [c.id, c.changeType]), [[a, 'create'], [b, 'create'], [a, 'update'], [a, 'update'], [b, 'delete']]);
+      tally.same('in time order', times.every((t, i) => i === 0 || t >= times[i - 1]!), true);
+      tally.same('changedAt with milliseconds', page.data.every((c) => ISO_MS.test(c.changedAt)), true);
+      tally.same('meta.asOf with milliseconds', ISO_MS.test(page.meta.asOf), true);
+      tally.same('page_info without limit', page.page_info, { has_more: false, limit: 100, offset: 0 });
+      return tally.result('a poll of two creates, two updates and a delete');
     },
   }),
   defineCheck({

@@ -138,17 +138,43 @@ export const recordChecks = [
   defineCheck({
     id: 'records.update.transactional',
     section: 'Records: rules (1)',
-    rule: 'Update is transactional: a record that does not exist answers 404, an invalid value 400, and nothing is changed.',
-    scratchTables: ['update_tx'],
+    rule: 'Update is transactional: a record that does not exist answers 404; an invalid value, an unknown field or a reference to no record answers 400; nothing is changed.',
+    scratchTables: ['update_tx', 'update_tx_target'],
     async run(ctx) {
-      const table = await recordsTable(ctx, 'update_tx');
-      const [a] = await create(ctx, table, [{ name: 'a', size: 1 }]);
+      const target = await ctx.scratch.create('update_tx_target', {}, [field('title', 'string')]);
+      const table = (await ctx.scratch.create('update_tx', {}, [...FIELDS, field('org', 'reference', { refTableName: target.name })])).name;
+      const [a, b] = await create(ctx, table, [{ name: 'a', size: 1 }, { name: 'b', size: 2 }]);
       const params = { tableName: table };
       const created = await create(ctx, table, [{ name: 'gone' }]);
       expectOk(await ctx.send('deleteRecords', { params, body: { records: created } }));
+      const before = await readAll(ctx, table);
       expectError(await ctx.send('updateRecords', { params, body: { records: [{ id: a, size: 2 }, { id: created[0], size: 3 }] } }), 404, 'a missing record answers 404');
-      expectError(await ctx.send('updateRecords', { params, body: { records: [{ id: a, size: 2 }, { id: a, active: 'yes' }] } }), 400, 'an invalid value answers 400');
-      expectEqual((await readAll(ctx, table)).get(a!)?.size, 1, 'the failed updates changed nothing');
+      for (const [what, bad] of [
+        ['an invalid value', { id: b, active: 'yes' }], ['a non-numeric string for a number', { id: b, size: 'x' }],
+        ['an unknown field', { id: b, nope: 1 }], ['a reference to no record', { id: b, org: 999_999_999 }],
+      ] as const) {
+        expectError(await ctx.send('updateRecords', { params, body: { records: [{ id: a, name: 'changed', size: 3 }, bad] } }), 400, `${what} answers 400`);
+      }
+      expectEqual(await readAll(ctx, table), before, 'the failed updates changed nothing');
+    },
+  }),
+  defineCheck({
+    id: 'records.other-table-404',
+    section: 'Records; Errors',
+    rule: 'A record id is a record of the table in the path: an update or delete naming a record of another table answers 404 (record not found) and changes nothing; a reference must name a record of the referenced table (400 otherwise).',
+    scratchTables: ['own', 'own_other'],
+    async run(ctx) {
+      const other = await ctx.scratch.create('own_other', {}, [field('title', 'string')]);
+      const [otherId] = await create(ctx, other.name, [{ title: 'elsewhere' }]);
+      const { name: table } = await ctx.scratch.create('own', {}, [field('name', 'string'), field('org', 'reference', { refTableName: other.name })]);
+      const [a] = await create(ctx, table, [{ name: 'a', org: Number(otherId) }]);
+      const params = { tableName: table };
+      const before = await readAll(ctx, table);
+      expectError(await ctx.send('updateRecords', { params, body: { records: [{ id: otherId, name: 'z' }] } }), 404, 'updating a record of another table answers 404');
+      expectError(await ctx.send('deleteRecords', { params, body: { records: [otherId!] } }), 404, 'deleting a record of another table answers 404');
+      expectError(await ctx.send('createRecords', { params, body: { records: [{ name: 'r', org: Number(a) }] } }), 400, 'a reference to a record of a table other than the referenced one answers 400');
+      expectEqual(await readAll(ctx, table), before, 'nothing changed in the table');
+      expectEqual([...(await readAll(ctx, other.name)).keys()], [otherId], 'the record of the other table is still there');
     },
   }),
   defineCheck({
@@ -192,7 +218,7 @@ export const recordChecks = [
   defineCheck({
     id: 'records.delete',
     section: 'Records: rules (2)',
-    rule: 'DELETE records answers { data: { deletedIds } }; it is transactional: an id that does not exist answers 404 and deletes nothing.',
+    rule: 'DELETE records answers { data: { deletedIds } }; it is transactional: an id that does not exist answers 404 and deletes nothing; an empty records array answers 400 (batch arrays hold at least 1 item).',
     scratchTables: ['delete'],
     async run(ctx) {
       const table = await recordsTable(ctx, 'delete');
@@ -200,7 +226,8 @@ export const recordChecks = [
       const params = { tableName: table };
       expectOk(await ctx.send('deleteRecords', { params, body: { records: [gone!] } }));
       expectError(await ctx.send('deleteRecords', { params, body: { records: [a!, gone!] } }), 404, 'an id that does not exist answers 404');
-      expectEqual([...(await readAll(ctx, table)).keys()].sort(), [a, b, c].sort(), 'the failed delete deleted nothing');
+      expectError(await ctx.send('deleteRecords', { params, body: { records: [] } }), 400, 'an empty records array answers 400');
+      expectEqual([...(await readAll(ctx, table)).keys()].sort(), [a, b, c].sort(), 'the failed deletes deleted nothing');
       const res = await ctx.send('deleteRecords', { params, body: { records: [Number(a), b!] } });
       expectEqual(expectOk(res).data.deletedIds, [a, b], 'the answer lists the deleted ids as strings (sent as a number and a string)', res);
       expectEqual([...(await readAll(ctx, table)).keys()], [c], 'the deleted records are gone, the other is kept');
@@ -208,12 +235,20 @@ export const recordChecks = [
   }),
   defineCheck({
     id: 'records.invalid-id-400',
-    section: 'Errors',
-    rule: 'An invalid record id answers 400.',
+    section: 'Errors; Records: rules (1, 2)',
+    rule: 'An invalid record id answers 400 (in an update and in a delete), and so does an update record without id; nothing changes.',
     scratchTables: ['bad_id'],
     async run(ctx) {
       const table = await recordsTable(ctx, 'bad_id');
-      expectError(await ctx.send('deleteRecords', { params: { tableName: table }, body: { records: ['not-an-id'] } }), 400);
+      const [a] = await create(ctx, table, [{ name: 'a' }]);
+      const params = { tableName: table };
+      for (const id of ['not-an-id', 'abc', 1.5, 2.5, null, {}]) {
+        expectError(await ctx.send('deleteRecords', { params, body: { records: [a, id] } }), 400, `deleting id ${JSON.stringify(id)} answers 400`);
+        expectError(await ctx.send('updateRecords', { params, body: { records: [{ id: a, name: 'z' }, { id, name: 'z' }] } }), 400, `updating id ${JSON.stringify(id)} answers 400`);
+      }
+      expectError(await ctx.send('updateRecords', { params, body: { records: [{ name: 'z' }] } }), 400, 'an update record without id answers 400');
+      const all = await readAll(ctx, table);
+      expectEqual([[...all.keys()], all.get(a!)?.name], [[a], 'a'], 'nothing was deleted or changed');
     },
   }),
   defineCheck({

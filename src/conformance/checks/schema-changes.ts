@@ -3,6 +3,7 @@ import { defineCheck } from '../check.ts';
 import { expectEqual, expectError, expectOk, expectStatus, expectTrue } from '../expectations.ts';
 import { field } from './fixtures.ts';
 import { itemsOf, pollAll, pollStart } from './polling.ts';
+import { Tally } from './tally.ts';
 
 /**
  * Schema changes. Other users may change the workspace while the suite runs: the checks look for
@@ -77,6 +78,46 @@ export const schemaChangeChecks = [
         bodyOk = false;
       }
       return { observed: `HTTP ${res.status}`, asEmulator: bodyOk };
+    },
+  }),
+  defineCheck({
+    id: 'schema-changes.query-accepted',
+    section: 'Timestamp parameters; Limits',
+    rule: 'since and asOf take YYYY-MM-DDTHH:MM[:SS[.fraction]]Z with a valid calendar date (a leap day, no seconds, any fraction); limit 1 to 100 and offset 0 or more are accepted: 200.',
+    async run(ctx) {
+      for (const query of [
+        { since: '2024-02-29T00:00Z' }, { since: '2000-02-29T23:59:59Z' }, { since: '2026-01-01T00:00:00.123456789Z' },
+        { since: '2026-01-01T00:00Z', asOf: '2026-01-02T00:00:00.5Z' }, { since: '2026-01-01T00:00Z', limit: 100 },
+        { since: '2026-01-01T00:00Z', limit: 1, offset: 0 },
+      ]) {
+        const res = await ctx.send('listSchemaChanges', { query });
+        expectStatus(res, 200, `?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))} answers 200`);
+        expectOk(res);
+      }
+    },
+  }),
+  defineCheck({
+    id: 'schema-changes.query-400',
+    kind: 'observation',
+    section: 'Timestamp parameters; Errors',
+    rule: 'Errors of the schema-changes endpoint other than 401: not shown. What a since or asOf that is no UTC date-time (29 February 2026, no Z, a date alone, month 13, 24:00, second 60, an offset, a word), a limit outside 1 to 100, a negative offset and an unknown parameter answer.',
+    emulatorChoice: '400 with a message naming the parameter (query.since, query.asOf, query.limit, query.offset, the unknown name)',
+    async run(ctx) {
+      const tally = new Tally();
+      for (const [query, names] of [
+        [{}, 'query.since'], [{ since: '2026-02-29T00:00Z' }, 'query.since'], [{ since: '2026-01-01T00:00' }, 'query.since'], [{ since: '2026-01-01' }, 'query.since'],
+        [{ since: '2026-13-01T00:00Z' }, 'query.since'], [{ since: '2026-01-01T24:00Z' }, 'query.since'], [{ since: '2026-01-01T00:00:60Z' }, 'query.since'],
+        [{ since: '2026-01-01T00:00+01:00' }, 'query.since'], [{ since: 'yesterday' }, 'query.since'],
+        [{ since: '2026-01-01T00:00Z', asOf: '2026-02-30T00:00Z' }, 'query.asOf'], [{ since: '2026-01-01T00:00Z', limit: 'ten' }, 'query.limit'],
+        [{ since: '2026-01-01T00:00Z', limit: 0 }, 'query.limit'], [{ since: '2026-01-01T00:00Z', limit: 101 }, 'query.limit'],
+        [{ since: '2026-01-01T00:00Z', offset: -1 }, 'query.offset'], [{ since: '2026-01-01T00:00Z', cursor: 1 }, 'cursor'],
+      ] as const) {
+        const res = await ctx.send('listSchemaChanges', { query });
+        const message = (res.body as { error?: { message?: unknown } } | undefined)?.error?.message;
+        const named = typeof message === 'string' && message.includes(names);
+        tally.same(JSON.stringify(query), `HTTP ${res.status}${named ? '' : ` (message ${JSON.stringify(message)})`}`, 'HTTP 400');
+      }
+      return tally.result('schema-changes queries');
     },
   }),
   defineCheck({

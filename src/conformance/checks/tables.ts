@@ -7,20 +7,26 @@ export const tableChecks = [
   defineCheck({
     id: 'tables.create',
     section: 'Tables',
-    rule: 'POST tables creates a table from name, labels and flags and answers { data: Table }; GET answers the table including its fields.',
+    rule: 'POST tables creates a table from name, labels, icon and flags and answers { data: Table } keeping each; GET answers the same table, including its fields.',
     scratchTables: ['create'],
     async run(ctx) {
       const name = ctx.scratch.name('create');
-      const body = { name, labels: { '': 'Conformance' }, hasHistory: true, isHidden: false };
+      const body = {
+        name, labels: { '': 'Conformance', de: 'Konformität' }, icon: { icon: 'person', color: '#123456', filling: 1 },
+        hasFiles: true, hasGlobalSearch: true, hasHistory: true, isEmailLinkingEnabled: true, isHidden: true,
+      };
       const res = await ctx.send('createTable', { body });
       const created = expectOk(res, 'POST tables succeeds').data;
       ctx.scratch.adopt(name);
-      expectEqual(created.name, name, 'the answer names the new table', res);
-      expectEqual(created.hasHistory, true, 'the answer keeps hasHistory', res);
-      expectEqual(created.labels, body.labels, 'the answer keeps the labels', res);
+      for (const [key, value] of Object.entries(body)) {
+        expectEqual((created as Record<string, unknown>)[key], value, `the answer keeps ${key}`, res);
+      }
       const got = await ctx.send('getTable', { params: { tableName: name } });
       const table = expectOk(got, 'GET of the new table succeeds').data;
-      expectEqual([table.name, table.hasHistory], [name, true], 'GET answers the table as created', got);
+      for (const [key, value] of Object.entries(body)) {
+        expectEqual((table as Record<string, unknown>)[key], value, `GET answers ${key} as created`, got);
+      }
+      expectEqual(table.id, created.id, 'GET answers the id of the create', got);
       expectTrue(Array.isArray(table.fields), 'GET of a table includes its fields', 'a fields array', table.fields, got);
     },
   }),
@@ -38,11 +44,10 @@ export const tableChecks = [
     id: 'tables.unknown-module-404',
     section: 'Tables',
     rule: 'GET and POST tables of a module that does not exist answer 404.',
-    scratchTables: ['nomodule'],
     async run(ctx) {
       const params = { moduleName: ctx.missingName };
       expectError(await ctx.send('listTables', { params }), 404);
-      expectError(await ctx.send('createTable', { params, body: { name: ctx.scratch.name('nomodule') } }), 404);
+      expectError(await ctx.send('createTable', { params, body: { name: ctx.missingName } }), 404);
     },
   }),
   defineCheck({
@@ -60,12 +65,17 @@ export const tableChecks = [
   defineCheck({
     id: 'tables.get.unknown-404',
     section: 'Tables',
-    rule: 'GET, PATCH and DELETE of a table that does not exist answer 404.',
+    rule: 'GET, PATCH and DELETE of a table that does not exist, or of a module that does not exist, answer 404.',
     async run(ctx) {
-      const params = { tableName: ctx.missingName };
-      expectError(await ctx.send('getTable', { params }), 404);
-      expectError(await ctx.send('updateTable', { params, body: { isHidden: true } }), 404);
-      expectError(await ctx.send('deleteTable', { params }), 404);
+      const cases: [string, Record<string, string>][] = [
+        ['an unknown table', { tableName: ctx.missingName }],
+        ['a table of an unknown module', { moduleName: ctx.missingName, tableName: ctx.missingName }],
+      ];
+      for (const [where, params] of cases) {
+        expectError(await ctx.send('getTable', { params }), 404, `GET of ${where} answers 404`);
+        expectError(await ctx.send('updateTable', { params, body: { isHidden: true } }), 404, `PATCH of ${where} answers 404`);
+        expectError(await ctx.send('deleteTable', { params }), 404, `DELETE of ${where} answers 404`);
+      }
     },
   }),
   defineCheck({

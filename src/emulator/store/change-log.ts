@@ -1,6 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import type { Clock } from '../clock.ts';
-import type { Db } from './database.ts';
+import type { Db } from './db.ts';
 import { recordChangesIndexName } from './table-indexes.ts';
 
 export type RecordChangeType = 'create' | 'update' | 'delete';

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { bumpSchemaGeneration } from './schema-generation.ts';
 import { dropTableIndexes } from './table-indexes.ts';
+import type { Db } from './db.ts';
 
 /**
  * The emulator's state: one SQLite database (in memory by default), so every batch is a real
@@ -62,7 +63,6 @@ CREATE TABLE IF NOT EXISTS schema_changes (
 CREATE INDEX IF NOT EXISTS schema_changes_window ON schema_changes (changed_at, seq);
 `;
 
-export type Db = Database.Database;
 
 /**
  * Opens the store. A data file belongs to one emulator at a time: the connection takes SQLite's

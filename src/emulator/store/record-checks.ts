@@ -1,5 +1,5 @@
 import { formatPath } from '../../api/index.ts';
-import type { Db } from './database.ts';
+import type { Db } from './db.ts';
 import type { FieldPlans } from './record-plans.ts';
 import { dynamicStatement, ensureUniqueIndex, recordStatements } from './record-statements.ts';
 import { isEmpty, type Issues } from './record-values.ts';

@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3';
-import type { Db } from './database.ts';
+import type { Db } from './db.ts';
 import type { FieldPlan } from './record-plans.ts';
 import type { TableRow } from './schema-rows.ts';
 import { recordsIndexName, uniqueIndexName } from './table-indexes.ts';

@@ -4,7 +4,7 @@ import {
 import type { EmulatorContext } from '../context.ts';
 import { NotFoundError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
-import type { Db } from './database.ts';
+import type { Db } from './db.ts';
 import {
   checkReferences, checkRequired, checkUnique, placeUnder, reportUnknown, type PendingRecord,
   type RecordPlace,

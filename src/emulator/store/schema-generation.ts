@@ -1,4 +1,4 @@
-import type { Db } from './database.ts';
+import type { Db } from './db.ts';
 
 /**
  * A counter that moves whenever the schema may have changed (every schema transaction, before and

@@ -1,6 +1,6 @@
 import type { Field, FieldType, Module, Table } from '../../api/index.ts';
 import { NotFoundError } from '../errors.ts';
-import type { Db } from './database.ts';
+import type { Db } from './db.ts';
 import { publicId } from './ids.ts';
 
 /** Stored properties of each schema object: everything of the response but id, name, children. */

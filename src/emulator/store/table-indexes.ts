@@ -1,4 +1,4 @@
-import type { Db } from './database.ts';
+import type { Db } from './db.ts';
 
 /**
  * The partial indexes made per table on first use (record-statements.ts, change-log.ts): their

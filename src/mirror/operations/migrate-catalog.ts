@@ -19,9 +19,10 @@ import { createReferenceIndex } from './reference-indexes.ts';
  * need of the tables. A mirror whose set-up is older (or absent, as in catalog layout 1) is
  * brought up to date when opened for writing. 2: `_synced_at` accepts NULL, so a plain local
  * INSERT needs to name no system column. 3: Postgres captures updated values with fixed time
- * zone and date style. 4: SQLite captures an UPDATE with one trigger per column.
+ * zone and date style. 4: SQLite captures an UPDATE with one trigger per column. 5: Postgres turns
+ * only the changed columns' values into JSON.
  */
-export const CAPTURE_VERSION = 4;
+export const CAPTURE_VERSION = 5;
 
 /**
  * Brings an existing catalog to this version's layout (CATALOG_MIGRATIONS) and installs the
