@@ -74,7 +74,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     evaluateReadiness({
       lastCycle: scheduler.lastOutcome,
       maxLag: metrics.maxLag({ maxLagMs: config.sync.maxLagMs, fullScanEveryMs: config.sync.fullScanEveryMs }),
-      maxLagMs: config.sync.maxLagMs,
       stopping: scheduler.stopping,
     });
   const http = await startHttpServer(config.http, {

@@ -11,6 +11,13 @@ export type CycleResult = 'success' | 'failure' | 'aborted';
 export type RowOperation = 'upsert' | 'delete';
 export type OutboxStatus = 'pending' | 'failed' | 'conflict';
 
+/** A table's lag behind upstream and the bound it is judged by, in seconds. */
+export interface TableLag {
+  table: string;
+  seconds: number;
+  boundSeconds: number;
+}
+
 export interface RequestObservation {
   /** A stable endpoint name such as `records.list`, never a URL (label cardinality). */
   endpoint: string;
@@ -174,20 +181,20 @@ export class Metrics {
   }
 
   /**
-   * The table lagging most, or null when no table has been pulled yet. With `bounds`, the one
-   * furthest beyond its own bound (sync/table-lag.ts `lagBoundMs`: a full-scan table may lag by
-   * a scan interval more), with that bound: what `/readyz` and `wsmirror status` judge by.
+   * The table furthest beyond its own lag bound (sync/table-lag.ts `lagBoundMs`: a full-scan table
+   * may lag by a scan interval more), with its lag and that bound, or null when no table has been
+   * pulled yet: what `/readyz` judges by, as `wsmirror status` does.
    */
-  maxLag(bounds?: { maxLagMs: number; fullScanEveryMs: number }): { table: string; seconds: number; boundSeconds?: number } | null {
-    let worst: { table: string; seconds: number; boundSeconds?: number } | null = null;
+  maxLag(bounds: { maxLagMs: number; fullScanEveryMs: number }): TableLag | null {
+    let worst: TableLag | null = null;
     let worstExcess = -Infinity;
     const now = this.#now();
     for (const [table, asOf] of this.#currentAsOf) {
       const seconds = tableLagMs(asOf, now)! / 1000;
-      const boundSeconds = bounds ? lagBoundMs(this.#modes.get(table) ?? 'history', bounds) / 1000 : 0;
+      const boundSeconds = lagBoundMs(this.#modes.get(table) ?? 'history', bounds) / 1000;
       if (seconds - boundSeconds > worstExcess) {
         worstExcess = seconds - boundSeconds;
-        worst = bounds ? { table, seconds, boundSeconds } : { table, seconds };
+        worst = { table, seconds, boundSeconds };
       }
     }
     return worst;

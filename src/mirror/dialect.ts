@@ -72,9 +72,8 @@ export interface Dialect {
    * the driver has `informationalForeignKeys`); null where the dialect cannot declare one.
    */
   foreignKeySql(names: SqlNames, fk: ForeignKey): { create: string; drop: string } | null;
-  /** Creates / drops the readable view of one mirrored table (readable-view.ts), with its comments. */
+  /** Creates the readable view of one mirrored table (readable-view.ts), with its comments; both drop it alike (view-sql.ts). */
   createViewSql(names: SqlNames, view: ReadableView): string[];
-  dropViewSql(names: SqlNames, viewName: string): string[];
   /** Opens the database at `location`, creating the catalog unless `mustExist`. */
   open(location: MirrorLocation, options: DialectOpenOptions): Promise<DialectDriver>;
 }

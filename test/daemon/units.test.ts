@@ -25,7 +25,9 @@ describe('durations', () => {
   });
 
   it('renders for humans', () => {
+    expect(formatDuration(-5)).toBe('0ms'); // a clock running behind
     expect(formatDuration(850)).toBe('850ms');
+    expect(formatDuration(59_600)).toBe('1m 00s'); // rounded to the second
     expect(formatDuration(42_000)).toBe('42s');
     expect(formatDuration(185_000)).toBe('3m 05s');
     expect(formatDuration(7_800_000)).toBe('2h 10m');

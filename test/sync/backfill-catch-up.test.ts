@@ -32,4 +32,29 @@ forEachDialect('pull: catch-up after a backfill', (dialect) => {
     expect(second.tables).toEqual([expect.objectContaining({ action: 'changes' })]);
     await h.expectConverged('shop', 'fresh');
   });
+
+  it('remembers at most 50,000 changes of the window: the pre-scan poll stops there, and the catch-up reads the rest again', { timeout: 120_000 }, async () => {
+    // A wide lookback keeps every change of the (slow to create) table inside the backfill's window.
+    h = await startSyncHarness(dialect, { pageSize: 100, lookbackMs: 3_600_000 });
+    const CAP = 50_000;
+    const beyond = 250;
+    await h.upstream.createModule('shop');
+    await h.upstream.createTable('shop', 'big', { hasHistory: true }, [{ name: 'qty', type: 'number', labels: { '': 'Qty' } }]);
+    await h.upstream.createRecords('shop', 'big', Array.from({ length: CAP + beyond }, (_, i) => ({ qty: i })), 5000);
+
+    const first = await h.sync();
+    expect(first.tables).toEqual([expect.objectContaining({ action: 'backfill', upserted: CAP + beyond })]);
+    await h.expectConverged('shop', 'big');
+
+    // Requests in order: the probe (one change), the pre-scan poll, the scan, the catch-up.
+    const names = h.requests.map((r) => r.endpoint);
+    const scanStart = names.indexOf('listRecords');
+    const preScanPages = names.slice(0, scanStart).filter((n) => n === 'listRecordChanges').length - 1;
+    // The poll stopped on the first page past the cap instead of reading the window to its end.
+    expect(preScanPages).toBe(CAP / 100 + 1);
+    // The window's last changes were not remembered: the catch-up reads their records again (one
+    // read per page of 100 changes), and no other.
+    const catchUp = names.slice(names.indexOf('listRecordChanges', scanStart));
+    expect(catchUp.filter((n) => n === 'listRecords')).toHaveLength(Math.ceil(beyond / 100));
+  });
 });

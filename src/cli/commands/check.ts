@@ -1,7 +1,18 @@
 import type { Command } from 'commander';
 import { EXIT } from '../../errors.ts';
 import { withConfigOption, type ConfigFlags } from '../config-option.ts';
+import { textTable, type TextColumn } from '../text-table.ts';
 import type { CheckReport } from '../../daemon/config-check.ts';
+
+type PlannedTable = NonNullable<CheckReport['plan']>['tables'][number];
+
+const PLAN_COLUMNS: readonly TextColumn<PlannedTable>[] = [
+  { title: 'TABLE', value: (t) => t.table },
+  { title: 'MODE', value: (t) => t.mode },
+  { title: 'ACTION', value: (t) => t.action },
+  { title: 'ROWS', right: true, value: (t) => (t.rows === null ? '-' : String(t.rows)) },
+  { title: 'ESTIMATED RECORDS', right: true, value: (t) => (t.estimatedRows === null ? '-' : `~${t.estimatedRows}`) },
+];
 
 /** The plain-text form: one line per check, then the plan as an aligned table. */
 export function formatCheckText(report: CheckReport): string {
@@ -18,12 +29,7 @@ export function formatCheckText(report: CheckReport): string {
     lines.push('', 'a sync would:');
     if (plan.operations.length === 0) lines.push('  change no table definition');
     else for (const op of plan.operations) lines.push(`  ${op}`);
-    const rows = [['TABLE', 'MODE', 'ACTION', 'ROWS', 'ESTIMATED RECORDS'], ...plan.tables.map((t) => [
-      t.table, t.mode, t.action, t.rows === null ? '-' : String(t.rows), t.estimatedRows === null ? '-' : `~${t.estimatedRows}`,
-    ])];
-    const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-    lines.push('');
-    for (const r of rows) lines.push(`  ${r.map((c, i) => (i >= 3 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd()}`);
+    lines.push('', ...textTable(PLAN_COLUMNS, plan.tables, '  '));
     for (const table of plan.refused) lines.push(`  ${table}: refused (its name is outside the API's rule)`);
   }
   return `${lines.join('\n')}\n`;

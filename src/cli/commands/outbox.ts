@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
 import type { OutboxEntry, OutboxStatus } from '../../mirror/index.ts';
 import { withConfigOption, type ConfigFlags } from '../config-option.ts';
+import { textTable, type TextColumn } from '../text-table.ts';
 
 const STATUSES: readonly OutboxStatus[] = ['pending', 'failed', 'conflict'];
 
@@ -44,7 +45,7 @@ function describeChange(e: ListedEntry): string {
   return `${e.fieldName ?? e.columnName ?? '?'}: ${showValue(e.oldValue)} → ${showValue(e.newValue)}`;
 }
 
-const COLUMNS: readonly { title: string; right?: boolean; value: (e: ListedEntry) => string }[] = [
+const COLUMNS: readonly TextColumn<ListedEntry>[] = [
   { title: 'ID', right: true, value: (e) => String(e.entryId) },
   { title: 'TABLE', value: (e) => e.table },
   { title: 'RECORD', right: true, value: (e) => String(e.recordId) },
@@ -58,10 +59,7 @@ const COLUMNS: readonly { title: string; right?: boolean; value: (e: ListedEntry
 /** The plain-text listing: an aligned table, one line per entry. */
 export function formatOutboxText(entries: readonly ListedEntry[]): string {
   if (entries.length === 0) return 'outbox: no entries\n';
-  const cells = [COLUMNS.map((c) => c.title), ...entries.map((e) => COLUMNS.map((c) => c.value(e)))];
-  const widths = COLUMNS.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
-  const lines = cells.map((row) => row.map((cell, i) => (COLUMNS[i]!.right ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd());
-  return `${lines.join('\n')}\n`;
+  return `${textTable(COLUMNS, entries).join('\n')}\n`;
 }
 
 async function openLocal(flags: ConfigFlags) {

@@ -1,29 +1,25 @@
 import type { Command } from 'commander';
+import { formatDuration } from '../../daemon/units.ts';
 import { EXIT } from '../../errors.ts';
 import { withConfigOption, type ConfigFlags } from '../config-option.ts';
+import { textTable, type TextColumn } from '../text-table.ts';
 import type { StatusReport, TableStatus } from '../status-report.ts';
 
 export type { StatusReport, TableStatus } from '../status-report.ts';
 
-/** `12s`, `3m 05s`, `2h 10m`, `4d 3h`; `never` before the first pull. */
-export function formatLag(ms: number | null): string {
-  if (ms === null) return 'never';
-  const s = Math.floor(Math.max(0, ms) / 1000);
-  const pad = (n: number) => String(n).padStart(2, '0');
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${pad(s % 60)}s`;
-  if (s < 86_400) return `${Math.floor(s / 3600)}h ${pad(Math.floor((s % 3600) / 60))}m`;
-  return `${Math.floor(s / 86_400)}d ${Math.floor((s % 86_400) / 3600)}h`;
+/** A table's lag as a duration; `never` before its first pull. */
+function lagCell(t: TableStatus): string {
+  return t.lagMs === null ? 'never' : formatDuration(t.lagMs);
 }
 
-const COLUMNS: readonly { title: string; right?: boolean; value: (t: TableStatus) => string }[] = [
+const COLUMNS: readonly TextColumn<TableStatus>[] = [
   { title: 'TABLE', value: (t) => t.table },
   { title: 'SQL TABLE', value: (t) => t.sqlName },
   { title: 'MODE', value: (t) => t.mode },
   { title: 'STATE', value: stateCell },
   { title: 'ROWS', right: true, value: (t) => (t.rows === null ? '?' : String(t.rows)) },
   { title: 'LAST PULL', value: (t) => t.lastPullAt ?? '-' },
-  { title: 'LAG', right: true, value: (t) => formatLag(t.lagMs) },
+  { title: 'LAG', right: true, value: lagCell },
   { title: 'PENDING', right: true, value: (t) => String(t.outbox.pending) },
   { title: 'FAILED', right: true, value: (t) => String(t.outbox.failed) },
   { title: 'CONFLICT', right: true, value: (t) => String(t.outbox.conflict) },
@@ -39,7 +35,7 @@ function stateCell(t: TableStatus): string {
 function when(at: string | null, now: number): string {
   if (at === null) return 'never';
   const ms = Date.parse(at) - now;
-  return `${at} (${ms > 0 ? `in ${formatLag(ms)}` : `${formatLag(-ms)} ago`})`;
+  return `${at} (${ms > 0 ? `in ${formatDuration(ms)}` : `${formatDuration(-ms)} ago`})`;
 }
 
 /** The plain-text form: an aligned table, each table's problem, the cycles, the outbox, and what needs attention. */
@@ -48,11 +44,7 @@ export function formatStatusText(report: StatusReport): string {
   if (report.tables.length === 0) {
     lines.push('no tables mirrored yet (run wsmirror sync)');
   } else {
-    const cells = [COLUMNS.map((c) => c.title), ...report.tables.map((t) => COLUMNS.map((c) => c.value(t)))];
-    const widths = COLUMNS.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
-    for (const row of cells) {
-      lines.push(row.map((cell, i) => (COLUMNS[i]!.right ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd());
-    }
+    lines.push(...textTable(COLUMNS, report.tables));
     for (const t of report.tables) {
       if (t.lastError) lines.push(`${t.table}: ${t.status} since ${t.lastError.at} (${t.lastError.code}): ${t.lastError.message}`);
       if (t.error !== undefined) lines.push(`${t.table}: ${t.error}`);
@@ -70,7 +62,7 @@ export function formatStatusText(report: StatusReport): string {
   }
   if (cycle.nextRunAt !== null) lines.push(`next run: ${when(cycle.nextRunAt, now)}${Date.parse(cycle.nextRunAt) < now ? ' (overdue unless a cycle is running: is wsmirror run up?)' : ''}`);
   const { pending, failed, conflict } = report.outbox;
-  const oldest = report.oldestPendingAgeMs === null ? '' : ` (oldest pending edit ${formatLag(report.oldestPendingAgeMs)} old)`;
+  const oldest = report.oldestPendingAgeMs === null ? '' : ` (oldest pending edit ${formatDuration(report.oldestPendingAgeMs)} old)`;
   lines.push('', `outbox: ${pending} pending, ${failed} failed, ${conflict} conflict${oldest}`);
   const listed = report.tables.reduce((n, t) => n + t.outbox.pending + t.outbox.failed + t.outbox.conflict, 0);
   const unlisted = pending + failed + conflict - listed;

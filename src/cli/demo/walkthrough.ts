@@ -5,6 +5,7 @@
 import { isAbsolute, relative } from 'node:path';
 import { tableLabel } from '../../mirror/catalog.ts';
 import type { Catalog, Mirror } from '../../mirror/index.ts';
+import { textTable } from '../text-table.ts';
 import { DEMO_SCHEDULE } from './demo-settings.ts';
 
 const SQL_WORDS = new Set(
@@ -99,14 +100,12 @@ async function firstIdOf(mirror: Mirror, tableId: string): Promise<number | unde
 }
 
 function tableLines(catalog: Catalog, rows: ReadonlyMap<string, number>): string[] {
-  const cells = [
-    ['TABLE', 'SQL TABLE', 'ROWS'],
-    ...[...catalog.tables]
-      .sort((a, b) => (a.sqlName < b.sqlName ? -1 : 1))
-      .map((t) => [tableLabel(t), t.sqlName, String(rows.get(t.tableId) ?? 0)]),
-  ];
-  const widths = [0, 1, 2].map((i) => Math.max(...cells.map((r) => r[i]!.length)));
-  return cells.map((r) => `  ${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]!.padStart(widths[2]!)}`);
+  const tables = [...catalog.tables].sort((a, b) => (a.sqlName < b.sqlName ? -1 : 1));
+  return textTable<(typeof tables)[number]>([
+    { title: 'TABLE', value: tableLabel },
+    { title: 'SQL TABLE', value: (t) => t.sqlName },
+    { title: 'ROWS', right: true, value: (t) => String(rows.get(t.tableId) ?? 0) },
+  ], tables, '  ');
 }
 
 export interface WalkthroughOptions {

@@ -23,6 +23,11 @@ class SyntaxProblem extends Error {
 }
 
 const COMPARISONS: readonly Operator[] = ['=', '!=', '<', '<=', '>', '>='];
+// The left-associative levels, loosest first (comparisons do not chain).
+const OR: readonly BinaryOperator[] = ['or'];
+const AND: readonly BinaryOperator[] = ['and'];
+const ADDITIVE: readonly BinaryOperator[] = ['+', '-'];
+const MULTIPLICATIVE: readonly BinaryOperator[] = ['*', '/', '%'];
 
 export function parse(source: string, kind: ProgramKind): ParseResult {
   if (source.length > MAX_SOURCE_LENGTH) {
@@ -159,23 +164,11 @@ class Parser {
   }
 
   #or(): Node {
-    let left = this.#and();
-    while (this.#isKeyword('or')) {
-      const op = this.#next();
-      const right = this.#and();
-      left = this.#node({ kind: 'binary', op: 'or', left, right, at: op.at }, left, right);
-    }
-    return left;
+    return this.#leftAssociative(OR, () => this.#and());
   }
 
   #and(): Node {
-    let left = this.#not();
-    while (this.#isKeyword('and')) {
-      const op = this.#next();
-      const right = this.#not();
-      left = this.#node({ kind: 'binary', op: 'and', left, right, at: op.at }, left, right);
-    }
-    return left;
+    return this.#leftAssociative(AND, () => this.#not());
   }
 
   #not(): Node {
@@ -203,24 +196,23 @@ class Parser {
   }
 
   #additive(): Node {
-    let left = this.#multiplicative();
-    for (;;) {
-      const t = this.#peek();
-      if (t.kind !== 'operator' || (t.value !== '+' && t.value !== '-')) return left;
-      this.#next();
-      const right = this.#multiplicative();
-      left = this.#node({ kind: 'binary', op: t.value, left, right, at: t.at }, left, right);
-    }
+    return this.#leftAssociative(ADDITIVE, () => this.#multiplicative());
   }
 
   #multiplicative(): Node {
-    let left = this.#unary();
+    return this.#leftAssociative(MULTIPLICATIVE, () => this.#unary());
+  }
+
+  /** Operands of the next level joined left to right by the operators of this one: `a - b - c` is `(a - b) - c`. */
+  #leftAssociative(operators: readonly BinaryOperator[], operand: () => Node): Node {
+    let left = operand();
     for (;;) {
       const t = this.#peek();
-      if (t.kind !== 'operator' || (t.value !== '*' && t.value !== '/' && t.value !== '%')) return left;
+      const op = t.kind === 'operator' || t.kind === 'keyword' ? operators.find((o) => o === t.value) : undefined;
+      if (op === undefined) return left;
       this.#next();
-      const right = this.#unary();
-      left = this.#node({ kind: 'binary', op: t.value, left, right, at: t.at }, left, right);
+      const right = operand();
+      left = this.#node({ kind: 'binary', op, left, right, at: t.at }, left, right);
     }
   }
 

@@ -1,7 +1,7 @@
 import { formatPath } from '../../api/index.ts';
 import type { Db } from './db.ts';
-import type { FieldPlans } from './record-plans.ts';
-import { dynamicStatement, ensureUniqueIndex, recordStatements } from './record-statements.ts';
+import type { FieldPlan, FieldPlans } from './record-plans.ts';
+import { dynamicStatement, recordStatements } from './record-statements.ts';
 import { isEmpty, type Issues } from './record-values.ts';
 import type { TableRow } from './schema-rows.ts';
 
@@ -71,8 +71,14 @@ function uniqueKey(value: unknown): string {
   return typeof value === 'boolean' ? String(Number(value)) : JSON.stringify(value);
 }
 
-/** Unique values repeat neither within the request nor against the rest of the table. */
-export function checkUnique(db: Db, table: TableRow, plans: FieldPlans, pending: readonly PendingRecord[], place: RecordPlace, issues: Issues): void {
+/**
+ * Unique values repeat neither within the request nor against the rest of the table, looked up
+ * through each field's value index (`valueIndex` makes it, record-statements.ts).
+ */
+export function checkUnique(
+  db: Db, table: TableRow, plans: FieldPlans, pending: readonly PendingRecord[], place: RecordPlace, issues: Issues,
+  valueIndex: (plan: FieldPlan) => string,
+): void {
   const inRequest = new Set(pending.map((p) => p.id).filter((id) => id !== undefined));
   for (const plan of plans.list) {
     if (!plan.unique || plan.readOnly) continue;
@@ -97,7 +103,7 @@ export function checkUnique(db: Db, table: TableRow, plans: FieldPlans, pending:
       else toCheck.set(k, [p]);
     }
     if (toCheck.size === 0) continue;
-    const index = ensureUniqueIndex(db, table, plan);
+    const index = valueIndex(plan);
     const values = [...toCheck.values()].map((ps) => ps[0]!.data[key]);
     const sql = `SELECT id, data -> '${plan.path}' AS v FROM records INDEXED BY "${index}"
       WHERE table_id = ${table.key} AND json_extract(data, '${plan.path}') IN (SELECT value FROM json_each(?))`;

@@ -6,10 +6,9 @@ import type { CsvRecord } from '../csv/csv-reader.ts';
 import { BadRequestError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
 import type { RecordPlace } from './record-checks.ts';
-import { buildFieldPlans, type FieldPlan } from './record-plans.ts';
-import { dynamicStatement, ensureUniqueIndex } from './record-statements.ts';
+import { dynamicStatement } from './record-statements.ts';
 import { RecordWriter, type RecordUpdate } from './record-store.ts';
-import { INVALID, Issues, ValueConverter } from './record-values.ts';
+import { INVALID, Issues, type ValueConverter } from './record-values.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
 
 /**
@@ -80,7 +79,7 @@ class RecordImport {
   readonly #writer: RecordWriter;
   readonly #counts: ImportCounts = { rowsImported: 0, rowsUpdated: 0, rowsSkipped: 0 };
   #bindings: ColumnBinding[] = [];
-  #keys: { binding: ColumnBinding; plan: FieldPlan; converter: ValueConverter }[] = [];
+  #keys: { binding: ColumnBinding; converter: ValueConverter }[] = [];
   /** update/upsert: the key field's value index, named in look-ups. */
   #keyIndex = '';
   #width = 0;
@@ -125,14 +124,10 @@ class RecordImport {
     this.#width = first.cells.length;
     this.#bindings = bindColumns(this.#table, this.#fields, header, this.#width, this.#options.mappings);
     if (this.#options.importMode === 'append') return;
-    const plans = buildFieldPlans(this.#fields);
     this.#keys = this.#bindings
       .filter((b) => b.policy === 'key')
-      .map((binding) => {
-        const plan = plans.byName.get(binding.field.name)!;
-        return { binding, plan, converter: new ValueConverter(plan, 'update') };
-      });
-    this.#keyIndex = ensureUniqueIndex(this.#ctx.db, this.#table, this.#keys[0]!.plan); // a value index: key look-ups use it
+      .map((binding) => ({ binding, converter: this.#writer.converter(binding.field.name, 'update')! }));
+    this.#keyIndex = this.#writer.valueIndex(this.#keys[0]!.converter.plan); // key look-ups use it
   }
 
   #place(line: number, binding?: ColumnBinding): string {
@@ -272,14 +267,14 @@ class RecordImport {
   #lookUp(rows: readonly KeyedRow[]): Map<string, number[]> {
     const found = new Map<string, number[]>();
     if (rows.length === 0) return found;
-    const first = this.#keys[0]!.plan;
+    const first = this.#keys[0]!.converter.plan;
     const sql = `SELECT id, data FROM records INDEXED BY "${this.#keyIndex}" WHERE table_id = ${this.#table.key}
       AND json_extract(data, '${first.path}') IN (SELECT value FROM json_each(?))`;
     const candidates = dynamicStatement(this.#ctx.db, sql).all(JSON.stringify(rows.map((r) => r.keyValues[0]))) as { id: number; data: string }[];
     const wanted = new Set(rows.map((r) => r.key));
     for (const { id, data } of candidates) {
       const stored = JSON.parse(data) as Record<string, unknown>;
-      const key = JSON.stringify(this.#keys.map(({ plan }) => stored[plan.field.id] ?? null));
+      const key = JSON.stringify(this.#keys.map(({ converter }) => stored[converter.plan.field.id] ?? null));
       if (!wanted.has(key)) continue;
       const ids = found.get(key);
       if (ids) ids.push(id);

@@ -50,8 +50,9 @@ export function dynamicStatement(db: Db, sql: string): Statement {
 }
 
 /**
- * Partial indexes are created on first use. The statement runs every time (a no-op once the index
- * exists), so an index whose creation was rolled back with a failed request is simply made again.
+ * Partial indexes are created on first use. The statement is a no-op once the index exists; a
+ * writer runs it once per request or import (RecordWriter), and a list once per request, so an
+ * index whose creation was rolled back with a failed request is simply made again by the next.
  * Deleting their table or field drops them (table-indexes.ts).
  */
 function ensureIndex(db: Db, name: string, definition: string): void {

@@ -10,8 +10,8 @@ import {
   type RecordPlace,
 } from './record-checks.ts';
 import { RecordExpressions } from './record-expressions.ts';
-import { buildFieldPlans, type FieldPlans, type RecordValues } from './record-plans.ts';
-import { dynamicStatement, pageIndex, recordStatements } from './record-statements.ts';
+import { buildFieldPlans, type FieldPlan, type FieldPlans, type RecordValues } from './record-plans.ts';
+import { dynamicStatement, ensureUniqueIndex, pageIndex, recordStatements } from './record-statements.ts';
 import { INVALID, Issues, MAX_REPORTED, ValueConverter, literalDefaults } from './record-values.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
 import { SYSTEM_ACTOR } from './table-roles.ts';
@@ -87,7 +87,7 @@ export function updateRecords(
  * plans, value converters, literal defaults, expressions, statements) is worked out once, so a
  * bulk writer (the CSV import) calls `create` or `update` once per batch and pays for the records
  * alone. Each call is one transaction (a savepoint inside an open one): it applies completely or
- * changes nothing.
+ * changes nothing. A writer serves one request or one import: after a call fails, make a new one.
  */
 export class RecordWriter {
   readonly #ctx: EmulatorContext;
@@ -98,7 +98,12 @@ export class RecordWriter {
   readonly #forCreate: ReadonlyMap<string, ValueConverter>;
   readonly #forUpdate: ReadonlyMap<string, ValueConverter>;
   readonly #defaults: readonly { id: string; name: string; value: unknown }[];
-  #pageIndexMade = false;
+  /**
+   * Indexes this writer has made sure of (record-statements.ts), so each is made once, not per
+   * call: the page index (`page`) and value indexes by field id. A failed call's rollback may undo
+   * one, so a writer is not used again after a failure (see the class comment).
+   */
+  readonly #indexes = new Map<string, string>();
   readonly create: (records: readonly RecordValues[], place: RecordPlace) => number[];
   readonly update: (records: readonly RecordUpdate[], place: RecordPlace) => number[];
 
@@ -123,14 +128,55 @@ export class RecordWriter {
     this.update = bulk ? update : ctx.db.transaction(update);
   }
 
-  /** The names that are no field of the table, or undefined (allocates only for a fault). */
-  #unknown(names: readonly string[], skipId: boolean): string[] | undefined {
+  /** The converter of field `name`'s values in `mode` (the CSV import's keys go through it). */
+  converter(name: string, mode: 'create' | 'update'): ValueConverter | undefined {
+    return (mode === 'create' ? this.#forCreate : this.#forUpdate).get(name);
+  }
+
+  /** The name of the value index of a field (ensureUniqueIndex), made on this writer's first need of it. */
+  valueIndex(plan: FieldPlan): string {
+    return this.#onceIndex(plan.field.id, () => ensureUniqueIndex(this.#ctx.db, this.#table, plan));
+  }
+
+  #onceIndex(key: string, make: () => string): string {
+    let name = this.#indexes.get(key);
+    if (name === undefined) {
+      name = make();
+      this.#indexes.set(key, name);
+    }
+    return name;
+  }
+
+  /**
+   * The values `record` sends under `names` (an update's `id` aside), each through its converter
+   * into `data` (null clears the field); returns the ids of the fields they set. Unknown names and
+   * bad values are faults added to `issues`; nothing allocates for them unless there is one.
+   */
+  #readValues(
+    mode: 'create' | 'update', record: RecordValues, names: readonly string[], data: Record<string, unknown>,
+    index: number, place: RecordPlace, issues: Issues,
+  ): Set<string> {
+    const converters = mode === 'create' ? this.#forCreate : this.#forUpdate;
+    const skipId = mode === 'update';
+    // Unknown names first: a record's faults are reported in that order.
     let unknown: string[] | undefined;
     for (const name of names) {
-      if (skipId && name === 'id') continue;
-      if (!this.#plans.byName.has(name)) (unknown ??= []).push(name);
+      if (!(skipId && name === 'id') && !converters.has(name)) (unknown ??= []).push(name);
     }
-    return unknown;
+    if (unknown) reportUnknown(unknown, place(index), this.#table, issues);
+    const touched = new Set<string>();
+    for (const name of names) {
+      if (skipId && name === 'id') continue;
+      const converter = converters.get(name);
+      if (!converter) continue;
+      const value = converter.convert(record[name], issues, place, index, name);
+      if (value === INVALID) continue;
+      const fieldId = converter.plan.field.id;
+      touched.add(fieldId);
+      if (value === null) delete data[fieldId];
+      else data[fieldId] = value;
+    }
+    return touched;
   }
 
   // values → defaults → guards → required → selections → references → unique → write
@@ -142,19 +188,8 @@ export class RecordWriter {
     for (let index = 0; index < records.length; index++) {
       const record = records[index]!;
       const names = Object.keys(record);
-      const unknown = this.#unknown(names, false);
-      if (unknown) reportUnknown(unknown, place(index), this.#table, issues);
       const data: Record<string, unknown> = {};
-      const touched = new Set<string>();
-      for (const name of names) {
-        const converter = this.#forCreate.get(name);
-        if (!converter) continue;
-        const value = converter.convert(record[name], issues, place, index, name);
-        if (value === INVALID) continue;
-        const fieldId = converter.plan.field.id;
-        touched.add(fieldId);
-        if (value !== null) data[fieldId] = value;
-      }
+      const touched = this.#readValues('create', record, names, data, index, place, issues);
       for (const d of this.#defaults) {
         if (Object.hasOwn(record, d.name)) continue;
         data[d.id] = d.value;
@@ -172,10 +207,7 @@ export class RecordWriter {
     this.#expressions.checkWriteGuards(pending, sent, undefined, place);
     this.#checkTable(pending, 'create', place, issues);
 
-    if (!this.#pageIndexMade) {
-      pageIndex(this.#ctx.db, this.#table.key);
-      this.#pageIndexMade = true;
-    }
+    this.#onceIndex('page', () => pageIndex(this.#ctx.db, this.#table.key));
     const ids = insertRecords(this.#ctx.db, this.#table.key, pending.map((p) => JSON.stringify(p.data)));
     logChanges(this.#ctx, this.#table, ids, 'create');
     return ids;
@@ -192,22 +224,9 @@ export class RecordWriter {
       const record = records[index]!;
       const id = ids[index]!;
       const names = Object.keys(record);
-      const unknown = this.#unknown(names, true);
-      if (unknown) reportUnknown(unknown, place(index), this.#table, issues);
       const data = JSON.parse(existing.get(id)!) as Record<string, unknown>;
       sent.push(new Set(names.filter((name) => name !== 'id')));
-      const touched = new Set<string>();
-      for (const name of names) {
-        if (name === 'id') continue;
-        const converter = this.#forUpdate.get(name);
-        if (!converter) continue;
-        const value = converter.convert(record[name], issues, place, index, name);
-        if (value === INVALID) continue;
-        const fieldId = converter.plan.field.id;
-        touched.add(fieldId);
-        if (value === null) delete data[fieldId];
-        else data[fieldId] = value;
-      }
+      const touched = this.#readValues('update', record, names, data, index, place, issues);
       pending.push({ index, id, data, touched });
     }
     issues.throwIfAny();
@@ -227,7 +246,7 @@ export class RecordWriter {
     for (const p of pending) checkRequired(this.#plans, p, mode, place, issues);
     this.#expressions.checkSelections(pending, place, issues);
     checkReferences(this.#ctx.db, this.#plans, pending, place, issues);
-    checkUnique(this.#ctx.db, this.#table, this.#plans, pending, place, issues);
+    checkUnique(this.#ctx.db, this.#table, this.#plans, pending, place, issues, (plan) => this.valueIndex(plan));
     issues.throwIfAny();
   }
 }

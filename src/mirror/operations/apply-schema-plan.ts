@@ -8,15 +8,11 @@ import type { MirrorContext } from '../mirror-context.ts';
 import { ID_COLUMN, SYNCED_AT_COLUMN, SYSTEM_COLUMN_COMMENTS } from '../naming.ts';
 import type { SchemaOp, SchemaPlan } from '../schema-planner.ts';
 import { describeOp } from '../schema-planner.ts';
-import { captureTables, createCapture, dropCapture } from './capture.ts';
 import { deleteFieldRows, insertTableRow, touchTableRow, updateTableRow, writeFieldRows } from './catalog-rows.ts';
 import { writeCursors } from './cursors.ts';
-import { refreshFieldTables } from './field-tables.ts';
-import { createForeignKeys, dropForeignKeys } from './foreign-keys.ts';
-import { createViews, dropViews } from './readable-views.ts';
+import { restoreDerivedObjects, setAsideDerivedObjects } from './derived-objects.ts';
 import { createReferenceIndex, dropReferenceIndex } from './reference-indexes.ts';
 import { readRevision } from './read-catalog.ts';
-
 
 /** Runs a plan from `planSchema`: DDL, catalog rows and the given cursors in ONE transaction. */
 export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, options: { cursors?: CursorWrites } = {}): Promise<void> {
@@ -33,14 +29,7 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
           `the schema plan was made from catalog revision ${plan.baseRevision} but the mirror is at ${revision}; plan again`,
         );
       }
-      // SQLite cannot drop or rename a column a trigger names: capture is set aside during the DDL.
-      if (plan.ops.length > 0) await dropCapture(ctx, tx, await captureTables(ctx, tx));
-      // Views and foreign keys name columns and other tables: set aside too, and made again
-      // from the new catalog.
-      if (plan.ops.length > 0) {
-        await dropViews(ctx, tx);
-        await dropForeignKeys(ctx, tx);
-      }
+      if (plan.ops.length > 0) await setAsideDerivedObjects(ctx, tx);
       for (const op of plan.ops) {
         ctx.logger?.info({ op: op.op }, describeOp(op));
         await runOp(ctx, tx, op);
@@ -49,10 +38,7 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
         if (columnOf !== undefined) await touchTableRow(ctx, tx, columnOf);
       }
       if (plan.ops.length > 0) {
-        await refreshFieldTables(ctx, tx);
-        await createViews(ctx, tx);
-        await createForeignKeys(ctx, tx);
-        await createCapture(ctx, tx, await captureTables(ctx, tx));
+        await restoreDerivedObjects(ctx, tx);
         await cat.updateTable('_wsmirror_meta').set({ value: String(revision + 1) }).where('key', '=', 'revision').execute();
       }
       await writeCursors(ctx, tx, options.cursors);

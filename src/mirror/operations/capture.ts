@@ -1,12 +1,12 @@
-import { sql } from 'kysely';
 import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import type { CaptureTable } from '../sql-text.ts';
+import { runStatements } from './run-statements.ts';
 
 /**
  * The capture triggers of every mirrored table (each dialect's capture-triggers.ts writes them).
- * A schema change drops them all before its DDL and creates them again after it, from the
- * catalog as it then stands, so they always name the current columns.
+ * They are derived objects (derived-objects.ts): set aside around DDL and made again from the
+ * catalog, so they always name the current columns.
  */
 
 /** Mirrored tables and their fields as the catalog holds them inside `tx`. */
@@ -24,21 +24,14 @@ export async function captureTables(ctx: MirrorContext, tx: WriteTx): Promise<Ca
 }
 
 export async function dropCapture(ctx: MirrorContext, tx: WriteTx, tables: readonly CaptureTable[]): Promise<void> {
-  for (const t of tables) await runAll(tx, ctx.dialect.dropCaptureSql(ctx.driver.names, t));
+  for (const t of tables) await runStatements(tx, ctx.dialect.dropCaptureSql(ctx.driver.names, t));
 }
 
 export async function createCapture(ctx: MirrorContext, tx: WriteTx, tables: readonly CaptureTable[]): Promise<void> {
-  for (const t of tables) await runAll(tx, ctx.dialect.createCaptureSql(ctx.driver.names, t));
+  for (const t of tables) await runStatements(tx, ctx.dialect.createCaptureSql(ctx.driver.names, t));
 }
 
-/** Sets capture up afresh: the dialect's setup, then every table's triggers. */
-export async function installCapture(ctx: MirrorContext, tx: WriteTx): Promise<void> {
-  await runAll(tx, ctx.dialect.captureSetupSql(ctx.driver.names));
-  const tables = await captureTables(ctx, tx);
-  await dropCapture(ctx, tx, tables);
-  await createCapture(ctx, tx, tables);
-}
-
-async function runAll(tx: WriteTx, statements: readonly string[]): Promise<void> {
-  for (const text of statements) await sql.raw(text).execute(tx.db);
+/** The dialect's once-per-mirror setup, which the triggers of every table rely on. */
+export async function setUpCapture(ctx: MirrorContext, tx: WriteTx): Promise<void> {
+  await runStatements(tx, ctx.dialect.captureSetupSql(ctx.driver.names));
 }

@@ -7,12 +7,11 @@ import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { missingViewNames } from '../schema-planner.ts';
 import { SYNCED_AT_COLUMN } from '../naming.ts';
-import { installCapture } from './capture.ts';
-import { refreshFieldTables } from './field-tables.ts';
-import { createForeignKeys, dropForeignKeys } from './foreign-keys.ts';
+import { setUpCapture } from './capture.ts';
+import { restoreDerivedObjects, setAsideDerivedObjects } from './derived-objects.ts';
 import { readCatalog, readCatalogTables } from './read-catalog.ts';
-import { createViews, dropViews } from './readable-views.ts';
 import { createReferenceIndex } from './reference-indexes.ts';
+import { runStatements } from './run-statements.ts';
 
 /**
  * Version of the capture set-up of the mirrored tables: their triggers, and what the triggers
@@ -26,7 +25,9 @@ export const CAPTURE_VERSION = 5;
 
 /**
  * Brings an existing catalog to this version's layout (CATALOG_MIGRATIONS) and installs the
- * capture triggers when they are missing or older, in one daemon transaction.
+ * capture triggers when they are missing or older, in one daemon transaction. The catalog's own
+ * tables change first; then the DDL on mirrored tables runs with their derived objects set aside,
+ * and those are made again in this version's form.
  */
 export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
   const d = ctx.driver;
@@ -48,16 +49,18 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
       for (const index of migration.dropIndexes ?? []) await sql`DROP INDEX IF EXISTS ${d.table(index)}`.execute(tx.db);
       for (const table of migration.restateChecks ?? []) await d.restateChecks(tx, CATALOG_TABLES.find((t) => t.name === table)!);
     }
-    if (stored < 5) await convertColumnTypes(ctx, tx, { viewsExist: stored >= 3 });
+    await setAsideDerivedObjects(ctx, tx);
+    if (stored < 5) await convertColumnTypes(ctx, tx);
     if (stored < 3) await addBiObjects(ctx, tx, viewNames);
-    if (stored < CATALOG_VERSION) {
-      await txCat.updateTable('_wsmirror_meta').set({ value: String(CATALOG_VERSION) }).where('key', '=', 'catalog_version').execute();
-    }
     if (Number(capture ?? 0) < 2) {
       const tables = await txCat.selectFrom('_wsmirror_tables').select('sql_name').execute();
       for (const t of tables) await d.dropNotNull(tx, t.sql_name, SYNCED_AT_COLUMN);
     }
-    await installCapture(ctx, tx);
+    await setUpCapture(ctx, tx);
+    await restoreDerivedObjects(ctx, tx);
+    if (stored < CATALOG_VERSION) {
+      await txCat.updateTable('_wsmirror_meta').set({ value: String(CATALOG_VERSION) }).where('key', '=', 'catalog_version').execute();
+    }
     await txCat.deleteFrom('_wsmirror_meta').where('key', '=', 'capture_version').execute();
     await txCat.insertInto('_wsmirror_meta').values({ key: 'capture_version', value: String(CAPTURE_VERSION) }).execute();
   });
@@ -68,7 +71,7 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
  * `tstzrange` on Postgres) is converted in place where the dialect can, values and pending
  * edits kept; any other is left to the schema planner, which rebuilds it and re-reads its table.
  */
-async function convertColumnTypes(ctx: MirrorContext, tx: WriteTx, options: { viewsExist: boolean }): Promise<void> {
+async function convertColumnTypes(ctx: MirrorContext, tx: WriteTx): Promise<void> {
   const cat = ctx.driver.catalog(tx.db);
   const { tables, fields } = await readCatalogTables(ctx.driver, cat);
   const sqlNameOf = new Map(tables.map((t) => [t.tableId, t.sqlName]));
@@ -78,33 +81,24 @@ async function convertColumnTypes(ctx: MirrorContext, tx: WriteTx, options: { vi
     const statements = ctx.dialect.convertColumnSql(ctx.driver.names, { sqlTable: sqlNameOf.get(f.tableId)!, column: f.columnName, from: f.sqlType, to });
     return statements === null ? [] : [{ field: f, to, statements }];
   });
-  if (conversions.length === 0) return;
-  // Postgres refuses to retype a column a view selects.
-  if (options.viewsExist) await dropViews(ctx, tx);
   for (const { field, to, statements } of conversions) {
     ctx.logger?.info({ table: sqlNameOf.get(field.tableId), column: field.columnName, from: field.sqlType, to }, 'column converted to its new SQL type');
-    for (const text of statements) await sql.raw(text).execute(tx.db);
+    await runStatements(tx, statements);
     await cat.updateTable('_wsmirror_fields').set({ sql_type: to })
       .where('table_id', '=', field.tableId).where('field_id', '=', field.fieldId).execute();
   }
-  if (options.viewsExist) await createViews(ctx, tx);
 }
 
 /**
- * Layout 3 on a mirror made before it: view names, the fields' SQL tables, the indexes of
- * reference columns, the readable views, the foreign keys.
+ * Layout 3 on a mirror made before it: view names and the indexes of reference columns (the
+ * fields' SQL tables, the readable views and the foreign keys come with the derived objects).
  */
 async function addBiObjects(ctx: MirrorContext, tx: WriteTx, viewNames: ReadonlyMap<string, string>): Promise<void> {
   const cat = ctx.driver.catalog(tx.db);
   for (const [tableId, viewName] of viewNames) {
     await cat.updateTable('_wsmirror_tables').set({ view_name: viewName }).where('table_id', '=', tableId).execute();
   }
-  await refreshFieldTables(ctx, tx);
   const { tables, fields } = await readCatalogTables(ctx.driver, cat);
   const sqlNameOf = new Map(tables.map((t) => [t.tableId, t.sqlName]));
   for (const f of fields) await createReferenceIndex(ctx, tx, sqlNameOf.get(f.tableId)!, f);
-  await dropViews(ctx, tx);
-  await createViews(ctx, tx);
-  await dropForeignKeys(ctx, tx);
-  await createForeignKeys(ctx, tx);
 }

@@ -5,7 +5,6 @@ import { quoteIdent } from '../sql-text.ts';
 import { convertColumnSql, postgresAppointments } from './appointment-range.ts';
 import { captureSetupSql, createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
 import { createViewSql, viewSetupSql } from './readable-views.ts';
-import { dropViewStatement } from '../view-sql.ts';
 import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
 
 /** PostgreSQL (pg): one schema of a database. */
@@ -47,7 +46,6 @@ export const postgresDialect: Dialect = {
     drop: `ALTER TABLE IF EXISTS ${names.qualify(fk.sqlTable)} DROP CONSTRAINT IF EXISTS ${quoteIdent(fk.name)}`,
   }),
   createViewSql,
-  dropViewSql: (names, viewName) => [dropViewStatement(names, viewName)],
   async open(location, options) {
     if (location.dialect !== 'postgres') throw new Error(`not a Postgres location: ${location.display}`);
     const { openPostgresDriver } = await import('./connection.ts');

@@ -4,7 +4,6 @@ import { CATALOG_PREFIX } from '../naming.ts';
 import { sqliteAppointments } from './appointment-text.ts';
 import { createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
 import { createViewSql } from './readable-views.ts';
-import { dropViewStatement } from '../view-sql.ts';
 import { DAEMON_WRITE_CONDITION, WRITER_TABLE_DEF } from './writer-marker.ts';
 
 /** SQLite (better-sqlite3, WAL): a file. */
@@ -43,7 +42,6 @@ export const sqliteDialect: Dialect = {
   viewSetupSql: () => [],
   foreignKeySql: () => null,
   createViewSql,
-  dropViewSql: (names, viewName) => [dropViewStatement(names, viewName)],
   async open(location, options) {
     if (location.dialect !== 'sqlite') throw new Error(`not a SQLite location: ${location.display}`);
     const { openSqliteDriver } = await import('./connection.ts');

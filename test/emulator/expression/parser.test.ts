@@ -31,6 +31,22 @@ describe('the expression parser', () => {
     if (r.ok && r.program.kind === 'trigger') expect(r.program.assignments.map((a) => a.target)).toEqual(['a', 'b']);
   });
 
+  it('joins binary operators left to right, tighter levels first: or, and, + -, * / %', () => {
+    const tree = (source: string): unknown => {
+      const shape = (n: unknown): unknown => {
+        const node = n as { kind: string; op?: string; left?: unknown; right?: unknown; name?: string };
+        return node.kind === 'binary' ? [shape(node.left), node.op, shape(node.right)] : node.name;
+      };
+      const r = parse(source, 'expression');
+      return r.ok && r.program.kind === 'expression' ? shape(r.program.body) : r;
+    };
+    expect(tree('a - b - c')).toEqual([['a', '-', 'b'], '-', 'c']);
+    expect(tree('a / b * c % d')).toEqual([[['a', '/', 'b'], '*', 'c'], '%', 'd']);
+    expect(tree('a + b * c - d')).toEqual([['a', '+', ['b', '*', 'c']], '-', 'd']);
+    expect(tree('a or b and c or d')).toEqual([['a', 'or', ['b', 'and', 'c']], 'or', 'd']);
+    expect(tree('a and b and c')).toEqual([['a', 'and', 'b'], 'and', 'c']);
+  });
+
   it('keeps the position of every node: operators at the operator, calls at the name', () => {
     const r = parse('a +\n  upper(b)', 'expression');
     expect(r.ok && r.program.kind === 'expression' && r.program.body).toMatchObject({
