@@ -9,20 +9,33 @@
 
 # Dependencies only, without dev tools. better-sqlite3 ships prebuilt binaries: no compiler needed.
 # The image's Node runs wsmirror: --omit=optional leaves out the Node.js that package.json brings
-# for machines without a recent one (bin/wsmirror then takes the `node` on PATH).
+# for machines without a recent one (bin/wsmirror then takes the `node` on PATH). No scripts: the
+# only one, the bundle's build, needs the sources and runs in the next stage.
 FROM node:24-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --omit=optional --no-audit --no-fund
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
+
+# The bundle bin/wsmirror starts from (bin/bundle.mjs, DEVELOPERS.md): built where esbuild's
+# binary, an optional dependency, is installed. COPY keeps the files' modification times, which
+# is what tells bin/wsmirror that the bundle is not older than the sources.
+FROM node:24-slim AS bundle
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+COPY bin ./bin
+COPY src ./src
+RUN node bin/bundle.mjs && test -f node_modules/.cache/wsmirror-bundle/manifest.json
 
 FROM node:24-slim
 ENV NODE_ENV=production
 # Published ports reach the container's interface, not its loopback (wsmirror's default).
 ENV WSMIRROR_HTTP_HOST=0.0.0.0
 # Bounds the daemon's memory (see systemd/wsmirror.service and bench/README.md).
-ENV NODE_OPTIONS="--max-old-space-size=160 --max-semi-space-size=8"
+ENV NODE_OPTIONS="--max-old-space-size=160 --max-semi-space-size=2"
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
+COPY --from=bundle /app/node_modules/.cache/wsmirror-bundle ./node_modules/.cache/wsmirror-bundle
 COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY src ./src

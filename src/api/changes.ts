@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { metaSchema, pageInfoSchema } from './common.ts';
 import { objectIdSchema, recordIdSchema } from './identifiers.ts';
 import { timestampSchema } from './timestamp.ts';

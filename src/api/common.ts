@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { timestampSchema } from './timestamp.ts';
 
 /** Map of locale key to label; the empty-string key carries the base label. */

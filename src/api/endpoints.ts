@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { dataOf } from './common.ts';
 import { schemaChangesPageSchema, recordChangesPageSchema } from './changes.ts';
 import {

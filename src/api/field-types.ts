@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Every type a field in a response can have. */
 export const FIELD_TYPES = [

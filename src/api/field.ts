@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { hexColorSchema, labelsSchema, requestLabelsSchema } from './common.ts';
 import {
   CHOICE_TYPES, DYNAMIC_CHOICE_TYPES, NO_CAN_WRITE_TYPES, REFERENCE_TYPES, STRING_VARIANTS,

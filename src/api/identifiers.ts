@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Pattern shared by module, table and field names. */
 export const NAME_PATTERN = /^[a-z0-9_]+$/;

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 /**
  * Turns zod issues into one readable line that names each place at fault, e.g.

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { errorBodySchema } from './common.ts';
 import {
   CSV_BATCH_SIZE_DEFAULT, CSV_BATCH_SIZE_MAX, CSV_ENCODINGS, CSV_IMPORT_MODES, CSV_NUMBER_FORMATS, CSV_UPDATE_POLICIES,

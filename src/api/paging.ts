@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { timestampSchema } from './timestamp.ts';
 
 /** A non-negative integer sent as a query string, checked against bounds. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { pageInfoSchema } from './common.ts';
 import { NAME_PATTERN, recordIdInputSchema, recordIdSchema, type RecordIdInput } from './identifiers.ts';
 import { MAX_PAGE_LIMIT, intQueryParam } from './paging.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** `user` is a deprecated alias for `editor`. */
 export const ROLES = ['admin', 'editor', 'user'] as const;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { iconInputSchema, iconSchema, labelsSchema } from './common.ts';
 import { fieldSchema } from './field.ts';
 import { objectIdSchema, tableNameSchema } from './identifiers.ts';

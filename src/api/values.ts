@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { formatAppointment, parseAppointment } from './appointment.ts';
 import type { FieldType } from './field-types.ts';
 import { isReadOnlyType } from './field-types.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { iconSchema, labelsSchema } from './common.ts';
 import { objectIdSchema } from './identifiers.ts';
 import { rolesSchema } from './roles.ts';

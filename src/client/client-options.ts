@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { EndpointName, HttpMethod } from '../api/endpoints.ts';
 import { workspaceIdSchema } from '../api/identifiers.ts';
 import { describeIssues } from '../api/issues.ts';

@@ -1,5 +1,4 @@
-import { Pool } from 'undici';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { errorBodySchema } from '../api/common.ts';
 import { buildPath, endpoints, type Endpoint, type EndpointName, type HttpMethod } from '../api/endpoints.ts';
 import type { ResponseCheck } from '../api/record-page-check.ts';
@@ -9,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { BodyTooLargeError, readBodyPrefix, readBoundedBody } from './bounded-body.ts';
 import type { RequestInfo, ResolvedClientOptions } from './client-options.ts';
 import { ConcurrencyLimit } from './concurrency-limit.ts';
+import { Pool, request } from './undici-pool.ts';
 import type { UploadBody } from './multipart-upload.ts';
 import {
   backoffDelay, defaultRetryMode, isNotSentCode, isRetryable, networkErrorCode, parseRetryAfter,
@@ -171,7 +171,7 @@ export class HttpTransport {
     if (body?.length !== undefined) headers['content-length'] = String(body.length);
     let status: number | undefined;
     try {
-      const res = await this.#pool.request({
+      const res = await request(this.#pool, {
         path: target, method: call.method, headers, body: body?.data ?? null, signal,
         headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
       });

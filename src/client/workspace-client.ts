@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { RECORD_CHANGE_TYPES, type ChangesPage, type RecordChange, type SchemaChange } from '../api/changes.ts';
 import type { PageInfo } from '../api/common.ts';
 import type {

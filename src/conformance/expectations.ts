@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { describeIssues, endpoints, errorBodySchema, type EndpointName } from '../api/index.ts';
 import { CheckFailure } from './check-failure.ts';
 import { excerpt, type Exchange } from './probe.ts';

@@ -5,7 +5,7 @@
  * scheduler's, HTTP server's, logger's and progress's own); this file only assembles them.
  * `config/wsmirror.example.yaml` documents each key; a test keeps that file and this schema in step.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { workspaceIdSchema } from '../api/identifiers.ts';
 import { MAX_PAGE_LIMIT } from '../api/paging.ts';
 import { API_KEY_RULE, checkApiKey } from '../client/api-key.ts';

@@ -4,7 +4,7 @@
  * a base URL, a key, a mirror URL may be) belong to the modules they configure; these only adapt
  * them to zod.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { redactUrlPasswords } from '../api/secret-redaction.ts';
 import { parseDuration, parseSize } from './units.ts';
 

@@ -5,7 +5,7 @@
  * variable, and the bad value; the API key's value never appears in one.
  */
 import { resolve } from 'node:path';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { formatPath } from '../api/issues.ts';
 import { REDACTED, createRedactor, redactUrlPasswords } from '../api/secret-redaction.ts';
 import { ConfigError } from '../errors.ts';

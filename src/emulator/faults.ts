@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Fault injection for the API routes, set through `PUT /_emulator/faults`. */
 export const faultSettingsSchema = z.strictObject({

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   describeIssues, fieldCreateSchema, recordValuesSchema, tableCreateSchema, tablePatchSchema, type FieldCreate,
 } from '../api/index.ts';

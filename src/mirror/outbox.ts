@@ -94,8 +94,12 @@ export interface OutboxFilter {
  * edits; `wsmirror outbox` lists, retries and discards them.
  */
 export interface MirrorOutbox {
-  /** Pending edits due at `now` (next_attempt_at null or <= now), oldest first, at most `limit` records. Read-only. */
-  readPendingEdits(options: { now: string; limit: number }): Promise<PendingEdit[]>;
+  /**
+   * Pending edits due at `now` (next_attempt_at null or <= now), oldest first, at most `limit`
+   * records; with `after`, only records whose oldest due entry comes after that entry id (the
+   * records that follow a round already read). Read-only.
+   */
+  readPendingEdits(options: { now: string; limit: number; after?: number }): Promise<PendingEdit[]>;
   /**
    * Marks creates as being sent (sending_since on their entries, the body in their insert
    * entry's new_value), committed before the request goes out: after a crash, the push finds

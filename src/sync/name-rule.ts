@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { fieldNameSchema, moduleNameSchema, tableNameSchema } from '../api/identifiers.ts';
 import type { Workspace } from '../api/workspace.ts';
 import { compileTableFilter, type TableFilter } from '../mirror/table-filter.ts';

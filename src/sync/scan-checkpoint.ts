@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RecordPosition } from '../client/index.ts';
 
 /**

@@ -85,10 +85,13 @@ describe('Dockerfile', () => {
     .filter((line) => /^[A-Z]+\s/.test(line));
   const all = (name: string) => instructions.filter((line) => line.startsWith(`${name} `)).map((line) => line.slice(name.length + 1));
 
-  it('builds in two stages on node:24-slim and runs unprivileged', () => {
-    expect(all('FROM')).toEqual(['node:24-slim AS deps', 'node:24-slim']);
+  it('builds in three stages on node:24-slim and runs unprivileged', () => {
+    expect(all('FROM')).toEqual(['node:24-slim AS deps', 'node:24-slim AS bundle', 'node:24-slim']);
     // The image's Node runs wsmirror, not the one package.json brings as an optional dependency.
-    expect(all('RUN')).toContain('npm ci --omit=dev --omit=optional --no-audit --no-fund');
+    expect(all('RUN')).toContain('npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund');
+    // The bundle bin/wsmirror starts from (DEVELOPERS.md), built where esbuild's binary is.
+    expect(all('RUN').some((run) => run.startsWith('node bin/bundle.mjs'))).toBe(true);
+    expect(all('COPY')).toContain('--from=bundle /app/node_modules/.cache/wsmirror-bundle ./node_modules/.cache/wsmirror-bundle');
     expect(all('USER')).toEqual(['node']);
     expect(all('VOLUME')).toEqual(['["/data"]']);
     expect(all('ENTRYPOINT')).toEqual(['["/app/bin/wsmirror"]']);

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { formatTimestamp, moduleNameSchema, parseTimestamp } from '../../api/index.ts';
 import { clockUpdateSchema, moduleCreateSchema } from '../admin-contract.ts';
 import { CLOCK_MAX_MS, CLOCK_MIN_MS } from '../clock.ts';

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import {
   ASK_SCHEMA, describeIssues, recordValueSchema, recordValueShortcut, type Option, type RecordValueShortcut, type ValueMode,
 } from '../../api/index.ts';

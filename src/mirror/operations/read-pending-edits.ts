@@ -32,7 +32,7 @@ const ROWS_PER_READ = 5_000;
  * One query reads the due entries of the first `limit` records (in capture order), then one
  * query per table and few thousand ids reads the rows' current values.
  */
-export async function readPendingEdits(ctx: MirrorContext, options: { now: string; limit: number }): Promise<PendingEdit[]> {
+export async function readPendingEdits(ctx: MirrorContext, options: { now: string; limit: number; after?: number }): Promise<PendingEdit[]> {
   assertOpen(ctx);
   const d = ctx.driver;
   const cat = d.catalog(d.db);
@@ -45,6 +45,7 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
     .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', options.now)]))
     .where('table_id', 'in', catalog.tables.map((t) => t.tableId))
     .groupBy(['table_id', 'record_id'])
+    .$if(options.after !== undefined, (q) => q.having((eb) => eb(eb.fn.min('entry_id'), '>', options.after!)))
     .orderBy('first')
     .limit(Math.floor(options.limit))
     .as('r');

@@ -50,7 +50,8 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
   const held = new Set<string>();
   /** Edits of the last round that wait for a row created locally to be created upstream. */
   let waiting: PendingEdit[] = [];
-  const readDue = (skip: number) => ctx.mirror.readPendingEdits({ now: new Date(now()).toISOString(), limit: ctx.options.pushRoundRecords + skip });
+  const readDue = (skip: number, after?: number) =>
+    ctx.mirror.readPendingEdits({ now: new Date(now()).toISOString(), limit: ctx.options.pushRoundRecords + skip, ...(after !== undefined ? { after } : {}) });
   /** The next round's edits, read while this round's last requests were on their way. */
   let prefetched: Promise<Outcome<PendingEdit[]>> | undefined;
   for (;;) {
@@ -96,11 +97,12 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
       );
       if (overlapNext && index === groups.length - 1) {
         // Once the first request is out (a macrotask later), the next round is read while
-        // upstream works; its records exclude this round's, whose entries are not settled yet.
-        const inRound = new Set(fresh.map(editKey));
+        // upstream works: the records that follow this round's in capture order (its own
+        // entries are not settled yet, so a plain read would return them again).
+        const after = Math.max(...fresh.map((e) => Math.min(...e.entryIds)));
         prefetched = new Promise<void>((resolve) => setImmediate(resolve))
-          .then(() => readDue(held.size + fresh.length))
-          .then((next) => ({ value: next.filter((e) => !inRound.has(editKey(e))) }), (error: unknown) => ({ error }));
+          .then(() => readDue(held.size, after))
+          .then((next) => ({ value: next }), (error: unknown) => ({ error }));
       }
       const result = await pushing;
       // The read finishes before this round settles, so it never runs inside the settling transaction.

@@ -65,11 +65,12 @@ export class MemoryOutbox implements PushMirror {
     return found;
   }
 
-  async readPendingEdits(options: { now: string; limit: number }): Promise<PendingEdit[]> {
+  async readPendingEdits(options: { now: string; limit: number; after?: number }): Promise<PendingEdit[]> {
     const out: PendingEdit[] = [];
     for (const record of this.records) {
       const due = record.entries.filter((e) => e.status === 'pending' && (e.nextAttemptAt === null || e.nextAttemptAt <= options.now));
       if (due.length === 0) continue;
+      if (options.after !== undefined && Math.min(...due.map((e) => e.entryId)) <= options.after) continue;
       const fields = new Set(due.map((e) => e.field));
       const pick = (m: Map<string, unknown>) => new Map([...m].filter(([k]) => record.operation !== 'update' || fields.has(k)));
       out.push({
