@@ -58,8 +58,6 @@ export interface Dialect {
   booleanToSql(value: boolean): boolean | number;
   /** Whether JSON columns come back parsed from the mirror's connection (Postgres jsonb) or as text. */
   readonly jsonArrivesParsed: boolean;
-  /** Statements that set up the capture of local edits once per mirror (Postgres: the trigger function). */
-  captureSetupSql(names: SqlNames): string[];
   /** Drops / creates the capture triggers of one mirrored table (docs/mirror.md, "Writing to the mirror"). */
   dropCaptureSql(names: SqlNames, table: CaptureTable): string[];
   createCaptureSql(names: SqlNames, table: CaptureTable): string[];

@@ -30,8 +30,3 @@ export async function dropCapture(ctx: MirrorContext, tx: WriteTx, tables: reado
 export async function createCapture(ctx: MirrorContext, tx: WriteTx, tables: readonly CaptureTable[]): Promise<void> {
   for (const t of tables) await runStatements(tx, ctx.dialect.createCaptureSql(ctx.driver.names, t));
 }
-
-/** The dialect's once-per-mirror setup, which the triggers of every table rely on. */
-export async function setUpCapture(ctx: MirrorContext, tx: WriteTx): Promise<void> {
-  await runStatements(tx, ctx.dialect.captureSetupSql(ctx.driver.names));
-}

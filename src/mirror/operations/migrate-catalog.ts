@@ -7,7 +7,6 @@ import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { missingViewNames } from '../schema-planner.ts';
 import { SYNCED_AT_COLUMN } from '../naming.ts';
-import { setUpCapture } from './capture.ts';
 import { restoreDerivedObjects, setAsideDerivedObjects } from './derived-objects.ts';
 import { readCatalog, readCatalogTables } from './read-catalog.ts';
 import { createReferenceIndex } from './reference-indexes.ts';
@@ -56,7 +55,6 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
       const tables = await txCat.selectFrom('_wsmirror_tables').select('sql_name').execute();
       for (const t of tables) await d.dropNotNull(tx, t.sql_name, SYNCED_AT_COLUMN);
     }
-    await setUpCapture(ctx, tx);
     await restoreDerivedObjects(ctx, tx);
     if (stored < CATALOG_VERSION) {
       await txCat.updateTable('_wsmirror_meta').set({ value: String(CATALOG_VERSION) }).where('key', '=', 'catalog_version').execute();

@@ -29,10 +29,6 @@ function objectNames(t: CaptureTable) {
   };
 }
 
-export function captureSetupSql(): string[] {
-  return [];
-}
-
 export function dropCaptureSql(names: SqlNames, t: CaptureTable): string[] {
   return Object.values(objectNames(t)).flatMap(({ trigger, fn }) => [
     `DROP TRIGGER IF EXISTS ${quoteIdent(trigger)} ON ${names.qualify(t.sqlName)}`,

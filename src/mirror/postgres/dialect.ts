@@ -3,7 +3,7 @@ import type { Dialect } from '../dialect.ts';
 import { CATALOG_PREFIX, ID_COLUMN } from '../naming.ts';
 import { quoteIdent } from '../sql-text.ts';
 import { convertColumnSql, postgresAppointments } from './appointment-range.ts';
-import { captureSetupSql, createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
+import { createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
 import { createViewSql, viewSetupSql } from './readable-views.ts';
 import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
 
@@ -36,7 +36,6 @@ export const postgresDialect: Dialect = {
   idSet: (ids) => sql`(SELECT unnest(${[...ids]}::bigint[]))`,
   booleanToSql: (value) => value,
   jsonArrivesParsed: true,
-  captureSetupSql,
   dropCaptureSql,
   createCaptureSql,
   viewTypes: { list: 'text[]', bound: 'timestamptz', range: 'tstzrange' },

@@ -35,7 +35,6 @@ export const sqliteDialect: Dialect = {
   idSet: (ids) => sql`(SELECT "value" FROM json_each(${JSON.stringify(ids)}))`,
   booleanToSql: (value) => (value ? 1 : 0),
   jsonArrivesParsed: false,
-  captureSetupSql: () => [],
   dropCaptureSql,
   createCaptureSql,
   viewTypes: { list: 'TEXT', bound: 'TEXT', range: null },
