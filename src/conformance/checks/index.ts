@@ -1,7 +1,11 @@
 import type { ConformanceCheck } from '../check.ts';
 import { authChecks } from './auth.ts';
 import { errorChecks } from './errors.ts';
-import { fieldChecks } from './fields.ts';
+import { fieldCreationChecks } from './field-creation.ts';
+import { fieldDeletionChecks } from './field-deletion.ts';
+import { fieldListChecks } from './field-listing.ts';
+import { unknownFieldChecks } from './field-unknown.ts';
+import { fieldUpdateChecks } from './field-updates.ts';
 import { recordChangeChecks } from './record-changes.ts';
 import { recordListChecks } from './records-list.ts';
 import { recordValueChecks } from './record-values.ts';
@@ -16,7 +20,11 @@ export const ALL_CHECKS: readonly ConformanceCheck[] = [
   ...authChecks,
   ...workspaceChecks,
   ...tableChecks,
-  ...fieldChecks,
+  ...fieldCreationChecks,
+  ...fieldListChecks,
+  ...fieldUpdateChecks,
+  ...fieldDeletionChecks,
+  ...unknownFieldChecks,
   ...recordChecks,
   ...recordValueChecks,
   ...recordListChecks,
