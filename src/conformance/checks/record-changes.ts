@@ -16,12 +16,17 @@ async function create(ctx: CheckContext, tableName: string, names: string[]): Pr
   return expectOk(res, 'POST records succeeds').data.ids;
 }
 
-/** A new history table, a poll opened on it, then one record created: the start of most checks here. */
-async function oneCreate(ctx: CheckContext, purpose: string): Promise<{ table: string; since: string; id: string }> {
+/** A new history table, a poll opened on it, then records of these names created: the start of most checks here. */
+async function createdSincePoll(ctx: CheckContext, purpose: string, names: string[]): Promise<{ table: string; since: string; ids: string[] }> {
   const table = await historyTable(ctx, purpose);
   const since = await pollStart(ctx, 'listRecordChanges', table);
-  const [id] = await create(ctx, table, ['a']);
-  return { table, since, id: id! };
+  return { table, since, ids: await create(ctx, table, names) };
+}
+
+/** {@link createdSincePoll} with the one record `a`. */
+async function oneCreate(ctx: CheckContext, purpose: string): Promise<{ table: string; since: string; id: string }> {
+  const { table, since, ids } = await createdSincePoll(ctx, purpose, ['a']);
+  return { table, since, id: ids[0]! };
 }
 
 export const recordChangeChecks = [
@@ -66,9 +71,7 @@ export const recordChangeChecks = [
     rule: 'A poll returns the records created, updated or deleted at or after since, with changedAt, and meta.asOf no earlier than any of them; updates have changeType update.',
     scratchTables: ['changes'],
     async run(ctx) {
-      const table = await historyTable(ctx, 'changes');
-      const since = await pollStart(ctx, 'listRecordChanges', table);
-      const [a, b] = await create(ctx, table, ['a', 'b']);
+      const { table, since, ids: [a, b] } = await createdSincePoll(ctx, 'changes', ['a', 'b']);
       expectOk(await ctx.send('updateRecords', { params: { tableName: table }, body: { records: [{ id: a, name: 'a2' }] } }));
       expectOk(await ctx.send('deleteRecords', { params: { tableName: table }, body: { records: [b] } }));
       const pages = await pollAll<RecordChange>(ctx, 'listRecordChanges', since, { tableName: table });
@@ -123,9 +126,7 @@ export const recordChangeChecks = [
     rule: "Paging one poll: later pages pass the first page's meta.asOf as asOf; has_more is true until the last page; the pages hold each change once; a change made between pages is not in them and shows in the next poll (since = that asOf).",
     scratchTables: ['paged_changes'],
     async run(ctx) {
-      const table = await historyTable(ctx, 'paged_changes');
-      const since = await pollStart(ctx, 'listRecordChanges', table);
-      const ids = await create(ctx, table, ['r1', 'r2', 'r3', 'r4', 'r5']);
+      const { table, since, ids } = await createdSincePoll(ctx, 'paged_changes', ['r1', 'r2', 'r3', 'r4', 'r5']);
       const params = { tableName: table };
       const first = await ctx.send('listRecordChanges', { params, query: { since, limit: 2 } });
       const page1 = expectOk(first);
@@ -152,10 +153,8 @@ export const recordChangeChecks = [
     emulatorChoice: 'one entry per change, in time order; changedAt and meta.asOf with milliseconds (YYYY-MM-DDTHH:MM:SS.sssZ); 100 per page without limit',
     scratchTables: ['entries'],
     async run(ctx) {
-      const table = await historyTable(ctx, 'entries');
-      const since = await pollStart(ctx, 'listRecordChanges', table);
+      const { table, since, ids: [a, b] } = await createdSincePoll(ctx, 'entries', ['a', 'b']);
       const params = { tableName: table };
-      const [a, b] = await create(ctx, table, ['a', 'b']);
       expectOk(await ctx.send('updateRecords', { params, body: { records: [{ id: a, name: 'a2' }] } }));
       expectOk(await ctx.send('updateRecords', { params, body: { records: [{ id: a, name: 'a3' }] } }));
       expectOk(await ctx.send('deleteRecords', { params, body: { records: [b] } }));
