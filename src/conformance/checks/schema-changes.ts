@@ -1,5 +1,5 @@
-import type { SchemaChange } from '../../api/index.ts';
-import { defineCheck } from '../check.ts';
+import type { SchemaChange, Table } from '../../api/index.ts';
+import { defineCheck, type CheckContext } from '../check.ts';
 import { expectEqual, expectError, expectOk, expectStatus, expectTrue } from '../expectations.ts';
 import { field } from './fixtures.ts';
 import { itemsOf, pollAll, pollStart } from './polling.ts';
@@ -9,6 +9,12 @@ import { Tally } from './tally.ts';
  * Schema changes. Other users may change the workspace while the suite runs: the checks look for
  * the changes of their own scratch tables and fields among whatever else a poll returns.
  */
+/** A poll opened, then a new scratch table: the table's own changes all come at or after `since`. */
+async function tableSincePoll(ctx: CheckContext, purpose: string): Promise<{ since: string; table: Table & { name: string } }> {
+  const since = await pollStart(ctx, 'listSchemaChanges');
+  return { since, table: await ctx.scratch.create(purpose) };
+}
+
 export const schemaChangeChecks = [
   defineCheck({
     id: 'schema-changes.table-upserted',
@@ -16,8 +22,7 @@ export const schemaChangeChecks = [
     rule: 'Creating a table logs a schema change of kind Table, action upserted, with the id of the table, at or after since; the answer carries meta.asOf.',
     scratchTables: ['schema_table'],
     async run(ctx) {
-      const since = await pollStart(ctx, 'listSchemaChanges');
-      const table = await ctx.scratch.create('schema_table');
+      const { since, table } = await tableSincePoll(ctx, 'schema_table');
       const pages = await pollAll<SchemaChange>(ctx, 'listSchemaChanges', since);
       const changes = itemsOf(pages);
       const mine = changes.filter((c) => c.id === table.id);
@@ -32,8 +37,7 @@ export const schemaChangeChecks = [
     rule: "Paging one poll of schema changes: later pages pass the first page's meta.asOf as asOf, has_more is false only on the last page; a change made between pages shows in the next poll (since = that asOf).",
     scratchTables: ['schema_paging'],
     async run(ctx) {
-      const since = await pollStart(ctx, 'listSchemaChanges');
-      const table = await ctx.scratch.create('schema_paging');
+      const { since, table } = await tableSincePoll(ctx, 'schema_paging');
       for (const name of ['a', 'b', 'c']) {
         const res = await ctx.send('createField', { params: { tableName: table.name }, body: field(name, 'string') });
         expectStatus(res, 201, `creating field ${name} answers 201`);
