@@ -49,6 +49,15 @@ async function readAll(ctx: CheckContext, tableName: string): Promise<Map<string
   return new Map(expectOk(res, 'GET records succeeds').data.map((r) => [r.id, r.values]));
 }
 
+/** Each case, applied to the record of the same index in `ids`, reads back as its stored value. */
+async function expectReadBack(ctx: CheckContext, table: string, cases: CaseContext, applied: ValueCase[], ids: string[], as: string): Promise<void> {
+  const all = await readAll(ctx, table);
+  applied.forEach((c, i) => {
+    const got = all.get(ids[i]!)?.[c.field];
+    expectTrue(sameValue(c.field, c.stored, got, c.sent, cases), `${caseLabel(c)} reads back as ${as}`, show(c.stored), got);
+  });
+}
+
 function pick(cases: CaseContext, on: ValueCase['on'], accepted: boolean, open: boolean): ValueCase[] {
   return valueCases(cases).filter((c) => c.on === on && c.accepted === accepted && c.open === open);
 }
@@ -86,11 +95,7 @@ export const recordValueChecks = [
       const { table, cases } = await valuesTable(ctx, 'v_create');
       const accepted = pick(cases, 'create', true, false);
       const ids = await createIds(ctx, table, accepted.map((c) => ({ [c.field]: c.sent })), 'a create with every accepted shape succeeds');
-      const all = await readAll(ctx, table);
-      accepted.forEach((c, i) => {
-        const got = all.get(ids[i]!)?.[c.field];
-        expectTrue(sameValue(c.field, c.stored, got, c.sent, cases), `${caseLabel(c)} reads back as the value sent`, show(c.stored), got);
-      });
+      await expectReadBack(ctx, table, cases, accepted, ids, 'the value sent');
     },
   }),
   defineCheck({
@@ -115,11 +120,7 @@ export const recordValueChecks = [
       const { table, cases } = await valuesTable(ctx, 'v_update');
       const accepted = pick(cases, 'update', true, false);
       const ids = await updateEach(ctx, table, accepted);
-      const all = await readAll(ctx, table);
-      accepted.forEach((c, i) => {
-        const got = all.get(ids[i]!)?.[c.field];
-        expectTrue(sameValue(c.field, c.stored, got, c.sent, cases), `${caseLabel(c)} reads back as the value set`, show(c.stored), got);
-      });
+      await expectReadBack(ctx, table, cases, accepted, ids, 'the value set');
     },
   }),
   defineCheck({
