@@ -68,10 +68,7 @@ export class RowWriter {
     // same row (a change committed late) must not join that upsert's batch: the later read wins.
     if (deletes.length > 0 && this.#ids.length > 0) {
       const queued = new Set(this.#ids);
-      if (deletes.some((id) => queued.has(Number(id)))) {
-        await this.#settle();
-        this.#inFlight = this.#write(this.#checkpoint ? { cursors: this.#checkpoint } : {});
-      }
+      if (deletes.some((id) => queued.has(Number(id)))) await this.#writeQueued();
     }
     if (checkpoint) this.#checkpoint = checkpoint;
     if (upserts.length > 0) {
@@ -79,10 +76,13 @@ export class RowWriter {
       for (const row of upserts) this.#ids.push(Number(row.id));
     }
     for (const id of deletes) this.#deletes.push(id);
-    if ((this.#rows?.count ?? 0) + this.#deletes.length >= this.#batchRows) {
-      await this.#settle();
-      this.#inFlight = this.#write(this.#checkpoint ? { cursors: this.#checkpoint } : {});
-    }
+    if ((this.#rows?.count ?? 0) + this.#deletes.length >= this.#batchRows) await this.#writeQueued();
+  }
+
+  /** Starts writing what is queued, with the latest checkpoint, once the write in flight is done. */
+  async #writeQueued(): Promise<void> {
+    await this.#settle();
+    this.#inFlight = this.#write(this.#checkpoint ? { cursors: this.#checkpoint } : {});
   }
 
   /** Writes what is left together with the final cursors and state, and waits for it. */
