@@ -50,10 +50,12 @@ export interface Dialect {
    */
   readonly daemonWriteCondition: string;
   /**
-   * The right-hand side of `x IN …` listing `ids` as ONE bound parameter, so a long list costs
-   * one statement instead of one per few hundred ids.
+   * `column` is one of `ids`, the list bound as ONE parameter, so a long list costs one statement
+   * instead of one per few hundred ids; written so the planner probes an index on `column` with
+   * it (on Postgres `= ANY`: `IN (SELECT unnest(…))` can turn into a join that compares every
+   * row with every id when the table has no statistics yet, as a fresh outbox has not).
    */
-  idSet(ids: readonly number[]): RawBuilder<unknown>;
+  idIn(column: RawBuilder<unknown>, ids: readonly number[]): RawBuilder<boolean>;
   /** A boolean as this dialect stores it (SQLite: 1/0). */
   booleanToSql(value: boolean): boolean | number;
   /** Whether JSON columns come back parsed from the mirror's connection (Postgres jsonb) or as text. */

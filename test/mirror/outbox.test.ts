@@ -84,6 +84,37 @@ forEachDialect('outbox operations', ({ fresh }) => {
     expect((await t.mirror.readPendingEdits({ now: NOW, limit: 10 })).map((e) => e.recordId)).not.toContain(1);
   });
 
+  it('reads in rounds that each hold whole records, every record once, whatever order their entries were captured in', async () => {
+    const t = await seeded(fresh);
+    const deals = t.table('crm__deals');
+    // Records whose entries interleave: deal 1's second edit comes after deals 2 and 3 and the
+    // note, so a read of one record at a time must find it beyond the entries it walked.
+    await t.sql(`UPDATE ${deals} SET "title" = 'a1' WHERE "id" = 1`);
+    await t.sql(`UPDATE ${deals} SET "title" = 'b1' WHERE "id" = 2`);
+    await t.sql(`UPDATE ${deals} SET "amount" = 33 WHERE "id" = 3`);
+    await t.sql(`UPDATE ${deals} SET "amount" = 11 WHERE "id" = 1`);
+    await t.sql(`UPDATE ${t.table('crm__notes')} SET "body" = 'n1' WHERE "id" = 10`);
+    await t.sql(`UPDATE ${deals} SET "title" = 'b2', "amount" = 22 WHERE "id" = 2`);
+    const all = await t.mirror.readPendingEdits({ now: NOW, limit: 10 });
+    expect(all.map((e) => [e.recordId, e.entryIds.length])).toEqual([[1, 2], [2, 3], [3, 1], [10, 1]]);
+
+    for (const size of [1, 2, 3]) {
+      const rounds: number[][][] = [];
+      let after: number | undefined;
+      for (;;) {
+        const round = await t.mirror.readPendingEdits({ now: NOW, limit: size, ...(after !== undefined ? { after } : {}) });
+        if (round.length === 0) break;
+        expect(round.length).toBeLessThanOrEqual(size);
+        rounds.push(round.map((e) => [e.recordId, ...e.entryIds]));
+        after = Math.max(...round.map((e) => Math.min(...e.entryIds)));
+      }
+      expect(rounds.flat(), `rounds of ${size}`).toEqual(all.map((e) => [e.recordId, ...e.entryIds]));
+      // Deal 1's late entry makes a walk from after deal 3 meet it first: that round skips the
+      // record (an earlier round's) and still reads the note.
+      if (size === 1) expect(rounds.map((r) => r.map(([id]) => id))).toEqual([[1], [2], [3], [10]]);
+    }
+  });
+
   it('marks entries as being sent, and settles pushed, failed, conflict, retry and discarded outcomes', async () => {
     const t = await seeded(fresh);
     const deals = t.table('crm__deals');

@@ -10,12 +10,12 @@ import { sqlToApi } from '../value-codec.ts';
 
 type OutboxQuery<O> = SelectQueryBuilder<CatalogDb, '_wsmirror_outbox', O>;
 
-/** Ids per statement: the list is one bound parameter (Dialect.idSet), this keeps each statement modest. */
+/** Ids per statement: the list is one bound parameter (Dialect.idIn), this keeps each statement modest. */
 const IDS_PER_SET = 10_000;
 
 /** `entry_id IN (…)` for many entry ids, as one bound parameter. */
 export function entryIdIn(ctx: MirrorContext, ids: readonly number[]) {
-  return sql<boolean>`${sql.ref('entry_id')} IN ${ctx.dialect.idSet(ids)}`;
+  return ctx.dialect.idIn(sql.ref('entry_id'), ids);
 }
 
 export function chunks<T>(items: readonly T[], size = IDS_PER_SET): T[][] {

@@ -1,4 +1,6 @@
 import { sql } from 'kysely';
+import type { Expression, ExpressionBuilder, SelectQueryBuilder, SqlBool } from 'kysely';
+import type { CatalogDb } from '../catalog-tables.ts';
 import type { MirrorField } from '../catalog.ts';
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext, TableInfo } from '../mirror-context.ts';
@@ -21,16 +23,25 @@ interface EntryRow {
   sending_since: unknown;
 }
 
-/** Current rows are read this many ids at a time (one bound parameter each: see Dialect.idSet). */
+/** Current rows are read this many ids at a time (one bound parameter each: see Dialect.idIn). */
 const ROWS_PER_READ = 5_000;
 
+type DueEntries = SelectQueryBuilder<CatalogDb, '_wsmirror_outbox', EntryRow>;
+
+const ENTRY_COLUMNS = ['entry_id', 'table_id', 'record_id', 'operation', 'column_name', 'old_value', 'new_value', 'changed_at', 'attempts', 'sending_since'] as const;
+
 /**
- * Pending edits due at `now`, one per record, oldest first, at most `limit` records. Read-only:
- * the entries of a record are folded into one create, update or delete, with the row's current
- * values decoded to API shapes. Entries of tables no longer mirrored are left out.
+ * Pending edits due at `now`, one per record, oldest first, at most `limit` records; with
+ * `after`, only records whose first due entry comes after that entry id. Read-only: the entries
+ * of a record are folded into one create, update or delete, with the row's current values
+ * decoded to API shapes. Entries of tables no longer mirrored are left out.
  *
- * One query reads the due entries of the first `limit` records (in capture order), then one
- * query per table and few thousand ids reads the rows' current values.
+ * A read costs in proportion to the records it returns, not to the outbox: it walks the due
+ * entries in capture order from `after` (the primary key) until it has seen `limit` records,
+ * then looks up by record (the `(table_id, record_id)` index) the entries of those records
+ * outside that walk. A record with an entry at or before `after` belongs to an earlier read and
+ * is left out; one with entries after the walk gets them too. Grouping the whole outbox by
+ * record instead made each read of a push round cost as much as reading all of it.
  */
 export async function readPendingEdits(ctx: MirrorContext, options: { now: string; limit: number; after?: number }): Promise<PendingEdit[]> {
   assertOpen(ctx);
@@ -38,43 +49,47 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
   const cat = d.catalog(d.db);
   const catalog = await readCatalog(ctx);
   const tables = ctx.tables!;
-  if (catalog.tables.length === 0 || options.limit <= 0) return [];
-  const dueRecords = cat.selectFrom('_wsmirror_outbox')
-    .select((eb) => ['table_id', 'record_id', eb.fn.min('entry_id').as('first')])
+  const limit = Math.floor(options.limit);
+  if (catalog.tables.length === 0 || limit <= 0) return [];
+  // Mirrored tables are told apart here, not in the walk's SQL: with a condition on table_id,
+  // SQLite reads the walk through the (table_id, record_id) index and sorts the whole outbox.
+  const mirrored = new Set(catalog.tables.map((t) => t.tableId));
+  const due: DueEntries = cat.selectFrom('_wsmirror_outbox').select(ENTRY_COLUMNS)
     .where('status', '=', 'pending')
-    .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', options.now)]))
-    .where('table_id', 'in', catalog.tables.map((t) => t.tableId))
-    .groupBy(['table_id', 'record_id'])
-    .$if(options.after !== undefined, (q) => q.having((eb) => eb(eb.fn.min('entry_id'), '>', options.after!)))
-    .orderBy('first')
-    .limit(Math.floor(options.limit))
-    .as('r');
-  const entries: EntryRow[] = await cat.selectFrom('_wsmirror_outbox as o')
-    .innerJoin(dueRecords, (join) => join.onRef('r.table_id', '=', 'o.table_id').onRef('r.record_id', '=', 'o.record_id'))
-    .select(['o.entry_id', 'o.table_id', 'o.record_id', 'o.operation', 'o.column_name', 'o.old_value', 'o.new_value', 'o.changed_at', 'o.attempts', 'o.sending_since'])
-    .where('o.status', '=', 'pending')
-    .where((eb) => eb.or([eb('o.next_attempt_at', 'is', null), eb('o.next_attempt_at', '<=', options.now)]))
-    .orderBy('r.first').orderBy('o.entry_id')
-    .execute();
+    .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', options.now)]));
 
-  // Records in the order of their first entry; each table's records for reading their rows.
+  // Records in the order of their first entry, with their entries in capture order.
   const byRecord = new Map<string, EntryRow[]>();
-  const idsByTable = new Map<string, number[]>();
-  for (const e of entries) {
-    const key = `${e.table_id}:${String(e.record_id)}`;
-    const list = byRecord.get(key);
-    if (list) {
-      list.push(e);
-      continue;
+  /** Records with a due entry at or before `after`: an earlier read's, skipped. */
+  const earlier = new Set<string>();
+  const after = options.after ?? 0;
+  let walked = after;
+  for (;;) {
+    const window: EntryRow[] = await due.where('entry_id', '>', walked).orderBy('entry_id').limit(limit).execute();
+    const added = new Map<string, EntryRow[]>();
+    for (const e of window) {
+      if (!mirrored.has(e.table_id)) continue;
+      const key = recordKey(e);
+      const list = byRecord.get(key) ?? added.get(key);
+      if (list) list.push(e);
+      else if (!earlier.has(key) && byRecord.size + added.size < limit) added.set(key, [e]);
     }
-    byRecord.set(key, [e]);
-    const ids = idsByTable.get(e.table_id);
-    if (ids) ids.push(Number(e.record_id));
-    else idsByTable.set(e.table_id, [Number(e.record_id)]);
+    if (window.length > 0) walked = Number(window[window.length - 1]!.entry_id);
+    if (after > 0) {
+      for (const e of await entriesOf(ctx, due, added, (eb) => eb('entry_id', '<=', after))) {
+        added.delete(recordKey(e));
+        earlier.add(recordKey(e));
+      }
+    }
+    for (const [key, list] of added) byRecord.set(key, list);
+    if (window.length < limit || byRecord.size >= limit) break;
   }
+  // Their entries after the walk: later in capture order, so appended.
+  for (const e of await entriesOf(ctx, due, byRecord, (eb) => eb('entry_id', '>', walked))) byRecord.get(recordKey(e))!.push(e);
+
   const rowsByTable = new Map<string, Map<number, Map<string, unknown>>>();
   const columnsByTable = new Map<string, Map<string, MirrorField>>();
-  for (const [tableId, ids] of idsByTable) {
+  for (const [tableId, ids] of recordIdsByTable(byRecord)) {
     const info = tables.get(tableId)!;
     const rows = new Map<number, Map<string, unknown>>();
     for (const chunk of chunks(ids, ROWS_PER_READ)) await readCurrentRows(ctx, info, chunk, rows);
@@ -90,12 +105,41 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
   return edits;
 }
 
+function recordKey(e: EntryRow): string {
+  return `${e.table_id}:${String(e.record_id)}`;
+}
+
+/** The due entries of these records that `where` selects, in capture order. */
+async function entriesOf(
+  ctx: MirrorContext, due: DueEntries, records: ReadonlyMap<string, readonly EntryRow[]>,
+  where: (eb: ExpressionBuilder<CatalogDb, '_wsmirror_outbox'>) => Expression<SqlBool>,
+): Promise<EntryRow[]> {
+  const out: EntryRow[] = [];
+  for (const [tableId, ids] of recordIdsByTable(records)) {
+    for (const chunk of chunks(ids, ROWS_PER_READ)) {
+      out.push(...await due.where('table_id', '=', tableId).where(ctx.dialect.idIn(sql.ref('record_id'), chunk))
+        .where(where).orderBy('entry_id').execute());
+    }
+  }
+  return out;
+}
+
+function recordIdsByTable(byRecord: ReadonlyMap<string, readonly EntryRow[]>): Map<string, number[]> {
+  const idsByTable = new Map<string, number[]>();
+  for (const [first] of byRecord.values()) {
+    const ids = idsByTable.get(first!.table_id);
+    if (ids) ids.push(Number(first!.record_id));
+    else idsByTable.set(first!.table_id, [Number(first!.record_id)]);
+  }
+  return idsByTable;
+}
+
 /** Current values of rows by id (API shapes, writable fields only), added to `out`. */
 async function readCurrentRows(ctx: MirrorContext, info: TableInfo, ids: readonly number[], out: Map<number, Map<string, unknown>>): Promise<void> {
   const writable = info.fields.filter((f) => !f.readOnly);
   const selected = [sql`${sql.id(ID_COLUMN)} AS ${sql.id('c0')}`, ...writable.map((f, j) => sql`${sql.id(f.columnName)} AS ${sql.id(`c${j + 1}`)}`)];
   const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${ctx.driver.table(info.table.sqlName)}
-    WHERE ${sql.id(ID_COLUMN)} IN ${ctx.dialect.idSet(ids)}`.execute(ctx.driver.db);
+    WHERE ${ctx.dialect.idIn(sql.id(ID_COLUMN), ids)}`.execute(ctx.driver.db);
   for (const row of rows) {
     const values = new Map<string, unknown>();
     for (let j = 0; j < writable.length; j++) {

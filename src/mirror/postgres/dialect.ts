@@ -33,7 +33,7 @@ export const postgresDialect: Dialect = {
   nowSql: 'now()',
   extraCatalogTables: [],
   daemonWriteCondition: DAEMON_WRITE_CONDITION,
-  idSet: (ids) => sql`(SELECT unnest(${[...ids]}::bigint[]))`,
+  idIn: (column, ids) => sql<boolean>`${column} = ANY(${[...ids]}::bigint[])`,
   booleanToSql: (value) => value,
   jsonArrivesParsed: true,
   dropCaptureSql,

@@ -32,7 +32,7 @@ export const sqliteDialect: Dialect = {
   nowSql: `(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`,
   extraCatalogTables: [WRITER_TABLE_DEF],
   daemonWriteCondition: DAEMON_WRITE_CONDITION,
-  idSet: (ids) => sql`(SELECT "value" FROM json_each(${JSON.stringify(ids)}))`,
+  idIn: (column, ids) => sql<boolean>`${column} IN (SELECT "value" FROM json_each(${JSON.stringify(ids)}))`,
   booleanToSql: (value) => (value ? 1 : 0),
   jsonArrivesParsed: false,
   dropCaptureSql,
