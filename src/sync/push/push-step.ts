@@ -36,8 +36,9 @@ export interface PushReport {
  * The push step, first in every cycle (DESIGN §4.1): sends the outbox's pending edits upstream
  * and records what became of each. Works in rounds of at most `pushRoundRecords` records: read
  * the due edits, push them table by table, settle each table's outcomes in one mirror
- * transaction. The next round is read while a round's requests are out, unless the round
- * creates records. An edit that references a row created locally and not yet upstream waits for a
+ * transaction. Unless a round creates records, the next round is read while its requests are
+ * out, and it is settled while the next round's first request is out: the daemon's reading and
+ * settling overlap upstream's work instead of adding to it. An edit that references a row created locally and not yet upstream waits for a
  * later round, when that row has its upstream id. Ends when nothing is due or a round settles
  * nothing; a failure that would hit every request (401, 403…) stops it after settling what is done.
  */
@@ -52,69 +53,86 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
   let waiting: PendingEdit[] = [];
   const readDue = (skip: number, after?: number) =>
     ctx.mirror.readPendingEdits({ now: new Date(now()).toISOString(), limit: ctx.options.pushRoundRecords + skip, ...(after !== undefined ? { after } : {}) });
-  /** The next round's edits, read while this round's last requests were on their way. */
-  let prefetched: Promise<Outcome<PendingEdit[]>> | undefined;
-  for (;;) {
-    waiting = [];
-    ctx.signal?.throwIfAborted();
-    const due = prefetched !== undefined ? unwrap(await prefetched) : await readDue(held.size);
-    prefetched = undefined;
-    const fresh = due.filter((e) => !held.has(editKey(e))).slice(0, ctx.options.pushRoundRecords);
-    if (fresh.length === 0) break;
-    const unresolved = new Set(due.filter((e) => e.operation === 'create').map((e) => `${e.tableId}:${e.recordId}`));
-    // Reading the next round may overlap this one's sending only when this round creates no
-    // record: settling a create rewrites the temporary id in other rows, which a read made
-    // before it would miss.
-    const overlapNext = fresh.length === ctx.options.pushRoundRecords && !fresh.some((e) => e.operation === 'create');
-    let settledThisRound = 0;
-    const groups = [...groupByTable(fresh)];
-    for (const [index, [tableId, edits]] of groups.entries()) {
-      const target = targets.get(tableId);
-      if (target === undefined) {
-        const outcomes = edits.map((e): EditOutcome => ({ kind: 'failed', entryIds: e.entryIds, message: `table ${tableId} is no longer mirrored` }));
-        await settle(ctx, outcomes, report);
-        settledThisRound += outcomes.length;
-        continue;
+  /** The next round's edits, read while this round's requests were out. */
+  let nextRound: PendingEdit[] | undefined;
+  /** The last round's outcomes, settled while the next round's first request is out. */
+  let deferred: EditOutcome[] | undefined;
+  try {
+    for (;;) {
+      waiting = [];
+      ctx.signal?.throwIfAborted();
+      const due = nextRound ?? await readDue(held.size);
+      nextRound = undefined;
+      const fresh = due.filter((e) => !held.has(editKey(e))).slice(0, ctx.options.pushRoundRecords);
+      if (fresh.length === 0) break;
+      const unresolved = new Set(due.filter((e) => e.operation === 'create').map((e) => `${e.tableId}:${e.recordId}`));
+      // The next round may be read, and this one settled, while requests are out only when this
+      // round creates no record: settling a create rewrites the temporary id in other rows, which
+      // a read or a send made before it would miss.
+      const overlapNext = fresh.length === ctx.options.pushRoundRecords && !fresh.some((e) => e.operation === 'create');
+      let settledThisRound = 0;
+      const groups = [...groupByTable(fresh)];
+      for (const [index, [tableId, edits]] of groups.entries()) {
+        const target = targets.get(tableId);
+        if (target === undefined) {
+          const outcomes = edits.map((e): EditOutcome => ({ kind: 'failed', entryIds: e.entryIds, message: `table ${tableId} is no longer mirrored` }));
+          await settle(ctx, outcomes, report);
+          settledThisRound += outcomes.length;
+          continue;
+        }
+        const ready: PendingEdit[] = [];
+        for (const edit of edits) {
+          const blocker = waitsFor(edit, target, catalog);
+          if (blocker !== undefined && unresolved.has(blocker)) waiting.push(edit);
+          else ready.push(edit);
+        }
+        if (ready.length === 0) continue;
+        const pushing = pushTableEdits(
+          {
+            upstream: ctx.client,
+            batch: { maxBytes: ctx.options.pushBatchBytes, maxItems: ctx.options.pushBatchRecords },
+            retry: { baseMs: ctx.options.pushRetryBaseMs, maxMs: ctx.options.pushRetryMaxMs },
+            lookbackMs: ctx.options.lookbackMs,
+            now,
+            markSending: (creates) => ctx.mirror.markSending(creates, new Date(now()).toISOString()),
+          },
+          target,
+          ready,
+        );
+        // Once the first request is out (a macrotask later), the daemon's own work runs while
+        // upstream works: settling the last round, then reading the records that follow this
+        // round in capture order (its own entries are not settled yet, so a plain read would
+        // return them again).
+        const readNext = overlapNext && index === groups.length - 1;
+        const previous = deferred;
+        deferred = undefined;
+        const alongside = previous !== undefined || readNext
+          ? new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+            if (previous !== undefined) await settle(ctx, previous, report);
+            return readNext ? readDue(held.size, Math.max(...fresh.map((e) => Math.min(...e.entryIds)))) : undefined;
+          }).then((value) => ({ value }), (error: unknown) => ({ error }))
+          : undefined;
+        const result = await pushing;
+        // Finished before this round settles, so it never runs inside the settling transaction.
+        const besides = alongside === undefined ? undefined : await alongside;
+        for (const edit of result.unsettled) held.add(editKey(edit));
+        report.unsettled += result.unsettled.length;
+        if (readNext && result.restore.length === 0 && result.fatal === undefined) deferred = result.outcomes;
+        else await settle(ctx, result.outcomes, report);
+        if (result.restore.length > 0) await restoreFromUpstream(ctx, target, result.restore);
+        settledThisRound += result.outcomes.length;
+        if (result.fatal !== undefined) throw result.fatal;
+        // A failed settle or read surfaces once this round's outcomes are recorded (or deferred,
+        // and then settled on the way out).
+        if (besides !== undefined) nextRound = unwrap(besides);
       }
-      const ready: PendingEdit[] = [];
-      for (const edit of edits) {
-        const blocker = waitsFor(edit, target, catalog);
-        if (blocker !== undefined && unresolved.has(blocker)) waiting.push(edit);
-        else ready.push(edit);
-      }
-      if (ready.length === 0) continue;
-      const pushing = pushTableEdits(
-        {
-          upstream: ctx.client,
-          batch: { maxBytes: ctx.options.pushBatchBytes, maxItems: ctx.options.pushBatchRecords },
-          retry: { baseMs: ctx.options.pushRetryBaseMs, maxMs: ctx.options.pushRetryMaxMs },
-          lookbackMs: ctx.options.lookbackMs,
-          now,
-          markSending: (creates) => ctx.mirror.markSending(creates, new Date(now()).toISOString()),
-        },
-        target,
-        ready,
-      );
-      if (overlapNext && index === groups.length - 1) {
-        // Once the first request is out (a macrotask later), the next round is read while
-        // upstream works: the records that follow this round's in capture order (its own
-        // entries are not settled yet, so a plain read would return them again).
-        const after = Math.max(...fresh.map((e) => Math.min(...e.entryIds)));
-        prefetched = new Promise<void>((resolve) => setImmediate(resolve))
-          .then(() => readDue(held.size, after))
-          .then((next) => ({ value: next }), (error: unknown) => ({ error }));
-      }
-      const result = await pushing;
-      // The read finishes before this round settles, so it never runs inside the settling transaction.
-      if (prefetched !== undefined) await prefetched;
-      for (const edit of result.unsettled) held.add(editKey(edit));
-      report.unsettled += result.unsettled.length;
-      await settle(ctx, result.outcomes, report);
-      if (result.restore.length > 0) await restoreFromUpstream(ctx, target, result.restore);
-      settledThisRound += result.outcomes.length;
-      if (result.fatal !== undefined) throw result.fatal;
+      if (settledThisRound === 0) break;
     }
-    if (settledThisRound === 0) break;
+  } finally {
+    // Whatever ends the push, what was sent is recorded.
+    const last = deferred;
+    deferred = undefined;
+    if (last !== undefined) await settle(ctx, last, report);
   }
   // Edits still waiting for a row whose create failed or is not due: tried again later.
   if (waiting.length > 0) {

@@ -176,6 +176,11 @@ describe('push: rounds', () => {
       events.push('read');
       return read(options);
     };
+    const settleEdits = f.outbox.settleEdits.bind(f.outbox);
+    f.outbox.settleEdits = async (outcomes) => {
+      events.push('settle');
+      return settleEdits(outcomes);
+    };
     const sent: number[][] = [];
     const client = overriding(f.client, {
       updateRecords: async (module, tableName, records) => {
@@ -190,16 +195,38 @@ describe('push: rounds', () => {
     return { report, events, sent, ids };
   }
 
-  it('reads the next round while a round\'s first request is on its way, and sends every edit once', async () => {
+  it('reads the next round while a round\'s first request is on its way, settles it while the next round\'s is, and sends every edit once', async () => {
     const { report, events, sent, ids } = await timeline((table, ids) => {
       ids.forEach((id, i) => f.outbox.add({ tableId: table, recordId: Number(id), operation: 'update', values: { age: i + 100 } }));
     });
     expect(report).toMatchObject({ pushed: 25, failed: 0, retry: 0 });
     expect(sent.flat().sort((a, b) => a - b)).toEqual(ids.map(Number).sort((a, b) => a - b));
     // Rounds of 10 in requests of 5: the reads of rounds 2 and 3 overlap the first request of
-    // rounds 1 and 2; round 3 is not full, so the read that finds nothing more waits for it.
-    expect(events).toEqual(['read', 'send', 'read', 'sent', 'send', 'sent', 'send', 'read', 'sent', 'send', 'sent', 'send', 'sent', 'read']);
+    // rounds 1 and 2, and round 1 is settled during round 2's first request, before its read;
+    // round 3 is not full, so it settles at once, and the read that finds nothing more waits.
+    expect(events).toEqual([
+      'read', 'send', 'read', 'sent', 'send', 'sent',
+      'send', 'settle', 'read', 'sent', 'send', 'sent',
+      'send', 'settle', 'sent', 'settle', 'read',
+    ]);
+    expect(f.outbox.settled.filter((o) => o.kind === 'pushed').flatMap((o) => o.entryIds)).toHaveLength(25);
     expect((await f.upstream.allRecords('crm', 'people')).map((r) => r.values.age)).toEqual(ids.map((_, i) => i + 100));
+  });
+
+  it('records what a round sent even when the read of the next round fails', async () => {
+    await people();
+    const ids = await f.upstream.createRecords('crm', 'people', Array.from({ length: 25 }, (_, i) => ({ name: `p${i}` })));
+    const table = await f.tableId('people');
+    ids.forEach((id, i) => f.outbox.add({ tableId: table, recordId: Number(id), operation: 'update', values: { age: i } }));
+    const read = f.outbox.readPendingEdits.bind(f.outbox);
+    let reads = 0;
+    f.outbox.readPendingEdits = async (options) => {
+      if (++reads === 3) throw new Error('disk I/O error');
+      return read(options);
+    };
+    await expect(f.push({ pushRoundRecords: 10, pushBatchRecords: 5 })).rejects.toThrow('disk I/O error');
+    // Rounds 1 and 2 went out; both are recorded, round 2's on the way out of the push.
+    expect(f.outbox.settled.filter((o) => o.kind === 'pushed').flatMap((o) => o.entryIds)).toHaveLength(20);
   });
 
   it('reads after a round that creates records has settled, so references to them carry upstream ids', async () => {
@@ -208,8 +235,8 @@ describe('push: rounds', () => {
       ids.forEach((id, i) => f.outbox.add({ tableId: table, recordId: Number(id), operation: 'update', values: { age: i + 100 } }));
     });
     expect(report).toMatchObject({ pushed: 26, failed: 0 });
-    // Round 1 holds the create and 9 updates (two requests): no read overlaps its sending.
-    expect(events.slice(0, 6)).toEqual(['read', 'send', 'sent', 'send', 'sent', 'read']);
+    // Round 1 holds the create and 9 updates (two requests): no read or settle overlaps its sending.
+    expect(events.slice(0, 7)).toEqual(['read', 'send', 'sent', 'send', 'sent', 'settle', 'read']);
   });
 });
 
