@@ -131,6 +131,24 @@ forEachDialect('mirror rows', ({ fresh }) => {
     expect(stored.map((r) => [Number(r.id), r.title])).toEqual([[3, 'three-2'], [5, 'five-3'], [7, 'seven-2'], [9, 'nine']]);
   });
 
+  it('writes a batch above the table\'s highest id as any other, and keeps a pending local delete of the highest row', async () => {
+    const t = await fresh();
+    await sync(t.mirror, SIMPLE_WS);
+    const titles = async () => (await t.sql<{ id: unknown; title: string }>(`SELECT "id", "title" FROM ${t.table('crm__deals')} ORDER BY "id"`))
+      .map((r) => [Number(r.id), r.title]);
+    // Into an empty table, then above its highest id (Postgres copies these straight in).
+    await t.mirror.applyRows('t1', { upserts: [{ id: 1, values: { title: 'a' } }, { id: 2, values: { title: 'b' } }] });
+    await t.mirror.applyRows('t1', { upserts: [{ id: 5, values: { title: 'e' } }, { id: 3, values: { title: 'c' } }] });
+    // Among the rows: an upsert.
+    await t.mirror.applyRows('t1', { upserts: [{ id: 4, values: { title: 'd' } }, { id: 6, values: { title: 'f' } }, { id: 1, values: { title: 'a2' } }] });
+    expect(await titles()).toEqual([[1, 'a2'], [2, 'b'], [3, 'c'], [4, 'd'], [5, 'e'], [6, 'f']]);
+    // Row 6, the highest, deleted locally and not pushed yet: a pull that reads it again (with
+    // a row above it) leaves it deleted.
+    await t.sql(`DELETE FROM ${t.table('crm__deals')} WHERE "id" = 6`);
+    await t.mirror.applyRows('t1', { upserts: [{ id: 6, values: { title: 'f2' } }, { id: 7, values: { title: 'g' } }] });
+    expect(await titles()).toEqual([[1, 'a2'], [2, 'b'], [3, 'c'], [4, 'd'], [5, 'e'], [7, 'g']]);
+  });
+
   it('refuses rows encoded before the table\'s columns changed, and rows of another table', async () => {
     const t = await fresh();
     await sync(t.mirror, SIMPLE_WS);

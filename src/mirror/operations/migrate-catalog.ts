@@ -18,9 +18,10 @@ import { runStatements } from './run-statements.ts';
  * brought up to date when opened for writing. 2: `_synced_at` accepts NULL, so a plain local
  * INSERT needs to name no system column. 3: Postgres captures updated values with fixed time
  * zone and date style. 4: SQLite captures an UPDATE with one trigger per column. 5: Postgres turns
- * only the changed columns' values into JSON.
+ * only the changed columns' values into JSON. 6: Postgres' insert trigger skips the daemon's
+ * writes in its WHEN clause.
  */
-export const CAPTURE_VERSION = 5;
+export const CAPTURE_VERSION = 6;
 
 /**
  * Brings an existing catalog to this version's layout (CATALOG_MIGRATIONS) and installs the

@@ -73,7 +73,10 @@ BEGIN
   INSERT INTO ${outbox} (entry_id, table_id, sql_table, record_id, operation) VALUES (entry, ${tableId}, ${sqlTable}, -entry, 'insert');
   RETURN NEW;
 END`));
-  out.push(`CREATE TRIGGER ${quoteIdent(n.insert.trigger)} BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION ${names.qualify(n.insert.fn)}()`);
+  // The WHEN clause keeps the daemon's own inserts (a backfill's COPY) from calling the function
+  // at all: a PL/pgSQL call per row cost a third of a plain insert.
+  out.push(`CREATE TRIGGER ${quoteIdent(n.insert.trigger)} BEFORE INSERT ON ${table} FOR EACH ROW
+    WHEN (NOT ${DAEMON}) EXECUTE FUNCTION ${names.qualify(n.insert.fn)}()`);
 
   const forbidden = [changed(id), ...readOnly.map((f) => changed(quoteIdent(f.columnName)))];
   out.push(createFunction(names.qualify(n.guard.fn), `

@@ -222,22 +222,35 @@ class PostgresDriver implements DialectDriver {
     if (!(rows instanceof CopyTextRows)) throw new Error('upsertRows takes the rows of this driver\'s rowSink()');
     if (rows.ids.length === 0) return;
     const { client, db } = tx as PgWriteTx;
-    // COPY into a session temp table shaped like the target (plus each line's row number), then
+    const names = sql.join(columns.map((c) => sql.id(c.name)));
+    // Rows with local edits (rare) are left out of the bulk statement, then those with kept
+    // columns written one by one from the stage.
+    const held = keep ? rows.ids.filter((id) => keep.wholeRows.has(id) || keep.columns.has(id)) : [];
+    if (!rows.repeatedIds && held.length === 0 && await this.#allAboveTable(db, sqlTable, rows.ids)) {
+      // Every id is above the table's highest (a backfill, or records created upstream since):
+      // none can conflict, so COPY goes straight into the table, about half the server's work of
+      // the stage and upsert. Only the daemon writes upstream ids (local inserts get negative
+      // ones), so no other writer can add one meanwhile; one that bypassed the triggers would
+      // make this write fail, and the next cycle take the upsert.
+      const direct = sql`COPY ${this.table(sqlTable)} (${names}) FROM STDIN`.compile(db);
+      await pipeline(Readable.from(rows.chunks()), client.query(copyFrom(direct.sql)));
+      return;
+    }
+    // COPY into a session temp table shaped like the target (plus a number for each line), then
     // one INSERT … SELECT … ON CONFLICT. The stage's name follows the column layout, so a schema
     // change gets a new one.
-    const stage = `_wsmirror_stage_${hash8(JSON.stringify([this.#schema, sqlTable, columns, ROW_NUMBER_COLUMN]))}`;
-    const names = sql.join(columns.map((c) => sql.id(c.name)));
+    const stage = `_wsmirror_stage_${hash8(JSON.stringify([this.#schema, sqlTable, columns, ROW_NUMBER_COLUMN, 'identity']))}`;
     const row = sql.id(ROW_NUMBER_COLUMN);
     // Temp tables live as long as the pooled connection: create each stage once per connection.
     let stages = this.#stagesByClient.get(client);
     if (!stages) this.#stagesByClient.set(client, (stages = new Set()));
     if (!stages.has(stage)) {
-      await sql`CREATE TEMP TABLE IF NOT EXISTS ${sql.id(stage)} (${row} integer, ${sql.join(
+      await sql`CREATE TEMP TABLE IF NOT EXISTS ${sql.id(stage)} (${row} bigint GENERATED ALWAYS AS IDENTITY, ${sql.join(
         columns.map((c) => sql`${sql.id(c.name)} ${sql.raw(columnType(c.sqlType))}`),
       )}) ON COMMIT DELETE ROWS`.execute(db);
       stages.add(stage);
     }
-    const copy = sql`COPY ${sql.id(stage)} (${row}, ${names}) FROM STDIN`.compile(db);
+    const copy = sql`COPY ${sql.id(stage)} (${names}) FROM STDIN`.compile(db);
     await pipeline(Readable.from(rows.chunks()), client.query(copyFrom(copy.sql)));
     const upsert = (kept: ReadonlySet<string> | undefined) => sql.join(columns
       .filter((c) => c.name !== 'id' && !kept?.has(c.name))
@@ -246,9 +259,6 @@ class PostgresDriver implements DialectDriver {
     const source = rows.repeatedIds
       ? sql`(SELECT DISTINCT ON (${sql.id('id')}) * FROM ${sql.id(stage)} ORDER BY ${sql.id('id')}, ${row} DESC) AS ${sql.id('last')}`
       : sql.id(stage);
-    // Rows with local edits (rare) are left out of the bulk statement, then those with kept
-    // columns written one by one from the stage.
-    const held = keep ? rows.ids.filter((id) => keep.wholeRows.has(id) || keep.columns.has(id)) : [];
     const except = held.length > 0 ? sql` WHERE ${sql.id('id')} <> ALL(${held}::bigint[])` : sql``;
     await sql`INSERT INTO ${this.table(sqlTable)} (${names}) SELECT ${names} FROM ${source}${except}
       ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${upsert(undefined)}`.execute(db);
@@ -259,6 +269,16 @@ class PostgresDriver implements DialectDriver {
         SELECT ${names} FROM ${sql.id(stage)} WHERE ${sql.id('id')} = ${id} ORDER BY ${row} DESC LIMIT 1
         ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${upsert(kept)}`.execute(db);
     }
+  }
+
+  /** True when every id is above the highest id in the table (or the table is empty). */
+  async #allAboveTable(db: Kysely<CatalogDb>, sqlTable: string, ids: readonly number[]): Promise<boolean> {
+    let lowest = Infinity;
+    for (const id of ids) if (id < lowest) lowest = id;
+    const { rows } = await sql<{ highest: string | number | null }>`SELECT max(${sql.id('id')}) AS ${sql.id('highest')}
+      FROM ${this.table(sqlTable)}`.execute(db);
+    const highest = rows[0]?.highest;
+    return highest === null || highest === undefined || lowest > Number(highest);
   }
 
   async deleteRows(tx: WriteTx, sqlTable: string, ids: readonly number[]): Promise<number> {

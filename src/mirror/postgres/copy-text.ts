@@ -22,9 +22,9 @@ const CHUNK_BYTES = 65_536;
  * string: a batch's text never lives on the heap as a long chain of small strings that every
  * young-generation collection would have to copy.
  *
- * Every line starts with the row's number in the sink (the stage's ROW_NUMBER_COLUMN): a
- * repeated id cannot be taken out of bytes already written, so the write keeps the last line of
- * each id instead (`repeatedIds`).
+ * A repeated id cannot be taken out of bytes already written, so the write keeps the last line
+ * of each id instead (`repeatedIds`): the stage numbers the lines as COPY reads them
+ * (ROW_NUMBER_COLUMN), so the lines themselves hold only the values and fit the table too.
  */
 export class CopyTextRows implements RowSink {
   readonly #slots = new RowSlots();
@@ -32,7 +32,7 @@ export class CopyTextRows implements RowSink {
   #buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   #used = 0;
   #line = '';
-  #lines = 0;
+  #first = true;
   #repeated = false;
 
   get ids(): readonly number[] {
@@ -47,11 +47,16 @@ export class CopyTextRows implements RowSink {
   beginRow(id: number): void {
     const known = this.#slots.ids.length;
     if (this.#slots.slot(id) < known) this.#repeated = true;
-    this.#line = String(this.#lines++);
+    this.#first = true;
   }
 
   value(value: SqlValue): void {
-    this.#line += `\t${copyTextValue(value)}`;
+    if (this.#first) {
+      this.#line = copyTextValue(value);
+      this.#first = false;
+    } else {
+      this.#line += `\t${copyTextValue(value)}`;
+    }
   }
 
   endRow(): void {
@@ -74,5 +79,5 @@ export class CopyTextRows implements RowSink {
   }
 }
 
-/** The stage column holding each line's row number. */
+/** The stage column numbering the lines in the order COPY reads them (an identity column). */
 export const ROW_NUMBER_COLUMN = '_wsmirror_row';
