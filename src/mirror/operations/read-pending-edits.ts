@@ -87,20 +87,19 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
   // Their entries after the walk: later in capture order, so appended.
   for (const e of await entriesOf(ctx, due, byRecord, (eb) => eb('entry_id', '>', walked))) byRecord.get(recordKey(e))!.push(e);
 
-  const rowsByTable = new Map<string, Map<number, Map<string, unknown>>>();
+  const rowsByTable = new Map<string, CurrentRows>();
   const columnsByTable = new Map<string, Map<string, MirrorField>>();
   for (const [tableId, ids] of recordIdsByTable(byRecord)) {
     const info = tables.get(tableId)!;
-    const rows = new Map<number, Map<string, unknown>>();
-    for (const chunk of chunks(ids, ROWS_PER_READ)) await readCurrentRows(ctx, info, chunk, rows);
-    rowsByTable.set(tableId, rows);
+    rowsByTable.set(tableId, await readCurrentRows(ctx, info, ids));
     columnsByTable.set(tableId, new Map(info.fields.map((f) => [f.columnName, f])));
   }
   const edits: PendingEdit[] = [];
   for (const list of byRecord.values()) {
     const tableId = list[0]!.table_id;
     const recordId = Number(list[0]!.record_id);
-    edits.push(fold(ctx, tables.get(tableId)!, columnsByTable.get(tableId)!, recordId, list, rowsByTable.get(tableId)!.get(recordId)));
+    const current = rowsByTable.get(tableId)!;
+    edits.push(fold(ctx, tables.get(tableId)!, columnsByTable.get(tableId)!, recordId, list, current, current.byId.get(recordId)));
   }
   return edits;
 }
@@ -134,52 +133,74 @@ function recordIdsByTable(byRecord: ReadonlyMap<string, readonly EntryRow[]>): M
   return idsByTable;
 }
 
-/** Current values of rows by id (API shapes, writable fields only), added to `out`. */
-async function readCurrentRows(ctx: MirrorContext, info: TableInfo, ids: readonly number[], out: Map<number, Map<string, unknown>>): Promise<void> {
+/** A table's rows as read for a round, decoded to API shapes only where a fold asks. */
+interface CurrentRows {
+  writable: readonly MirrorField[];
+  /** Column aliases of `writable`, by position. */
+  keys: readonly string[];
+  /** Position in `writable` by field name. */
+  position: ReadonlyMap<string, number>;
+  byId: Map<number, Record<string, unknown>>;
+}
+
+/** Current rows by id (writable fields only), for `ids`. */
+async function readCurrentRows(ctx: MirrorContext, info: TableInfo, ids: readonly number[]): Promise<CurrentRows> {
   const writable = info.fields.filter((f) => !f.readOnly);
-  const selected = [sql`${sql.id(ID_COLUMN)} AS ${sql.id('c0')}`, ...writable.map((f, j) => sql`${sql.id(f.columnName)} AS ${sql.id(`c${j + 1}`)}`)];
-  const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${ctx.driver.table(info.table.sqlName)}
-    WHERE ${ctx.dialect.idIn(sql.id(ID_COLUMN), ids)}`.execute(ctx.driver.db);
-  for (const row of rows) {
-    const values = new Map<string, unknown>();
-    for (let j = 0; j < writable.length; j++) {
-      const f = writable[j]!;
-      const raw = row[`c${j + 1}`];
-      let value: unknown;
-      try {
-        value = sqlToApi(f.fieldType, raw, ctx.dialect.name);
-      } catch {
-        // A value typed by hand that does not fit its type: sent as stored, upstream judges it.
-        value = raw;
-      }
-      values.set(f.fieldName, value);
-    }
-    out.set(Number(row['c0']), values);
+  const keys = writable.map((_, j) => `c${j + 1}`);
+  const current: CurrentRows = { writable, keys, position: new Map(writable.map((f, j) => [f.fieldName, j])), byId: new Map() };
+  const selected = [sql`${sql.id(ID_COLUMN)} AS ${sql.id('c0')}`, ...writable.map((f, j) => sql`${sql.id(f.columnName)} AS ${sql.id(keys[j]!)}`)];
+  for (const chunk of chunks(ids, ROWS_PER_READ)) {
+    const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${ctx.driver.table(info.table.sqlName)}
+      WHERE ${ctx.dialect.idIn(sql.id(ID_COLUMN), chunk)}`.execute(ctx.driver.db);
+    for (const row of rows) current.byId.set(Number(row['c0']), row);
+  }
+  return current;
+}
+
+/** The API value of a row's `j`-th writable column. */
+function columnValue(ctx: MirrorContext, current: CurrentRows, row: Record<string, unknown>, j: number): unknown {
+  const raw = row[current.keys[j]!];
+  try {
+    return sqlToApi(current.writable[j]!.fieldType, raw, ctx.dialect.name);
+  } catch {
+    // A value typed by hand that does not fit its type: sent as stored, upstream judges it.
+    return raw;
   }
 }
 
+/** A record's due entries, in capture order, as one create, update or delete (one pass over them). */
 function fold(
-  ctx: MirrorContext, info: TableInfo, byColumn: ReadonlyMap<string, MirrorField>, recordId: number, entries: readonly EntryRow[], row: Map<string, unknown> | undefined,
+  ctx: MirrorContext, info: TableInfo, byColumn: ReadonlyMap<string, MirrorField>, recordId: number, entries: readonly EntryRow[],
+  current: CurrentRows, row: Record<string, unknown> | undefined,
 ): PendingEdit {
-  const entryIds = entries.map((e) => Number(e.entry_id));
-  const changedAt = entries.map((e) => ctx.driver.fromTimestamp(e.changed_at) ?? '').sort();
-  const sending = entries.map((e) => ctx.driver.fromTimestamp(e.sending_since)).filter((s): s is string => s !== null).sort();
-  const insert = entries.find((e) => e.operation === 'insert');
+  const entryIds: number[] = [];
+  const sentEntryIds: number[] = [];
+  let firstChangedAt = '';
+  let sendingSince: string | null = null;
+  let attempts = 0;
+  let insert: EntryRow | undefined;
+  let deleted = false;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
+    const id = Number(e.entry_id);
+    entryIds.push(id);
+    const changedAt = ctx.driver.fromTimestamp(e.changed_at) ?? '';
+    if (i === 0 || changedAt < firstChangedAt) firstChangedAt = changedAt;
+    const tries = Number(e.attempts);
+    if (tries > attempts) attempts = tries;
+    if (e.sending_since !== null) {
+      sentEntryIds.push(id);
+      const since = ctx.driver.fromTimestamp(e.sending_since);
+      if (since !== null && (sendingSince === null || since > sendingSince)) sendingSince = since;
+    }
+    if (e.operation === 'insert') insert ??= e;
+    else if (e.operation === 'delete') deleted = true;
+  }
   const sentBody = insert !== undefined && insert.sending_since !== null && insert.new_value !== null
     ? (decodeEntryValue(ctx, undefined, insert.new_value) as Record<string, unknown>)
     : null;
-  const base = {
-    tableId: info.table.tableId,
-    recordId,
-    entryIds,
-    firstChangedAt: changedAt[0] ?? '',
-    attempts: Math.max(...entries.map((e) => Number(e.attempts))),
-    sendingSince: sending.at(-1) ?? null,
-    sentEntryIds: entries.filter((e) => e.sending_since !== null).map((e) => Number(e.entry_id)),
-    sentBody,
-  };
-  const hasInsert = insert !== undefined;
-  if (entries.some((e) => e.operation === 'delete')) {
+  const base = { tableId: info.table.tableId, recordId, entryIds, firstChangedAt, attempts, sendingSince, sentEntryIds, sentBody };
+  if (deleted) {
     // A delete of a row created here cancels out: a negative id tells the push to send nothing.
     return { ...base, operation: 'delete', values: new Map(), oldValues: new Map(), fieldEntryIds: new Map() };
   }
@@ -190,15 +211,24 @@ function fold(
     if (e.operation !== 'update' || e.column_name === null) continue;
     const field = byColumn.get(e.column_name);
     if (!field || field.readOnly) continue;
-    const ids = fieldEntryIds.get(field.fieldName) ?? [];
-    ids.push(Number(e.entry_id));
-    fieldEntryIds.set(field.fieldName, ids);
-    if (!oldValues.has(field.fieldName) && !hasInsert) oldValues.set(field.fieldName, decodeEntryValue(ctx, field, e.old_value));
-    values.set(field.fieldName, row?.has(field.fieldName) ? row.get(field.fieldName) : decodeEntryValue(ctx, field, e.new_value));
+    const name = field.fieldName;
+    const ids = fieldEntryIds.get(name);
+    if (ids) ids.push(Number(e.entry_id));
+    else fieldEntryIds.set(name, [Number(e.entry_id)]);
+    if (insert === undefined && !oldValues.has(name)) oldValues.set(name, decodeEntryValue(ctx, field, e.old_value));
+    // The row's current value; without a row, the last value captured.
+    const j = current.position.get(name);
+    if (row === undefined || j === undefined) values.set(name, decodeEntryValue(ctx, field, e.new_value));
+    else if (!values.has(name)) values.set(name, columnValue(ctx, current, row, j));
   }
-  if (hasInsert) {
+  if (insert !== undefined) {
     // A create sends every writable value the row holds, later updates included.
-    for (const [name, value] of row ?? []) if (value !== null) values.set(name, value);
+    if (row !== undefined) {
+      for (let j = 0; j < current.writable.length; j++) {
+        const value = columnValue(ctx, current, row, j);
+        if (value !== null) values.set(current.writable[j]!.fieldName, value);
+      }
+    }
     return { ...base, operation: 'create', values, oldValues: new Map(), fieldEntryIds };
   }
   return { ...base, operation: 'update', values, oldValues, fieldEntryIds };
