@@ -1,9 +1,11 @@
 // `npm run bench -- pull`: initial sync of a 200,000-record table into SQLite and Postgres, as a
 // ratio to fetching the same pages with the same client and discarding them (same run), the
 // daemon's peak RSS, an incremental cycle of 1,000 updates, and an idle cycle over 50 tables.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FieldCreate } from '../src/api/index.ts';
 import { WorkspaceClient, type RequestInfo } from '../src/client/index.ts';
 import { openMirror } from '../src/mirror/open-mirror.ts';
@@ -87,12 +89,43 @@ function packagedNodeOptions(): string {
   return m[1]!;
 }
 
+/**
+ * A whole process that only fetches the table's pages (bench/fetch-pages.ts), started with the
+ * same Node options as a sync: the wall time from start to exit, its CPU and peak RSS. Run twice,
+ * the second counted: the first fills the compile cache, as the sync's bundle is already built.
+ */
+async function fetchProcess(emu: EmulatorProcess, table: string, concurrency: number, nodeOptions: string) {
+  const once = () => new Promise<{ wallMs: number; cpuMs: number; peakRssMB: number; rows: number }>((done, fail) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [fileURLToPath(new URL('./fetch-pages.ts', import.meta.url))], {
+      env: {
+        PATH: process.env['PATH'] ?? '', NODE_OPTIONS: nodeOptions,
+        WSMIRROR_BASE_URL: emu.url, WSMIRROR_API_KEY: emu.apiKey, WSMIRROR_WORKSPACE_ID: emu.workspaceId,
+        BENCH_MODULE: 'bench', BENCH_TABLE: table, BENCH_CONCURRENCY: String(concurrency),
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.once('exit', (code) => {
+      if (code !== 0) return fail(new Error(`fetch-pages exited ${code}`));
+      const report = JSON.parse(out) as { rows: number; cpuMs: number; maxRssKiB: number };
+      done({ wallMs: Math.round(performance.now() - started), cpuMs: report.cpuMs, peakRssMB: Math.round(report.maxRssKiB / 1024), rows: report.rows });
+    });
+  });
+  await once();
+  return once();
+}
+
 async function syncProcess(emu: EmulatorProcess, mirrorUrl: string, pgSchema: string | undefined, extraEnv: Record<string, string> = {}) {
+  const started = performance.now();
   const result = await runWsmirror(['sync', '--json'], daemonEnv(emu, { url: mirrorUrl, pgSchema }, extraEnv));
+  const wallMs = Math.round(performance.now() - started);
   if (result.code !== 0) throw new Error(`wsmirror sync exited ${result.code}: ${result.stderr}`);
   const report = JSON.parse(result.stdout) as { durationMs: number; tables: { upserted: number }[] };
   return {
     ms: report.durationMs,
+    wallMs,
     upserted: report.tables.reduce((s, t) => s + t.upserted, 0),
     peakRssBytes: result.peakRssBytes,
     daemonCpuMs: Math.round(result.cpuMs ?? 0),
@@ -137,6 +170,7 @@ export async function run(options: BenchOptions = {}) {
             WSMIRROR_SYNC_BACKFILL_CONCURRENCY: String(concurrency),
           }),
         );
+        const whole = await fetchProcess(emu, 'invoices', concurrency, nodeOptions);
         initial[dialect]![launch] = {
           fetchOnlyMs: Math.round(fetch.ms),
           fetchRecordsPerSecond: Math.round(fetch.rows / (fetch.ms / 1000)),
@@ -145,6 +179,11 @@ export async function run(options: BenchOptions = {}) {
           syncOverFetch: Number((sync.ms / fetch.ms).toFixed(3)),
           daemonPeakRssMB: sync.peakRssBytes === undefined ? null : Math.round(sync.peakRssBytes / 1048576),
           upserted: sync.upserted,
+          // Whole processes, start to exit: the sync against a process that only fetches.
+          wholeProcess: {
+            syncMs: sync.wallMs, fetchMs: whole.wallMs, syncOverFetch: Number((sync.wallMs / whole.wallMs).toFixed(3)),
+            syncCpuMs: sync.daemonCpuMs, fetchCpuMs: whole.cpuMs, fetchPeakRssMB: whole.peakRssMB,
+          },
           cpu: {
             fetch: { machineBusyShare: fetch.machineBusyShare, emulatorMs: fetch.emulatorCpuMs, clientMs: fetch.clientCpuMs },
             sync: { machineBusyShare: sync.machineBusyShare, emulatorMs: sync.emulatorCpuMs, daemonMs: sync.daemonCpuMs },
