@@ -1,4 +1,4 @@
-import { Pool } from 'undici';
+import { Pool, request } from '../client/undici-pool.ts';
 import { buildPath, endpoints, type EndpointName } from '../api/index.ts';
 import { createRedactor } from '../api/secret-redaction.ts';
 import {
@@ -161,7 +161,7 @@ export class Probe {
     method: string, path: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined,
   ): Promise<Answer> {
     const timeout = AbortSignal.timeout(this.#probe.timeoutMs);
-    const res = await this.#pool.request({
+    const res = await request(this.#pool, {
       path, method: method as 'GET', headers, body: body ?? null,
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       headersTimeout: this.#probe.timeoutMs, bodyTimeout: this.#probe.timeoutMs,
