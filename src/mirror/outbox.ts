@@ -27,8 +27,6 @@ export interface PendingEdit {
    * entry is in `entryIds` only), so one field can be settled apart from the rest.
    */
   fieldEntryIds: ReadonlyMap<string, readonly number[]>;
-  /** Earliest changed_at of the entries (ISO UTC). */
-  firstChangedAt: string;
   attempts: number;
   /**
    * Set when a previous send of these entries began and was never settled (crash between send

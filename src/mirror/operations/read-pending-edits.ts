@@ -18,7 +18,6 @@ interface EntryRow {
   column_name: string | null;
   old_value: unknown;
   new_value: unknown;
-  changed_at: unknown;
   attempts: number;
   sending_since: unknown;
 }
@@ -28,7 +27,7 @@ const ROWS_PER_READ = 5_000;
 
 type DueEntries = SelectQueryBuilder<CatalogDb, '_wsmirror_outbox', EntryRow>;
 
-const ENTRY_COLUMNS = ['entry_id', 'table_id', 'record_id', 'operation', 'column_name', 'old_value', 'new_value', 'changed_at', 'attempts', 'sending_since'] as const;
+const ENTRY_COLUMNS = ['entry_id', 'table_id', 'record_id', 'operation', 'column_name', 'old_value', 'new_value', 'attempts', 'sending_since'] as const;
 
 /**
  * Pending edits due at `now`, one per record, oldest first, at most `limit` records; with
@@ -175,17 +174,13 @@ function fold(
 ): PendingEdit {
   const entryIds: number[] = [];
   const sentEntryIds: number[] = [];
-  let firstChangedAt = '';
   let sendingSince: string | null = null;
   let attempts = 0;
   let insert: EntryRow | undefined;
   let deleted = false;
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i]!;
+  for (const e of entries) {
     const id = Number(e.entry_id);
     entryIds.push(id);
-    const changedAt = ctx.driver.fromTimestamp(e.changed_at) ?? '';
-    if (i === 0 || changedAt < firstChangedAt) firstChangedAt = changedAt;
     const tries = Number(e.attempts);
     if (tries > attempts) attempts = tries;
     if (e.sending_since !== null) {
@@ -199,7 +194,7 @@ function fold(
   const sentBody = insert !== undefined && insert.sending_since !== null && insert.new_value !== null
     ? (decodeEntryValue(ctx, undefined, insert.new_value) as Record<string, unknown>)
     : null;
-  const base = { tableId: info.table.tableId, recordId, entryIds, firstChangedAt, attempts, sendingSince, sentEntryIds, sentBody };
+  const base = { tableId: info.table.tableId, recordId, entryIds, attempts, sendingSince, sentEntryIds, sentBody };
   if (deleted) {
     // A delete of a row created here cancels out: a negative id tells the push to send nothing.
     return { ...base, operation: 'delete', values: new Map(), oldValues: new Map(), fieldEntryIds: new Map() };

@@ -78,7 +78,6 @@ export class MemoryOutbox implements PushMirror {
         entryIds: due.map((e) => e.entryId),
         values: pick(record.values), oldValues: pick(record.oldValues),
         fieldEntryIds: new Map(due.filter((e) => e.field !== null).map((e) => [e.field!, [e.entryId]])),
-        firstChangedAt: '2026-01-01T00:00:00.000Z',
         attempts: Math.max(...due.map((e) => e.attempts)),
         sendingSince: due.find((e) => e.sendingSince !== null)?.sendingSince ?? null,
         sentEntryIds: due.filter((e) => e.sendingSince !== null).map((e) => e.entryId),
