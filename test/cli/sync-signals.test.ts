@@ -50,6 +50,9 @@ forEachDialect('wsmirror sync stops on a signal', (dialect) => {
     await h.upstream.createModule('big');
     await h.upstream.createTable('big', 'items', { hasHistory: true }, FIELDS);
     await h.upstream.createRecords('big', 'items', Array.from({ length: ROWS }, (_, i) => ({ name: `row ${i}`, qty: i })));
+    // 20 ms per answer: the backfill lasts over a second, so the signal, sent once it is under
+    // way, comes before its end however fast the sync (without it, one finished first).
+    await h.upstream.setFaults({ latencyMs: 20 });
 
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       const run = await signalledRun(signal);
@@ -61,6 +64,7 @@ forEachDialect('wsmirror sync stops on a signal', (dialect) => {
       expect(rows).toBeLessThan(ROWS);
     }
 
+    await h.upstream.setFaults({ latencyMs: 0 });
     const done = await runWsmirror(['sync'], daemonEnv(h.emu, h.tm));
     expect(done.code, done.stderr).toBe(0);
     await h.expectConverged('big', 'items');

@@ -45,6 +45,9 @@ describe('wsmirror on a terminal and off it (real processes)', () => {
     // No history: every `sync` scans it whole, so the second scan knows how many rows to expect.
     await ws.createTable('big', 'items', { hasHistory: false }, [{ name: 'name', type: 'string', labels: { '': 'Name' } }]);
     await ws.createRecords('big', 'items', Array.from({ length: ROWS }, (_, i) => ({ name: `row ${i}` })));
+    // 20 ms per answer, so a scan lasts about a second however fast the sync: long enough for
+    // the bar to be drawn (without it, a scan of these rows ends before the first frame).
+    await ws.setFaults({ latencyMs: 20 });
   }, 120_000);
   afterAll(async () => {
     await emu?.close();
