@@ -94,10 +94,10 @@ function packagedNodeOptions(): string {
  * same Node options as a sync: the wall time from start to exit, its CPU and peak RSS. Run twice,
  * the second counted: the first fills the compile cache, as the sync's bundle is already built.
  */
-async function fetchProcess(emu: EmulatorProcess, table: string, concurrency: number, nodeOptions: string) {
+async function fetchProcess(emu: EmulatorProcess, table: string, concurrency: number, nodeOptions: string, launcherFlags: readonly string[]) {
   const once = () => new Promise<{ wallMs: number; cpuMs: number; peakRssMB: number; rows: number }>((done, fail) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [fileURLToPath(new URL('./fetch-pages.ts', import.meta.url))], {
+    const child = spawn(process.execPath, [...launcherFlags, fileURLToPath(new URL('./fetch-pages.ts', import.meta.url))], {
       env: {
         PATH: process.env['PATH'] ?? '', NODE_OPTIONS: nodeOptions,
         WSMIRROR_BASE_URL: emu.url, WSMIRROR_API_KEY: emu.apiKey, WSMIRROR_WORKSPACE_ID: emu.workspaceId,
@@ -117,9 +117,17 @@ async function fetchProcess(emu: EmulatorProcess, table: string, concurrency: nu
   return once();
 }
 
-async function syncProcess(emu: EmulatorProcess, mirrorUrl: string, pgSchema: string | undefined, extraEnv: Record<string, string> = {}) {
+/** The V8 flags the launcher (bin/wsmirror) gives `run` and `sync` beyond NODE_OPTIONS. */
+function launcherV8Flags(): string[] {
+  const launcher = readFileSync(new URL('../bin/wsmirror', import.meta.url), 'utf8');
+  const m = /^\s*v8=(\S+)\s*$/m.exec(launcher);
+  if (!m) throw new Error('bin/wsmirror sets no v8 flags for run and sync');
+  return m[1]!.split(',');
+}
+
+async function syncProcess(emu: EmulatorProcess, mirrorUrl: string, pgSchema: string | undefined, extraEnv: Record<string, string> = {}, launcher = false) {
   const started = performance.now();
-  const result = await runWsmirror(['sync', '--json'], daemonEnv(emu, { url: mirrorUrl, pgSchema }, extraEnv));
+  const result = await runWsmirror(['sync', '--json'], daemonEnv(emu, { url: mirrorUrl, pgSchema }, extraEnv), { launcher });
   const wallMs = Math.round(performance.now() - started);
   if (result.code !== 0) throw new Error(`wsmirror sync exited ${result.code}: ${result.stderr}`);
   const report = JSON.parse(result.stdout) as { durationMs: number; tables: { upserted: number }[] };
@@ -167,7 +175,11 @@ export async function run(options: BenchOptions = {}) {
     // service packaging uses. Each sync is paired with a fetch-only pass taken just before it.
     // `--node-options="…"` tries other launch options in place of the packaged ones.
     const packaged = typeof options['node-options'] === 'string' ? options['node-options'] : packagedNodeOptions();
+    // Node's defaults: `node bin/wsmirror`, which skips the launcher's options. Packaged: through
+    // the launcher, as the systemd unit and the Dockerfile start it (its V8 flags given to the
+    // fetching process too).
     const launches = { nodeDefaults: '', packaged };
+    const v8Flags = launcherV8Flags();
     out['packagedNodeOptions'] = packaged;
     const initial: Record<string, Record<string, unknown>> = {};
     let n = 0;
@@ -182,9 +194,9 @@ export async function run(options: BenchOptions = {}) {
             NODE_OPTIONS: nodeOptions,
             WSMIRROR_TABLES_INCLUDE: 'bench.invoices',
             WSMIRROR_SYNC_BACKFILL_CONCURRENCY: String(concurrency),
-          }),
+          }, launch === 'packaged'),
         );
-        const whole = await fetchProcess(emu, 'invoices', concurrency, nodeOptions);
+        const whole = await fetchProcess(emu, 'invoices', concurrency, nodeOptions, launch === 'packaged' ? v8Flags : []);
         initial[dialect]![launch] = {
           fetchOnlyMs: Math.round(fetch.ms),
           fetchRecordsPerSecond: Math.round(fetch.rows / (fetch.ms / 1000)),
@@ -212,7 +224,7 @@ export async function run(options: BenchOptions = {}) {
     const smallSync = await syncProcess(emu, `sqlite:${join(dir, 'small.db')}`, undefined, {
       NODE_OPTIONS: launches.packaged,
       WSMIRROR_TABLES_INCLUDE: 'bench.invoices_small',
-    });
+    }, true);
     out['peakRssBySize'] = {
       [`${small} records`]: Math.round((smallSync.peakRssBytes ?? 0) / 1048576),
       [`${records} records`]: (initial['sqlite']!['packaged'] as { daemonPeakRssMB: number }).daemonPeakRssMB,

@@ -157,9 +157,14 @@ export function runWsmirror(
     /** Receives a function that SIGKILLs the process (for kills decided later) and the process. */
     onSpawn?: (kill: () => void, child: ChildProcess) => void;
     cwd?: string;
+    /**
+     * Start through the launcher (bin/wsmirror as a shell script), as the systemd unit and the
+     * Dockerfile do, with the Node options it adds; by default `node bin/wsmirror`, which skips them.
+     */
+    launcher?: boolean;
   } = {},
 ): Promise<RunResult> {
-  const child = spawn(process.execPath, [WSMIRROR_BIN, ...args], {
+  const child = spawn(options.launcher ? WSMIRROR_BIN : process.execPath, options.launcher ? args : [WSMIRROR_BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(options.cwd ? { cwd: options.cwd } : {}),
