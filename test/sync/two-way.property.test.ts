@@ -88,12 +88,19 @@ function dying(client: Upstream, mirror: Mirror, afterRequests: number) {
 }
 
 const OPTIONS = { lookbackMs: 0, pushRetryBaseMs: 1, pushRetryMaxMs: 1 };
+/**
+ * Push rounds of the default size, and rounds of two records sent one per request: full rounds
+ * are read while the last one's requests are out and settled while the next one's are (a crash
+ * can then fall between a send and a settle that waits for the next round).
+ */
+const ROUNDS = fc.constantFrom({}, { pushRoundRecords: 2, pushBatchRecords: 1 });
 
 forEachDialect('two-way: convergence', (dialect) => {
   it('local edits, upstream edits, syncs and crashes in any order converge, each local edit applied exactly once', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 16 }), async (steps) => {
-        const h: SyncHarness = await startSyncHarness(dialect, OPTIONS);
+      fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 16 }), ROUNDS, async (steps, rounds) => {
+        const options = { ...OPTIONS, ...rounds };
+        const h: SyncHarness = await startSyncHarness(dialect, options);
         try {
           await h.upstream.createModule('p');
           await h.upstream.createTable('p', 'things', { hasHistory: true }, [
@@ -155,11 +162,11 @@ forEachDialect('two-way: convergence', (dialect) => {
                 break;
               }
               case 'sync':
-                await cycle(new SyncEngine({ client: h.client, mirror: h.tm.mirror, options: OPTIONS }));
+                await cycle(new SyncEngine({ client: h.client, mirror: h.tm.mirror, options }));
                 break;
               case 'crashingSync': {
                 const d = dying(h.client, h.tm.mirror, s.afterRequests);
-                await cycle(new SyncEngine({ client: d.upstream, mirror: d.mirror, options: OPTIONS })).catch((error: unknown) => {
+                await cycle(new SyncEngine({ client: d.upstream, mirror: d.mirror, options })).catch((error: unknown) => {
                   if (!(error instanceof Crash)) throw error;
                 });
                 break;
@@ -169,7 +176,7 @@ forEachDialect('two-way: convergence', (dialect) => {
 
           // Restarted for good: cycles until nothing is pending; edits of records deleted
           // upstream end as conflicts, which the operator discards.
-          const engine = new SyncEngine({ client: h.client, mirror: h.tm.mirror, options: OPTIONS });
+          const engine = new SyncEngine({ client: h.client, mirror: h.tm.mirror, options });
           for (let i = 0; i < 4; i++) await cycle(engine);
           const conflicts = await h.tm.mirror.listOutbox({ statuses: ['conflict'] });
           if (conflicts.length > 0) await discardOutbox(h.tm.mirror, h.client, { entryIds: conflicts.map((c) => c.entryId) });
@@ -196,17 +203,21 @@ forEachDialect('two-way: convergence', (dialect) => {
         numRuns: 10,
         // The crash right after each kind of request, always tried first.
         examples: [
-          [[{ kind: 'localInsert', note: 'a' }, { kind: 'crashingSync', afterRequests: 0 }, { kind: 'sync' }]],
+          [[{ kind: 'localInsert', note: 'a' }, { kind: 'crashingSync', afterRequests: 0 }, { kind: 'sync' }], {}],
           [[{ kind: 'upstreamCreate', count: 2 }, { kind: 'sync' }, { kind: 'localUpdate', pick: 0, note: 'b' }, { kind: 'crashingSync', afterRequests: 0 },
-            { kind: 'upstreamUpdate', pick: 0, qty: 5 }, { kind: 'sync' }]],
+            { kind: 'upstreamUpdate', pick: 0, qty: 5 }, { kind: 'sync' }], {}],
           // A row edited again after its create was sent and before the answer was recorded.
-          [[{ kind: 'localInsert', note: 'a' }, { kind: 'crashingSync', afterRequests: 0 }, { kind: 'localUpdate', pick: 0, note: 'b' }]],
+          [[{ kind: 'localInsert', note: 'a' }, { kind: 'crashingSync', afterRequests: 0 }, { kind: 'localUpdate', pick: 0, note: 'b' }], {}],
           [[{ kind: 'crashingSync', afterRequests: 0 }, { kind: 'localInsert', note: 'a' }, { kind: 'crashingSync', afterRequests: 0 },
-            { kind: 'localUpdate', pick: 0, note: 'b' }]],
+            { kind: 'localUpdate', pick: 0, note: 'b' }], {}],
           [[{ kind: 'localInsert', note: 'a' }, { kind: 'localUpdate', pick: 0, note: 'c' }, { kind: 'crashingSync', afterRequests: 0 },
-            { kind: 'localUpdate', pick: 0, note: 'b' }, { kind: 'crashingSync', afterRequests: 0 }, { kind: 'localDelete', pick: 1 }]],
+            { kind: 'localUpdate', pick: 0, note: 'b' }, { kind: 'crashingSync', afterRequests: 0 }, { kind: 'localDelete', pick: 1 }], {}],
           [[{ kind: 'upstreamCreate', count: 2 }, { kind: 'sync' }, { kind: 'localDelete', pick: 1 }, { kind: 'localInsert', note: 'c' },
-            { kind: 'localUpdate', pick: 0, note: 'd' }, { kind: 'crashingSync', afterRequests: 1 }, { kind: 'crashingSync', afterRequests: 0 }]],
+            { kind: 'localUpdate', pick: 0, note: 'd' }, { kind: 'crashingSync', afterRequests: 1 }, { kind: 'crashingSync', afterRequests: 0 }], {}],
+          // Full rounds of two: killed while the first round waits to be settled alongside the second.
+          [[{ kind: 'upstreamCreate', count: 6 }, { kind: 'sync' }, { kind: 'localQty', pick: 0, qty: 1 }, { kind: 'localQty', pick: 1, qty: 2 },
+            { kind: 'localQty', pick: 2, qty: 3 }, { kind: 'localQty', pick: 3, qty: 4 }, { kind: 'localQty', pick: 4, qty: 5 },
+            { kind: 'crashingSync', afterRequests: 2 }, { kind: 'sync' }], { pushRoundRecords: 2, pushBatchRecords: 1 }],
         ],
       },
     );
