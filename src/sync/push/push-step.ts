@@ -1,12 +1,15 @@
-import { fieldsOf, tableLabel, type Catalog } from '../../mirror/catalog.ts';
+import { tableLabel } from '../../mirror/catalog.ts';
 import type { Mirror } from '../../mirror/mirror.ts';
 import type { EditOutcome, MirrorOutbox, PendingEdit } from '../../mirror/outbox.ts';
 import type { SyncLogger } from '../observer.ts';
 import type { SyncOptions } from '../sync-options.ts';
 import type { Upstream } from '../upstream.ts';
-import { compileConflictPolicies } from './conflict-policy.ts';
 import { nextAttemptAt } from './push-failure.ts';
+import { pushTargets, waitsFor } from './push-targets.ts';
+import { settleOutcomes, type PushReport } from './settle-outcomes.ts';
 import { pushTableEdits, type PushTarget } from './table-push.ts';
+
+export type { PushReport } from './settle-outcomes.ts';
 
 /** What the push needs of the mirror. */
 export type PushMirror = Pick<Mirror, 'readCatalog' | 'applyRows'> & MirrorOutbox;
@@ -19,17 +22,6 @@ export interface PushContext {
   readonly signal?: AbortSignal;
   /** Milliseconds since the epoch; tests move time. */
   readonly now?: () => number;
-}
-
-/** Edits (records) by what became of them in one push. */
-export interface PushReport {
-  pushed: number;
-  failed: number;
-  conflict: number;
-  retry: number;
-  discarded: number;
-  /** Left marked as being sent: their outcome could not be learnt yet. */
-  unsettled: number;
 }
 
 /**
@@ -151,41 +143,8 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
   return report;
 }
 
-type Outcome<T> = { value: T } | { error: unknown };
-
-function unwrap<T>(outcome: Outcome<T>): T {
-  if ('error' in outcome) throw outcome.error;
-  return outcome.value;
-}
-
-async function settle(ctx: PushContext, outcomes: readonly EditOutcome[], report: PushReport): Promise<void> {
-  if (outcomes.length === 0) return;
-  await ctx.mirror.settleEdits(combineOutcomes(outcomes));
-  for (const outcome of outcomes) {
-    report[outcome.kind] += 1;
-    if (outcome.kind === 'failed' || outcome.kind === 'conflict') {
-      ctx.logger.warn({ entryIds: outcome.entryIds, status: outcome.kind, error: outcome.message }, 'local edit not pushed');
-    }
-  }
-}
-
-/**
- * Pushed edits without a created id, and discarded ones, settled as one outcome each: the
- * mirror then settles them with a few statements instead of one per record. Outcomes that carry
- * a created id or a message stay as they are.
- */
-export function combineOutcomes(outcomes: readonly EditOutcome[]): EditOutcome[] {
-  const pushed: number[] = [];
-  const discarded: number[] = [];
-  const rest: EditOutcome[] = [];
-  for (const outcome of outcomes) {
-    if (outcome.kind === 'pushed' && outcome.createdId === undefined) pushed.push(...outcome.entryIds);
-    else if (outcome.kind === 'discarded') discarded.push(...outcome.entryIds);
-    else rest.push(outcome);
-  }
-  if (pushed.length > 0) rest.push({ kind: 'pushed', entryIds: pushed });
-  if (discarded.length > 0) rest.push({ kind: 'discarded', entryIds: discarded });
-  return rest;
+function settle(ctx: PushContext, outcomes: readonly EditOutcome[], report: PushReport): Promise<void> {
+  return settleOutcomes(ctx.mirror, ctx.logger, outcomes, report);
 }
 
 /**
@@ -205,25 +164,11 @@ async function restoreFromUpstream(ctx: PushContext, target: PushTarget, ids: re
   }
 }
 
-function pushTargets(catalog: Catalog, options: SyncOptions): Map<string, PushTarget> {
-  const policyOf = compileConflictPolicies(options.conflictPolicy, options.conflictPolicies);
-  const targets = new Map<string, PushTarget>();
-  for (const table of catalog.tables) {
-    const fieldTypes = new Map(fieldsOf(catalog, table.tableId).filter((f) => !f.readOnly).map((f) => [f.fieldName, f.fieldType as string]));
-    targets.set(table.tableId, { table, fieldTypes, policy: policyOf(table.moduleName, table.tableName) });
-  }
-  return targets;
-}
+type Outcome<T> = { value: T } | { error: unknown };
 
-/** `tableId:recordId` of a locally created row this edit's references point at, if any. */
-function waitsFor(edit: PendingEdit, target: PushTarget, catalog: Catalog): string | undefined {
-  if (edit.operation === 'delete') return undefined;
-  for (const [name, value] of edit.values) {
-    if (target.fieldTypes.get(name) !== 'reference' || typeof value !== 'number' || value >= 0) continue;
-    const field = catalog.fields.find((f) => f.tableId === target.table.tableId && f.fieldName === name);
-    return `${field?.refTableId ?? target.table.tableId}:${value}`;
-  }
-  return undefined;
+function unwrap<T>(outcome: Outcome<T>): T {
+  if ('error' in outcome) throw outcome.error;
+  return outcome.value;
 }
 
 function editKey(edit: PendingEdit): string {
