@@ -49,6 +49,10 @@ export async function openSqliteDriver(
     const mode = raw.pragma('journal_mode = WAL', { simple: true });
     if (mode !== 'wal' && location.path !== ':memory:') throw new Error(`journal_mode is ${String(mode)}, not wal`);
     raw.pragma('synchronous = NORMAL');
+    // SQLite's own default page cache, 2 MB: better-sqlite3 builds with 16 MB, which a backfill
+    // fills with pages it never reads again (it appends at the right edge of its b-trees). That was
+    // 15 MiB of the daemon's peak RSS, for no speed that the benches could measure (bench/README.md).
+    raw.pragma('cache_size = -2000');
     if (!mustExist) await driver.ensureCatalog();
   } catch (error) {
     await driver.close();
