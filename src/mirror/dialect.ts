@@ -191,6 +191,13 @@ export interface DialectDriver {
   dropNotNull(tx: WriteTx, sqlTable: string, column: string): Promise<void>;
   /** Writes the CHECK constraints of a catalog table again as catalog-ddl.ts renders them now, keeping its rows. */
   restateChecks(tx: WriteTx, table: CatalogTableDef): Promise<void>;
+  /**
+   * Before a push reads the outbox: brings the planner's statistics of the outbox up to date when
+   * they are far behind (Postgres), so its reads walk the primary key. A bulk UPDATE captured a
+   * moment ago leaves an outbox the planner takes for nearly empty, and a read of each round then
+   * scans and sorts every entry after it. A no-op where the planner needs no statistics for that.
+   */
+  refreshOutboxStatistics(): Promise<void>;
   /** Sets the comment of a table or column (Postgres); a no-op where comments do not exist. */
   comment(tx: WriteTx, sqlTable: string, column: string | null, text: string | null): Promise<void>;
 

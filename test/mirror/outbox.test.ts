@@ -114,6 +114,30 @@ forEachDialect('outbox operations', ({ fresh }) => {
     }
   });
 
+  it('reads a large outbox a bulk UPDATE just filled; on Postgres the first read lets the planner know its size', async () => {
+    const t = await seeded(fresh);
+    const deals = t.table('crm__deals');
+    await t.mirror.applyRows('t1', { upserts: Array.from({ length: 20_000 }, (_, i) => ({ id: i + 100, values: { title: `d${i}`, amount: i } })) });
+    /** The planner's idea of the outbox's size (Postgres; -1: never analyzed). */
+    const estimate = async () => t.dialect === 'postgres'
+      ? Number((await t.sql<{ n: unknown }>(`SELECT reltuples AS "n" FROM pg_class WHERE oid = '${t.table('_wsmirror_outbox')}'::regclass`))[0]!.n)
+      : undefined;
+    await t.sql(`UPDATE ${deals} SET "amount" = "amount" + 1 WHERE "id" >= 100 AND "id" < 200`);
+    const before = await estimate();
+    expect(await t.mirror.readPendingEdits({ now: NOW, limit: 5000 })).toHaveLength(100);
+    // A small outbox is left as the planner has it.
+    expect(await estimate()).toBe(before);
+
+    await t.sql(`UPDATE ${deals} SET "title" = "title" || '!' WHERE "id" >= 100`);
+    const edits = await t.mirror.readPendingEdits({ now: NOW, limit: 5000 });
+    expect(edits).toHaveLength(5000);
+    expect(edits[0]!.entryIds).toHaveLength(2);
+    if (t.dialect === 'postgres') {
+      expect(before).toBeLessThan(1000);
+      expect(await estimate()).toBeGreaterThan(15_000);
+    }
+  });
+
   it('marks entries as being sent, and settles pushed, failed, conflict, retry and discarded outcomes', async () => {
     const t = await seeded(fresh);
     const deals = t.table('crm__deals');

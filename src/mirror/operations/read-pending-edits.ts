@@ -31,8 +31,9 @@ const ENTRY_COLUMNS = ['entry_id', 'table_id', 'record_id', 'operation', 'column
 
 /**
  * Pending edits due at `now`, one per record, oldest first, at most `limit` records; with
- * `after`, only records whose first due entry comes after that entry id. Read-only: the entries
- * of a record are folded into one create, update or delete, with the row's current values
+ * `after`, only records whose first due entry comes after that entry id. Changes no entry (the
+ * first read of a push may refresh the planner's statistics of the outbox): the entries of a
+ * record are folded into one create, update or delete, with the row's current values
  * decoded to API shapes. Entries of tables no longer mirrored are left out.
  *
  * A read costs in proportion to the records it returns, not to the outbox: it walks the due
@@ -50,6 +51,8 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
   const tables = ctx.tables!;
   const limit = Math.floor(options.limit);
   if (catalog.tables.length === 0 || limit <= 0) return [];
+  // The first read of a push: the outbox may have just been filled by a bulk edit.
+  if (options.after === undefined) await d.refreshOutboxStatistics();
   // Mirrored tables are told apart here, not in the walk's SQL: with a condition on table_id,
   // SQLite reads the walk through the (table_id, record_id) index and sorts the whole outbox.
   const mirrored = new Set(catalog.tables.map((t) => t.tableId));
