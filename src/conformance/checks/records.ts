@@ -2,6 +2,7 @@ import { RECORDS_PAYLOAD_LIMIT_BYTES, type Table } from '../../api/index.ts';
 import { defineCheck, type CheckContext } from '../check.ts';
 import { expectEqual, expectError, expectOk, expectTrue } from '../expectations.ts';
 import { field } from './fixtures.ts';
+import { pollStart } from './polling.ts';
 
 /** Records: create, list (paging, fields, filter), update, delete, transactions, value rules, payload limit. */
 
@@ -57,8 +58,7 @@ export const recordChecks = [
         field('name', 'string', { required: true }), field('size', 'number'),
         field('status', 'choice', { options: [{ name: 'open' }] }), field('org', 'reference', { refTableName: target.name }),
       ]);
-      const since = (await ctx.send('listRecordChanges', { params: { tableName: table }, query: { since: '1970-01-01T00:00:00Z', limit: 1 } }));
-      const asOf = expectOk(since, 'a poll of the new table succeeds').meta.asOf;
+      const asOf = await pollStart(ctx, 'listRecordChanges', table);
       const good = { name: 'fine', status: 'open', org: Number(targetId) };
       const bad: [string, Record<string, unknown>][] = [
         ['an unknown field', { name: 'x', nope: 1 }],
