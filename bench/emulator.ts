@@ -1,10 +1,10 @@
 // Emulator at scale: one table of N records (default 1,000,000) created through the HTTP API in
 // batches of 1,000, then a deep list page, a record-changes poll page and the emulator's memory.
 // The emulator runs as a child process (`bin/wsmirror emulator --port 0`), as a user would run it.
-import { call } from '../test/helpers/emulator.ts';
 import { processMemory, spawnEmulator } from '../test/helpers/processes.ts';
-import { field, ok, recordsPath } from '../test/helpers/schema.ts';
+import { field, recordsPath } from '../test/helpers/schema.ts';
 import { UpstreamWorkspace } from '../test/helpers/workspace.ts';
+import { rawApi } from './raw-api.ts';
 import type { BenchOptions } from './run.ts';
 import { median, round } from './stats.ts';
 
@@ -16,9 +16,7 @@ export async function run(options: BenchOptions = {}) {
   const concurrency = Number(options.concurrency ?? 2);
   const samples = Number(options.samples ?? 50);
   const emu = await spawnEmulator({ stderr: 'inherit' });
-  // The timed requests: one HTTP call each, the body sent as already-encoded JSON.
-  const api = async (method: string, path: string, rawBody?: string) =>
-    ok(await call(emu.url, method, path, { token: emu.apiKey, ...(rawBody === undefined ? {} : { rawBody }) }), `${method} ${path}`).body;
+  const api = rawApi(emu);
   try {
     const ws = new UpstreamWorkspace(emu);
     await ws.createModule('bench');

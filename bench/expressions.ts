@@ -1,10 +1,10 @@
 // Function fields on reads: two tables with the same records, one with three function fields more
 // (arithmetic, an if over text, a text join). Pages of 100 records are listed from both in
 // alternation; the figure is the ratio of the medians, taken in one run.
-import { call } from '../test/helpers/emulator.ts';
 import { spawnEmulator } from '../test/helpers/processes.ts';
-import { field, ok, recordsPath } from '../test/helpers/schema.ts';
+import { field, recordsPath } from '../test/helpers/schema.ts';
 import { UpstreamWorkspace } from '../test/helpers/workspace.ts';
+import { rawApi } from './raw-api.ts';
 import type { BenchOptions } from './run.ts';
 import { median, round } from './stats.ts';
 
@@ -14,8 +14,7 @@ export async function run(options: BenchOptions = {}) {
   const total = Number(options.records ?? 10_000);
   const samples = Number(options.samples ?? 200);
   const emu = await spawnEmulator({ stderr: 'inherit' });
-  const api = async (method: string, path: string, rawBody?: string) =>
-    ok(await call(emu.url, method, path, { token: emu.apiKey, ...(rawBody === undefined ? {} : { rawBody }) }), `${method} ${path}`).body;
+  const api = rawApi(emu);
   try {
     const ws = new UpstreamWorkspace(emu);
     await ws.createModule('bench');
