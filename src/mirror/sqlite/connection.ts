@@ -258,11 +258,11 @@ class SqliteDriver implements DialectDriver {
     this.#rewriteTableSql(sqlTable, (ddl) => ddl.replace(declared, '$1'));
   }
 
-  /** The same procedure: a CHECK that the rows met is replaced by one that says the same. */
   async refreshOutboxStatistics(): Promise<void> {
     // SQLite walks the outbox by rowid whatever it knows of it.
   }
 
+  /** The same procedure as dropNotNull: a CHECK that the rows met is replaced by one that says the same. */
   async restateChecks(_tx: WriteTx, table: CatalogTableDef): Promise<void> {
     this.#rewriteTableSql(table.name, (ddl) => {
       for (const c of table.columns) {
