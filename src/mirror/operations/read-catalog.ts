@@ -65,11 +65,19 @@ export async function readCatalogTables(
   return { tables, fields };
 }
 
-/** A mirrored table by upstream id (from the cached catalog); MirrorError when it is not mirrored. */
-export async function mirroredTable(ctx: MirrorContext, tableId: string): Promise<TableInfo> {
+/**
+ * The mirrored tables with their fields, by upstream id, as cached in the context: read once, and
+ * again after the daemon changes the schema (which drops the cache).
+ */
+export async function cachedTables(ctx: MirrorContext): Promise<ReadonlyMap<string, TableInfo>> {
   assertOpen(ctx);
   if (!ctx.tables) await readCatalog(ctx);
-  const info = ctx.tables!.get(tableId);
+  return ctx.tables!;
+}
+
+/** A mirrored table by upstream id (from the cached catalog); MirrorError when it is not mirrored. */
+export async function mirroredTable(ctx: MirrorContext, tableId: string): Promise<TableInfo> {
+  const info = (await cachedTables(ctx)).get(tableId);
   if (!info) throw new MirrorError(`table ${tableId} is not mirrored (not in the catalog)`);
   return info;
 }

@@ -8,7 +8,7 @@ import { ID_COLUMN } from '../naming.ts';
 import type { PendingEdit } from '../outbox.ts';
 import { sqlToApi } from '../value-codec.ts';
 import { chunks, decodeEntryValue } from './outbox-rows.ts';
-import { readCatalog } from './read-catalog.ts';
+import { cachedTables } from './read-catalog.ts';
 
 interface EntryRow {
   entry_id: unknown;
@@ -47,15 +47,10 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
   assertOpen(ctx);
   const d = ctx.driver;
   const cat = d.catalog(d.db);
-  const catalog = await readCatalog(ctx);
-  const tables = ctx.tables!;
+  // The cached catalog, not a fresh read: a push reads the outbox several times in a row.
+  const tables = await cachedTables(ctx);
   const limit = Math.floor(options.limit);
-  if (catalog.tables.length === 0 || limit <= 0) return [];
-  // The first read of a push: the outbox may have just been filled by a bulk edit.
-  if (options.after === undefined) await d.refreshOutboxStatistics();
-  // Mirrored tables are told apart here, not in the walk's SQL: with a condition on table_id,
-  // SQLite reads the walk through the (table_id, record_id) index and sorts the whole outbox.
-  const mirrored = new Set(catalog.tables.map((t) => t.tableId));
+  if (tables.size === 0 || limit <= 0) return [];
   const due: DueEntries = cat.selectFrom('_wsmirror_outbox').select(ENTRY_COLUMNS)
     .where('status', '=', 'pending')
     .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', options.now)]));
@@ -66,11 +61,16 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
   const earlier = new Set<string>();
   const after = options.after ?? 0;
   let walked = after;
-  for (;;) {
+  for (let first = true; ; first = false) {
     const window: EntryRow[] = await due.where('entry_id', '>', walked).orderBy('entry_id').limit(limit).execute();
+    // The first read of a push, and the outbox holds a round at least: a bulk edit may have just
+    // filled it, before the planner knows (checked only then, not on every cycle's empty read).
+    if (first && options.after === undefined && window.length === limit) await d.refreshOutboxStatistics();
     const added = new Map<string, EntryRow[]>();
     for (const e of window) {
-      if (!mirrored.has(e.table_id)) continue;
+      // Mirrored tables are told apart here, not in the walk's SQL: with a condition on table_id,
+      // SQLite reads the walk through the (table_id, record_id) index and sorts the whole outbox.
+      if (!tables.has(e.table_id)) continue;
       const key = recordKey(e);
       const list = byRecord.get(key) ?? added.get(key);
       if (list) list.push(e);
