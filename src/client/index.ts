@@ -19,3 +19,4 @@ export { resolveClientOptions } from './client-options.ts';
 export type { ResolvedClientOptions } from './client-options.ts';
 export { backoffDelay, isNotSentCode, networkErrorCode, parseRetryAfter } from './retry-policy.ts';
 export { readBoundedBody } from './bounded-body.ts';
+export { requestsWritten } from './requests-written.ts';

@@ -1,3 +1,4 @@
+import { requestsWritten } from '../../client/index.ts';
 import { tableLabel } from '../../mirror/catalog.ts';
 import type { Mirror } from '../../mirror/mirror.ts';
 import type { EditOutcome, MirrorOutbox, PendingEdit } from '../../mirror/outbox.ts';
@@ -91,15 +92,14 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
           target,
           ready,
         );
-        // Once the first request is out (a macrotask later), the daemon's own work runs while
-        // upstream works: settling the last round, then reading the records that follow this
-        // round in capture order (its own entries are not settled yet, so a plain read would
-        // return them again).
+        // Once the first request is on the wire, the daemon's own work runs while upstream works:
+        // settling the last round, then reading the records that follow this round in capture
+        // order (its own entries are not settled yet, so a plain read would return them again).
         const readNext = overlapNext && index === groups.length - 1;
         const previous = deferred;
         deferred = undefined;
         const alongside = previous !== undefined || readNext
-          ? new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+          ? requestsWritten().then(async () => {
             if (previous !== undefined) await settle(ctx, previous, report);
             return readNext ? readDue(held.size, Math.max(...fresh.map((e) => Math.min(...e.entryIds)))) : undefined;
           }).then((value) => ({ value }), (error: unknown) => ({ error }))
