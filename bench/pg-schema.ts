@@ -1,5 +1,7 @@
 // The Postgres side of the bench scenarios: where they find a server, and how they clean up.
+import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
+import { processCpuMs } from '../test/helpers/processes.ts';
 
 /** The server the scenarios use: `WSMIRROR_TEST_PG_URL`, else the local one. */
 export const BENCH_PG_URL = process.env['WSMIRROR_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -13,4 +15,37 @@ export async function dropSchema(pgUrl: string, schema: string): Promise<void> {
   } finally {
     await c.end();
   }
+}
+
+/**
+ * CPU time (ms) of each process of the local Postgres server now, by pid; empty when none is seen
+ * (a remote server).
+ */
+export function localPostgresCpu(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let comm: string;
+    try {
+      comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
+    } catch {
+      continue;
+    }
+    if (comm !== 'postgres') continue;
+    const ms = processCpuMs(Number(entry));
+    if (ms !== undefined) out.set(Number(entry), ms);
+  }
+  return out;
+}
+
+/**
+ * The local Postgres server's CPU (ms) between two `localPostgresCpu` readings: the processes
+ * alive at the second, from zero for those started since. A process that ended in between is
+ * not counted (a connection closed, an autovacuum worker done), so this is a lower bound.
+ */
+export function postgresCpuBetween(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number | undefined {
+  if (after.size === 0) return undefined;
+  let total = 0;
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
+  return total;
 }

@@ -28,6 +28,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string): Mirror {
     dialect: driver.dialect.name,
     displayUrl,
     preferredBatchRows: driver.preferredBatchRows,
+    preferredPushRoundRecords: driver.preferredPushRoundRecords,
     readCatalog: () => readCatalog(ctx),
     applySchemaPlan: (plan, options) => applySchemaPlan(ctx, plan, options),
     applyRows: (tableId, batch) => applyRows(ctx, tableId, batch),

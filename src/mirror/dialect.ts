@@ -155,6 +155,8 @@ export interface DialectDriver {
   readonly dialect: Dialect;
   /** Rows per write transaction that suit this dialect (see Mirror.preferredBatchRows). */
   readonly preferredBatchRows: number;
+  /** Records per push round that suit this dialect (see Mirror.preferredPushRoundRecords). */
+  readonly preferredPushRoundRecords: number;
   /**
    * Whether the database declares foreign keys that it does not enforce (PostgreSQL 18's
    * `NOT ENFORCED`): the mirror then declares one per reference (operations/foreign-keys.ts).

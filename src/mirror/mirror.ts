@@ -28,6 +28,12 @@ export interface Mirror extends MirrorOutbox {
    * trips, so larger ones are cheaper (bench/README.md has the figures).
    */
   readonly preferredBatchRows: number;
+  /**
+   * Records per push round that suit the dialect: a SQLite read is cheap, so small rounds let
+   * reading and settling one round overlap the next round's request; each Postgres read and
+   * settle costs several round trips, so larger rounds are cheaper (bench/README.md, push).
+   */
+  readonly preferredPushRoundRecords: number;
 
   /** A snapshot of the catalog: mirrored tables and fields, with their SQL names and states. */
   readCatalog(): Promise<Catalog>;

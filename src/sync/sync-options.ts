@@ -26,8 +26,8 @@ export interface SyncOptions {
   pushBatchBytes: number;
   /** Records per push request (a refused batch is split in halves: fewer steps when smaller). */
   pushBatchRecords: number;
-  /** Records' edits read from the outbox per push round. */
-  pushRoundRecords: number;
+  /** Records' edits read from the outbox per push round; default: the mirror's preference. */
+  pushRoundRecords: number | undefined;
   /** Backoff of edits that failed transiently: first ceiling, doubling up to the maximum. */
   pushRetryBaseMs: number;
   pushRetryMaxMs: number;
@@ -52,7 +52,7 @@ export const SYNC_DEFAULTS: SyncOptions = {
   conflictPolicies: [],
   pushBatchBytes: 5 * 1024 * 1024,
   pushBatchRecords: 1000,
-  pushRoundRecords: 5000,
+  pushRoundRecords: undefined,
   pushRetryBaseMs: 5_000,
   pushRetryMaxMs: 15 * 60_000,
 };

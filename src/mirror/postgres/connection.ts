@@ -93,6 +93,7 @@ const OUTBOX_ANALYZE_ENTRIES = 20_000;
 class PostgresDriver implements DialectDriver {
   readonly dialect: Dialect;
   readonly preferredBatchRows = 2_000;
+  readonly preferredPushRoundRecords = 5_000;
   informationalForeignKeys = false;
   readonly #stagesByClient = new WeakMap<pg.PoolClient, Set<string>>();
   readonly db: Kysely<CatalogDb>;

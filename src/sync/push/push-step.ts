@@ -13,7 +13,7 @@ import { pushTableEdits, type PushTarget } from './table-push.ts';
 export type { PushReport } from './settle-outcomes.ts';
 
 /** What the push needs of the mirror. */
-export type PushMirror = Pick<Mirror, 'readCatalog' | 'applyRows'> & MirrorOutbox;
+export type PushMirror = Pick<Mirror, 'readCatalog' | 'applyRows' | 'preferredPushRoundRecords'> & MirrorOutbox;
 
 export interface PushContext {
   readonly client: Upstream;
@@ -27,7 +27,8 @@ export interface PushContext {
 
 /**
  * The push step, first in every cycle (DESIGN §4.1): sends the outbox's pending edits upstream
- * and records what became of each. Works in rounds of at most `pushRoundRecords` records: read
+ * and records what became of each. Works in rounds of at most `pushRoundRecords` records (by
+ * default the mirror's `preferredPushRoundRecords`): read
  * the due edits, push them table by table, settle each table's outcomes in one mirror
  * transaction. Unless a round creates records, the next round is read while its requests are
  * out, and it is settled while the next round's first request is out: the daemon's reading and
@@ -40,12 +41,13 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
   const report: PushReport = { pushed: 0, failed: 0, conflict: 0, retry: 0, discarded: 0, unsettled: 0 };
   const catalog = await ctx.mirror.readCatalog();
   const targets = pushTargets(catalog, ctx.options);
+  const roundRecords = ctx.options.pushRoundRecords ?? ctx.mirror.preferredPushRoundRecords;
   /** Edits whose outcome could not be learnt this push: not looked at again until the next. */
   const held = new Set<string>();
   /** Edits of the last round that wait for a row created locally to be created upstream. */
   let waiting: PendingEdit[] = [];
   const readDue = (skip: number, after?: number) =>
-    ctx.mirror.readPendingEdits({ now: new Date(now()).toISOString(), limit: ctx.options.pushRoundRecords + skip, ...(after !== undefined ? { after } : {}) });
+    ctx.mirror.readPendingEdits({ now: new Date(now()).toISOString(), limit: roundRecords + skip, ...(after !== undefined ? { after } : {}) });
   /** The next round's edits, read while this round's requests were out. */
   let nextRound: PendingEdit[] | undefined;
   /** The last round's outcomes, settled while the next round's first request is out. */
@@ -56,13 +58,13 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
       ctx.signal?.throwIfAborted();
       const due = nextRound ?? await readDue(held.size);
       nextRound = undefined;
-      const fresh = due.filter((e) => !held.has(editKey(e))).slice(0, ctx.options.pushRoundRecords);
+      const fresh = due.filter((e) => !held.has(editKey(e))).slice(0, roundRecords);
       if (fresh.length === 0) break;
       const unresolved = new Set(due.filter((e) => e.operation === 'create').map((e) => `${e.tableId}:${e.recordId}`));
       // The next round may be read, and this one settled, while requests are out only when this
       // round creates no record: settling a create rewrites the temporary id in other rows, which
       // a read or a send made before it would miss.
-      const overlapNext = fresh.length === ctx.options.pushRoundRecords && !fresh.some((e) => e.operation === 'create');
+      const overlapNext = fresh.length === roundRecords && !fresh.some((e) => e.operation === 'create');
       let settledThisRound = 0;
       const groups = [...groupByTable(fresh)];
       for (const [index, [tableId, edits]] of groups.entries()) {

@@ -31,6 +31,7 @@ interface LocalRecord {
 export class MemoryOutbox implements PushMirror {
   readonly records: LocalRecord[] = [];
   readonly settled: EditOutcome[] = [];
+  readonly preferredPushRoundRecords = 5_000;
   readonly #mirror: Pick<Mirror, 'readCatalog' | 'applyRows'>;
   #nextEntry = 1;
 
