@@ -26,6 +26,7 @@ interface EntryRow {
 const ROWS_PER_READ = 5_000;
 
 type DueEntries = SelectQueryBuilder<CatalogDb, '_wsmirror_outbox', EntryRow>;
+type OutboxWhere = ExpressionBuilder<CatalogDb, '_wsmirror_outbox'>;
 
 const ENTRY_COLUMNS = ['entry_id', 'table_id', 'record_id', 'operation', 'column_name', 'old_value', 'new_value', 'attempts', 'sending_since'] as const;
 
@@ -72,22 +73,36 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
       // SQLite reads the walk through the (table_id, record_id) index and sorts the whole outbox.
       if (!tables.has(e.table_id)) continue;
       const key = recordKey(e);
-      const list = byRecord.get(key) ?? added.get(key);
+      // A record of an earlier window already has its entries after that window (looked up below).
+      if (byRecord.has(key)) continue;
+      const list = added.get(key);
       if (list) list.push(e);
       else if (!earlier.has(key) && byRecord.size + added.size < limit) added.set(key, [e]);
     }
     if (window.length > 0) walked = Number(window[window.length - 1]!.entry_id);
-    if (after > 0) {
-      for (const e of await entriesOf(ctx, due, added, (eb) => eb('entry_id', '<=', after))) {
-        added.delete(recordKey(e));
-        earlier.add(recordKey(e));
+    // A window shorter than asked for reached the last due entry: nothing follows it.
+    const reachedEnd = window.length < limit;
+    // One look-up by record for the new records: their entries at or before `after` (they belong
+    // to an earlier read) and, unless the walk reached the end, those after the walk (appended:
+    // later in capture order).
+    const outside = [
+      ...(after > 0 ? [(eb: OutboxWhere) => eb('entry_id', '<=', after)] : []),
+      ...(reachedEnd ? [] : [(eb: OutboxWhere) => eb('entry_id', '>', walked)]),
+    ];
+    if (added.size > 0 && outside.length > 0) {
+      for (const e of await entriesOf(ctx, due, added, (eb) => eb.or(outside.map((where) => where(eb))))) {
+        const key = recordKey(e);
+        if (Number(e.entry_id) <= after) {
+          added.delete(key);
+          earlier.add(key);
+        } else {
+          added.get(key)?.push(e);
+        }
       }
     }
     for (const [key, list] of added) byRecord.set(key, list);
-    if (window.length < limit || byRecord.size >= limit) break;
+    if (reachedEnd || byRecord.size >= limit) break;
   }
-  // Their entries after the walk: later in capture order, so appended.
-  for (const e of await entriesOf(ctx, due, byRecord, (eb) => eb('entry_id', '>', walked))) byRecord.get(recordKey(e))!.push(e);
 
   const rowsByTable = new Map<string, CurrentRows>();
   const columnsByTable = new Map<string, Map<string, MirrorField>>();
@@ -113,7 +128,7 @@ function recordKey(e: EntryRow): string {
 /** The due entries of these records that `where` selects, in capture order. */
 async function entriesOf(
   ctx: MirrorContext, due: DueEntries, records: ReadonlyMap<string, readonly EntryRow[]>,
-  where: (eb: ExpressionBuilder<CatalogDb, '_wsmirror_outbox'>) => Expression<SqlBool>,
+  where: (eb: OutboxWhere) => Expression<SqlBool>,
 ): Promise<EntryRow[]> {
   const out: EntryRow[] = [];
   for (const [tableId, ids] of recordIdsByTable(records)) {
