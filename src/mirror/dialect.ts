@@ -147,6 +147,13 @@ export interface ColumnSpec {
   sqlType: string;
 }
 
+/** The comment of a table (`column` null) or of one of its columns; null text removes it. */
+export interface CommentOn {
+  sqlTable: string;
+  column: string | null;
+  text: string | null;
+}
+
 /**
  * An open connection of one dialect: it runs SQL, and never decides names or types (the
  * operations do, from the `Dialect` and the catalog).
@@ -200,8 +207,16 @@ export interface DialectDriver {
    * scans and sorts every entry after it. A no-op where the planner needs no statistics for that.
    */
   refreshOutboxStatistics(): Promise<void>;
-  /** Sets the comment of a table or column (Postgres); a no-op where comments do not exist. */
-  comment(tx: WriteTx, sqlTable: string, column: string | null, text: string | null): Promise<void>;
+  /**
+   * Sets comments of tables and columns (Postgres), all in one round trip; a no-op where comments
+   * do not exist.
+   */
+  comment(tx: WriteTx, comments: readonly CommentOn[]): Promise<void>;
+  /**
+   * Runs SQL texts a dialect wrote (DDL without bind parameters), in order, inside `tx`: on
+   * Postgres as one multi-statement query, one round trip for all of them.
+   */
+  runScript(tx: WriteTx, statements: readonly string[]): Promise<void>;
 
   /**
    * What would keep the daemon from writing these tables (and creating new ones), one line each;

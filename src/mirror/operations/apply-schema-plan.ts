@@ -62,13 +62,14 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: SchemaOp): Promise<voi
         ...op.fields.map((f) => sql`${sql.id(f.columnName)} ${sql.raw(f.sqlType)}`),
       ];
       await sql`CREATE TABLE ${d.table(op.table.sqlName)} (${sql.join(columns)})`.execute(tx.db);
-      await d.comment(tx, op.table.sqlName, null, op.table.label);
-      for (const [column, text] of Object.entries(SYSTEM_COLUMN_COMMENTS)) await d.comment(tx, op.table.sqlName, column, text);
+      const sqlTable = op.table.sqlName;
+      await d.comment(tx, [
+        { sqlTable, column: null, text: op.table.label },
+        ...Object.entries(SYSTEM_COLUMN_COMMENTS).map(([column, text]) => ({ sqlTable, column, text })),
+        ...op.fields.map((f) => ({ sqlTable, column: f.columnName, text: f.label })),
+      ]);
       await insertTableRow(ctx, tx, op.table);
-      for (const f of op.fields) {
-        await d.comment(tx, op.table.sqlName, f.columnName, f.label);
-        await writeFieldRows(ctx, tx, op.table.sqlName, f);
-      }
+      await writeFieldRows(ctx, tx, sqlTable, op.fields);
       // Its reference indexes come when its first full read ends (reference-indexes.ts).
       return;
     }
@@ -90,12 +91,12 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: SchemaOp): Promise<voi
       return;
     case 'updateTable':
       await updateTableRow(ctx, tx, op.table);
-      await d.comment(tx, op.table.sqlName, null, op.table.label);
+      await d.comment(tx, [{ sqlTable: op.table.sqlName, column: null, text: op.table.label }]);
       return;
     case 'addColumn':
       await sql`ALTER TABLE ${d.table(op.sqlTable)} ADD COLUMN ${sql.id(op.field.columnName)} ${sql.raw(op.field.sqlType)}`.execute(tx.db);
-      await d.comment(tx, op.sqlTable, op.field.columnName, op.field.label);
-      await writeFieldRows(ctx, tx, op.sqlTable, op.field);
+      await d.comment(tx, [{ sqlTable: op.sqlTable, column: op.field.columnName, text: op.field.label }]);
+      await writeFieldRows(ctx, tx, op.sqlTable, [op.field]);
       await createReferenceIndex(ctx, tx, op.sqlTable, op.field);
       return;
     case 'dropColumn':
@@ -114,12 +115,12 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: SchemaOp): Promise<voi
         await sql`ALTER TABLE ${d.table(op.sqlTable)} ADD COLUMN ${sql.id(op.field.columnName)} ${sql.raw(op.field.sqlType)}`.execute(tx.db);
         await createReferenceIndex(ctx, tx, op.sqlTable, op.field);
       }
-      await d.comment(tx, op.sqlTable, op.field.columnName, op.field.label);
-      await writeFieldRows(ctx, tx, op.sqlTable, op.field);
+      await d.comment(tx, [{ sqlTable: op.sqlTable, column: op.field.columnName, text: op.field.label }]);
+      await writeFieldRows(ctx, tx, op.sqlTable, [op.field]);
       return;
     case 'updateField':
-      await d.comment(tx, op.sqlTable, op.field.columnName, op.field.label);
-      await writeFieldRows(ctx, tx, op.sqlTable, op.field);
+      await d.comment(tx, [{ sqlTable: op.sqlTable, column: op.field.columnName, text: op.field.label }]);
+      await writeFieldRows(ctx, tx, op.sqlTable, [op.field]);
       return;
   }
 }

@@ -1,7 +1,6 @@
 import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import type { CaptureTable } from '../sql-text.ts';
-import { runStatements } from './run-statements.ts';
 
 /**
  * The capture triggers of every mirrored table (each dialect's capture-triggers.ts writes them).
@@ -24,9 +23,9 @@ export async function captureTables(ctx: MirrorContext, tx: WriteTx): Promise<Ca
 }
 
 export async function dropCapture(ctx: MirrorContext, tx: WriteTx, tables: readonly CaptureTable[]): Promise<void> {
-  for (const t of tables) await runStatements(tx, ctx.dialect.dropCaptureSql(ctx.driver.names, t));
+  await ctx.driver.runScript(tx, tables.flatMap((t) => ctx.dialect.dropCaptureSql(ctx.driver.names, t)));
 }
 
 export async function createCapture(ctx: MirrorContext, tx: WriteTx, tables: readonly CaptureTable[]): Promise<void> {
-  for (const t of tables) await runStatements(tx, ctx.dialect.createCaptureSql(ctx.driver.names, t));
+  await ctx.driver.runScript(tx, tables.flatMap((t) => ctx.dialect.createCaptureSql(ctx.driver.names, t)));
 }

@@ -45,11 +45,21 @@ export async function deleteFieldRows(ctx: MirrorContext, tx: WriteTx, tableId: 
   await cat.deleteFrom('_wsmirror_choice_options').where('table_id', '=', tableId).where('field_id', '=', fieldId).execute();
 }
 
-/** The field's catalog row and its choice options, replacing what was there. */
-export async function writeFieldRows(ctx: MirrorContext, tx: WriteTx, sqlTable: string, f: MirrorField): Promise<void> {
+/** Rows per multi-row insert: a field row binds 13 values, an option row 12. */
+const ROWS_PER_INSERT = 500;
+
+/**
+ * The fields' catalog rows and their choice options, replacing what was there: a few statements
+ * for all the fields of one table (a new table has dozens), not a few per field.
+ */
+export async function writeFieldRows(ctx: MirrorContext, tx: WriteTx, sqlTable: string, fields: readonly MirrorField[]): Promise<void> {
+  if (fields.length === 0) return;
   const cat = ctx.driver.catalog(tx.db);
-  await deleteFieldRows(ctx, tx, f.tableId, f.fieldId);
-  await cat.insertInto('_wsmirror_fields').values({
+  for (const [tableId, ids] of fieldIdsByTable(fields)) {
+    await cat.deleteFrom('_wsmirror_fields').where('table_id', '=', tableId).where('field_id', 'in', ids).execute();
+    await cat.deleteFrom('_wsmirror_choice_options').where('table_id', '=', tableId).where('field_id', 'in', ids).execute();
+  }
+  const fieldRows = fields.map((f) => ({
     table_id: f.tableId,
     field_id: f.fieldId,
     field_name: f.fieldName,
@@ -63,10 +73,12 @@ export async function writeFieldRows(ctx: MirrorContext, tx: WriteTx, sqlTable: 
     ref_table_id: f.refTableId,
     synced_from: f.syncedFrom,
     options: f.options === null ? null : JSON.stringify(f.options),
-  }).execute();
-  if (Array.isArray(f.options) && f.options.length > 0) {
+  }));
+  for (const chunk of inChunks(fieldRows)) await cat.insertInto('_wsmirror_fields').values(chunk).execute();
+  const optionRows = fields.flatMap((f) => {
+    if (!Array.isArray(f.options)) return [];
     const seen = new Set<string>();
-    const rows = f.options.filter((o) => !seen.has(o.id) && seen.add(o.id)).map((o) => ({
+    return f.options.filter((o) => !seen.has(o.id) && seen.add(o.id)).map((o) => ({
       table_id: f.tableId,
       field_id: f.fieldId,
       sql_table: sqlTable,
@@ -80,8 +92,24 @@ export async function writeFieldRows(ctx: MirrorContext, tx: WriteTx, sqlTable: 
       text_color: o.textColor ?? null,
       icon: o.icon ?? null,
     }));
-    await cat.insertInto('_wsmirror_choice_options').values(rows).execute();
+  });
+  for (const chunk of inChunks(optionRows)) await cat.insertInto('_wsmirror_choice_options').values(chunk).execute();
+}
+
+function fieldIdsByTable(fields: readonly MirrorField[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const f of fields) {
+    const ids = out.get(f.tableId);
+    if (ids) ids.push(f.fieldId);
+    else out.set(f.tableId, [f.fieldId]);
   }
+  return out;
+}
+
+function inChunks<T>(rows: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) out.push(rows.slice(i, i + ROWS_PER_INSERT));
+  return out;
 }
 
 function pickOptionLabel(labels: Labels | undefined, name: string): string {

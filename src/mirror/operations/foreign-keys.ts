@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { ForeignKey, WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { fieldObjectName } from '../naming.ts';
@@ -34,8 +33,9 @@ export async function createForeignKeys(ctx: MirrorContext, tx: WriteTx): Promis
 
 async function run(ctx: MirrorContext, tx: WriteTx, what: 'create' | 'drop'): Promise<void> {
   if (!ctx.driver.informationalForeignKeys) return;
-  for (const fk of await foreignKeys(ctx, tx)) {
+  const keys = await foreignKeys(ctx, tx);
+  await ctx.driver.runScript(tx, keys.flatMap((fk) => {
     const statements = ctx.dialect.foreignKeySql(ctx.driver.names, fk);
-    if (statements !== null) await sql.raw(statements[what]).execute(tx.db);
-  }
+    return statements === null ? [] : [statements[what]];
+  }));
 }

@@ -10,7 +10,6 @@ import { SYNCED_AT_COLUMN } from '../naming.ts';
 import { restoreDerivedObjects, setAsideDerivedObjects } from './derived-objects.ts';
 import { readCatalog, readCatalogTables } from './read-catalog.ts';
 import { createReferenceIndex } from './reference-indexes.ts';
-import { runStatements } from './run-statements.ts';
 
 /**
  * Version of the capture set-up of the mirrored tables: their triggers, and what the triggers
@@ -82,7 +81,7 @@ async function convertColumnTypes(ctx: MirrorContext, tx: WriteTx): Promise<void
   });
   for (const { field, to, statements } of conversions) {
     ctx.logger?.info({ table: sqlNameOf.get(field.tableId), column: field.columnName, from: field.sqlType, to }, 'column converted to its new SQL type');
-    await runStatements(tx, statements);
+    await ctx.driver.runScript(tx, statements);
     await cat.updateTable('_wsmirror_fields').set({ sql_type: to })
       .where('table_id', '=', field.tableId).where('field_id', '=', field.fieldId).execute();
   }

@@ -3,7 +3,6 @@ import type { MirrorContext } from '../mirror-context.ts';
 import { readableViewOf } from '../readable-view.ts';
 import { dropViewStatement } from '../view-sql.ts';
 import { readCatalogTables } from './read-catalog.ts';
-import { runStatements } from './run-statements.ts';
 
 /**
  * The readable view of every mirrored table (readable-view.ts; each dialect's readable-views.ts
@@ -14,18 +13,14 @@ import { runStatements } from './run-statements.ts';
  */
 export async function dropViews(ctx: MirrorContext, tx: WriteTx): Promise<void> {
   const rows = await ctx.driver.catalog(tx.db).selectFrom('_wsmirror_tables').select('view_name').execute();
-  for (const { view_name } of rows) {
-    if (view_name !== null) await runStatements(tx, [dropViewStatement(ctx.driver.names, view_name)]);
-  }
+  await ctx.driver.runScript(tx, rows.flatMap(({ view_name }) => (view_name === null ? [] : [dropViewStatement(ctx.driver.names, view_name)])));
 }
 
 export async function createViews(ctx: MirrorContext, tx: WriteTx): Promise<void> {
   const { tables, fields } = await readCatalogTables(ctx.driver, ctx.driver.catalog(tx.db));
   const byId = new Map(tables.map((t) => [t.tableId, t]));
-  await runStatements(tx, ctx.dialect.viewSetupSql(ctx.driver.names));
-  for (const table of tables) {
-    if (table.viewName === null) continue;
-    const view = readableViewOf(table, fields, byId, ctx.dialect);
-    await runStatements(tx, ctx.dialect.createViewSql(ctx.driver.names, view));
-  }
+  await ctx.driver.runScript(tx, [
+    ...ctx.dialect.viewSetupSql(ctx.driver.names),
+    ...tables.flatMap((table) => (table.viewName === null ? [] : ctx.dialect.createViewSql(ctx.driver.names, readableViewOf(table, fields, byId, ctx.dialect)))),
+  ]);
 }

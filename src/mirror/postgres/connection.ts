@@ -9,7 +9,7 @@ import { checkCatalogVersion } from '../catalog-tables.ts';
 import type { CatalogDb } from '../catalog-tables.ts';
 import { catalogTableDdl, catalogTablesOf } from '../catalog-ddl.ts';
 import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
-import type { ColumnSpec, Dialect, DialectDriver, RowSink, RowsToKeep, WriteTx } from '../dialect.ts';
+import type { ColumnSpec, CommentOn, Dialect, DialectDriver, RowSink, RowsToKeep, WriteTx } from '../dialect.ts';
 import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-url.ts';
 import { hash8 } from '../naming.ts';
 import { CopyTextRows, ROW_NUMBER_COLUMN } from './copy-text.ts';
@@ -130,12 +130,14 @@ class PostgresDriver implements DialectDriver {
       if (Number(schemas[0]?.n ?? 0) === 0) await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(this.#schema)}`.execute(tx.db);
       const { rows } = await sql<{ exists: boolean }>`SELECT to_regclass(${`${pg.escapeIdentifier(this.#schema)}."_wsmirror_meta"`}) IS NOT NULL AS exists`.execute(tx.db);
       const fresh = !rows[0]?.exists;
-      for (const def of catalogTablesOf(this.dialect)) {
-        for (const stmt of catalogTableDdl(this.dialect, def, (n) => this.table(n))) await stmt.execute(tx.db);
-        if (fresh) {
-          await this.comment(tx, def.name, null, def.comment);
-          for (const c of def.columns) await this.comment(tx, def.name, c.name, c.comment);
-        }
+      const defs = catalogTablesOf(this.dialect);
+      // One round trip for every table and index; their texts hold no bind parameters.
+      await this.runScript(tx, defs.flatMap((def) => catalogTableDdl(this.dialect, def, (n) => this.table(n)).map((stmt) => stmt.compile(tx.db).sql)));
+      if (fresh) {
+        await this.comment(tx, defs.flatMap((def) => [
+          { sqlTable: def.name, column: null, text: def.comment },
+          ...def.columns.map((c) => ({ sqlTable: def.name, column: c.name, text: c.comment })),
+        ]));
       }
       await initCatalogVersion(this.catalog(tx.db));
     });
@@ -317,11 +319,19 @@ class PostgresDriver implements DialectDriver {
     // Postgres evaluates an IN list as one array comparison: the stored form costs nothing more.
   }
 
-  async comment(tx: WriteTx, sqlTable: string, column: string | null, text: string | null): Promise<void> {
+  async comment(tx: WriteTx, comments: readonly CommentOn[]): Promise<void> {
     // COMMENT takes no bind parameters: the text goes in as a literal escaped by pg.
-    const value = text === null ? sql.raw('NULL') : sql.raw(pg.escapeLiteral(text));
-    if (column === null) await sql`COMMENT ON TABLE ${this.table(sqlTable)} IS ${value}`.execute(tx.db);
-    else await sql`COMMENT ON COLUMN ${sql.id(this.#schema, sqlTable, column)} IS ${value}`.execute(tx.db);
+    await this.runScript(tx, comments.map(({ sqlTable, column, text }) => {
+      const value = text === null ? 'NULL' : pg.escapeLiteral(text);
+      const target = column === null ? `TABLE ${this.names.qualify(sqlTable)}` : `COLUMN ${this.names.qualify(sqlTable)}.${quoteIdent(column)}`;
+      return `COMMENT ON ${target} IS ${value}`;
+    }));
+  }
+
+  async runScript(tx: WriteTx, statements: readonly string[]): Promise<void> {
+    // Without bind parameters pg sends a simple query, which may hold several statements: a
+    // first sync of a table runs dozens, and each round trip to a remote server costs.
+    if (statements.length > 0) await sql.raw(statements.join(';\n')).execute(tx.db);
   }
 
   fromBool(value: unknown): boolean {

@@ -1,0 +1,69 @@
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+
+/**
+ * A TCP proxy in front of a Postgres server that counts the round trips its clients make: each
+ * simple query (`Q`) and each extended-protocol `Sync` (`S`, which ends a parse/bind/execute
+ * exchange) waits for the server's answer before the client goes on. Against a server across a
+ * network each of them costs a network round trip.
+ */
+export interface RoundTripCounter {
+  /** `url` with the proxy's host and port. */
+  url: string;
+  /** Round trips since the start or the last `reset`. */
+  readonly roundTrips: number;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export async function startRoundTripCounter(url: string): Promise<RoundTripCounter> {
+  const target = new URL(url);
+  const sockets = new Set<Socket>();
+  let roundTrips = 0;
+  const server: Server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    sockets.add(client).add(upstream);
+    let pending = Buffer.alloc(0);
+    let started = false;
+    client.on('data', (chunk: Buffer) => {
+      upstream.write(chunk);
+      pending = Buffer.concat([pending, chunk]);
+      for (;;) {
+        // The first message (startup, or an SSL or cancel request) has no type byte.
+        const header = started ? 5 : 4;
+        if (pending.length < header) break;
+        const length = started ? pending.readInt32BE(1) + 1 : pending.readInt32BE(0);
+        if (pending.length < length) break;
+        if (started && (pending[0] === 0x51 || pending[0] === 0x53)) roundTrips += 1;
+        // An SSL request is answered by one byte and followed by the real startup message.
+        if (started || length !== 8) started = true;
+        pending = pending.subarray(length);
+      }
+    });
+    upstream.on('data', (chunk: Buffer) => client.write(chunk));
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const proxied = new URL(url);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String((server.address() as AddressInfo).port);
+  return {
+    url: proxied.toString(),
+    get roundTrips() {
+      return roundTrips;
+    },
+    reset() {
+      roundTrips = 0;
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
