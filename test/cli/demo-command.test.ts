@@ -54,6 +54,16 @@ describe('wsmirror demo (real process)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-demo-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+  it('runs, as `npm start` starts it, through the launcher with the service heap bounds: under 128 MB at its peak', async () => {
+    const scripts = (JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts['start']).toBe('bin/wsmirror demo');
+    const res = await runWsmirror(['demo', '--db', 'bounded.db'], {}, { cwd: dir, launcher: true });
+    expect(res.code, res.stderr).toBe(0);
+    // With Node's defaults the process (emulator and daemon) peaked at 158 MiB; bounded, 105 MiB.
+    expect(res.peakRssBytes).toBeGreaterThan(0);
+    expect(res.peakRssBytes!).toBeLessThan(128_000_000);
+  });
+
   it('mirrors the sample workspace into ./wsmirror-demo.db and prints a query that runs and names the options', async () => {
     const res = await runWsmirror(['demo'], {}, { cwd: dir });
     expect(res.code, res.stderr).toBe(0);
