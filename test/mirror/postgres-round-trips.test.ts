@@ -9,8 +9,8 @@ import { field, module, sync, table, workspace } from './fixtures.ts';
 /**
  * Against a Postgres server across a network every statement costs a round trip. Opening a new
  * mirror and creating its tables (a first sync; later schema changes re-create every table's
- * capture and view) takes a number of them that does not grow with the tables' fields: comments,
- * catalog rows, capture and views each go in one round trip.
+ * capture and view), and adding fields to a table, take a number of them that does not grow with
+ * the fields: comments, catalog rows, capture and views each go in one round trip.
  */
 
 const PG_URL = process.env['WSMIRROR_TEST_PG_URL']!;
@@ -35,7 +35,7 @@ function fields(count: number): Field[] {
     : field(`fld_${i}`, `text_${i}`, 'string'));
 }
 
-async function roundTrips(fieldCount: number): Promise<{ open: number; createTables: number }> {
+async function roundTrips(fieldCount: number): Promise<{ open: number; createTables: number; addFields: number }> {
   const schema = `wsm_trips_${randomBytes(4).toString('hex')}`;
   schemas.push(schema);
   counter.reset();
@@ -43,19 +43,30 @@ async function roundTrips(fieldCount: number): Promise<{ open: number; createTab
   try {
     const open = counter.roundTrips;
     counter.reset();
-    await sync(mirror, workspace(module('mod_crm', 'crm', [table('tbl_deals', 'deals', fields(fieldCount)), table('tbl_people', 'people', fields(fieldCount))])));
-    return { open, createTables: counter.roundTrips };
+    const people = table('tbl_people', 'people', fields(fieldCount));
+    const dealFields = fields(fieldCount);
+    await sync(mirror, workspace(module('mod_crm', 'crm', [table('tbl_deals', 'deals', dealFields), people])));
+    const createTables = counter.roundTrips;
+    counter.reset();
+    // As many fields again, among them references to the other table (indexed).
+    const added = fields(fieldCount).map((f, i) => i % 4 === 1
+      ? field(`new_${f.id}`, `ref_${i}`, 'reference', { refTableId: 'tbl_people' })
+      : { ...f, id: `new_${f.id}`, name: `new_${f.name}` });
+    await sync(mirror, workspace(module('mod_crm', 'crm', [table('tbl_deals', 'deals', [...dealFields, ...added]), people])));
+    return { open, createTables, addFields: counter.roundTrips };
   } finally {
     await mirror.close();
   }
 }
 
-it('opens a mirror and creates its tables in round trips that do not grow with the fields', async () => {
+it('opens a mirror, creates its tables and adds fields in round trips that do not grow with the fields', async () => {
   const few = await roundTrips(4);
   const many = await roundTrips(40);
   expect(many.open).toBe(few.open);
   expect(many.createTables).toBe(few.createTables);
+  expect(many.addFields).toBe(few.addFields);
   // Two tables, with their catalog rows, capture and views: 95 round trips before they were
-  // gathered, 491 with 40 fields each.
+  // gathered, 491 with 40 fields each; adding 4 or 40 fields to one of them, 45 or 270.
   expect(few.createTables).toBeLessThan(40);
+  expect(few.addFields).toBeLessThan(40);
 });

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { tableCursorPrefix } from '../catalog.ts';
+import type { MirrorField } from '../catalog.ts';
 import type { WriteTx } from '../dialect.ts';
 import { MirrorError } from '../errors.ts';
 import type { CursorWrites } from '../mirror.ts';
@@ -11,7 +12,7 @@ import { describeOp } from '../schema-planner.ts';
 import { deleteFieldRows, insertTableRow, touchTableRow, updateTableRow, writeFieldRows } from './catalog-rows.ts';
 import { writeCursors } from './cursors.ts';
 import { restoreDerivedObjects, setAsideDerivedObjects } from './derived-objects.ts';
-import { createReferenceIndex, dropReferenceIndex } from './reference-indexes.ts';
+import { createReferenceIndex, dropReferenceIndex, referenceIndexSql } from './reference-indexes.ts';
 import { readRevision } from './read-catalog.ts';
 
 /** Runs a plan from `planSchema`: DDL, catalog rows and the given cursors in ONE transaction. */
@@ -30,12 +31,24 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
         );
       }
       if (plan.ops.length > 0) await setAsideDerivedObjects(ctx, tx);
-      for (const op of plan.ops) {
+      for (let i = 0; i < plan.ops.length;) {
+        const op = plan.ops[i]!;
+        if (op.op === 'addColumn') {
+          // Fields added to one table together: their statements travel together too.
+          const added = [op];
+          for (let next = plan.ops[i + added.length]; next?.op === 'addColumn' && next.sqlTable === op.sqlTable; next = plan.ops[i + added.length]) added.push(next);
+          for (const one of added) ctx.logger?.info({ op: one.op }, describeOp(one));
+          await addColumns(ctx, tx, op.sqlTable, added.map((one) => one.field));
+          await touchTableRow(ctx, tx, op.field.tableId);
+          i += added.length;
+          continue;
+        }
         ctx.logger?.info({ op: op.op }, describeOp(op));
         await runOp(ctx, tx, op);
         const columnOf = op.op === 'renameColumn' ? op.tableId
-          : op.op === 'addColumn' || op.op === 'dropColumn' || op.op === 'retypeColumn' ? op.field.tableId : undefined;
+          : op.op === 'dropColumn' || op.op === 'retypeColumn' ? op.field.tableId : undefined;
         if (columnOf !== undefined) await touchTableRow(ctx, tx, columnOf);
+        i += 1;
       }
       if (plan.ops.length > 0) {
         await restoreDerivedObjects(ctx, tx);
@@ -94,10 +107,7 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: SchemaOp): Promise<voi
       await d.comment(tx, [{ sqlTable: op.table.sqlName, column: null, text: op.table.label }]);
       return;
     case 'addColumn':
-      await sql`ALTER TABLE ${d.table(op.sqlTable)} ADD COLUMN ${sql.id(op.field.columnName)} ${sql.raw(op.field.sqlType)}`.execute(tx.db);
-      await d.comment(tx, [{ sqlTable: op.sqlTable, column: op.field.columnName, text: op.field.label }]);
-      await writeFieldRows(ctx, tx, op.sqlTable, [op.field]);
-      await createReferenceIndex(ctx, tx, op.sqlTable, op.field);
+      await addColumns(ctx, tx, op.sqlTable, [op.field]);
       return;
     case 'dropColumn':
       await dropReferenceIndex(ctx, tx, op.field);
@@ -123,4 +133,18 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: SchemaOp): Promise<voi
       await writeFieldRows(ctx, tx, op.sqlTable, [op.field]);
       return;
   }
+}
+
+/**
+ * New columns of one table, with their comments, catalog rows and reference indexes: a few round
+ * trips for all of them (Postgres runs the statements as one batch).
+ */
+async function addColumns(ctx: MirrorContext, tx: WriteTx, sqlTable: string, fields: readonly MirrorField[]): Promise<void> {
+  const d = ctx.driver;
+  await d.runScript(tx, [
+    ...fields.map((f) => sql`ALTER TABLE ${d.table(sqlTable)} ADD COLUMN ${sql.id(f.columnName)} ${sql.raw(f.sqlType)}`.compile(tx.db).sql),
+    ...fields.flatMap((f) => referenceIndexSql(ctx, tx, sqlTable, f)),
+  ]);
+  await d.comment(tx, fields.map((f) => ({ sqlTable, column: f.columnName, text: f.label })));
+  await writeFieldRows(ctx, tx, sqlTable, fields);
 }

@@ -20,13 +20,18 @@ function isIndexed(field: Pick<MirrorField, 'fieldType'>): boolean {
   return valueKindOf(field.fieldType) === 'reference';
 }
 
+type IndexedField = Pick<MirrorField, 'tableId' | 'fieldId' | 'columnName' | 'fieldType'>;
+
 /** Creates the index of `field` when it is a reference (no-op otherwise, or when it exists). */
-export async function createReferenceIndex(
-  ctx: MirrorContext, tx: WriteTx, sqlTable: string, field: Pick<MirrorField, 'tableId' | 'fieldId' | 'columnName' | 'fieldType'>,
-): Promise<void> {
-  if (!isIndexed(field)) return;
+export async function createReferenceIndex(ctx: MirrorContext, tx: WriteTx, sqlTable: string, field: IndexedField): Promise<void> {
+  await ctx.driver.runScript(tx, referenceIndexSql(ctx, tx, sqlTable, field));
+}
+
+/** The statement creating the index of `field` when it is a reference; none otherwise. */
+export function referenceIndexSql(ctx: MirrorContext, tx: WriteTx, sqlTable: string, field: IndexedField): string[] {
+  if (!isIndexed(field)) return [];
   const name = referenceIndexName(field.tableId, field.fieldId);
-  await sql`CREATE INDEX IF NOT EXISTS ${sql.id(name)} ON ${ctx.driver.table(sqlTable)} (${sql.id(field.columnName)})`.execute(tx.db);
+  return [sql`CREATE INDEX IF NOT EXISTS ${sql.id(name)} ON ${ctx.driver.table(sqlTable)} (${sql.id(field.columnName)})`.compile(tx.db).sql];
 }
 
 /**
