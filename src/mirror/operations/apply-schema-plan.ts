@@ -31,24 +31,9 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
         );
       }
       if (plan.ops.length > 0) await setAsideDerivedObjects(ctx, tx);
-      for (let i = 0; i < plan.ops.length;) {
-        const op = plan.ops[i]!;
-        if (op.op === 'addColumn') {
-          // Fields added to one table together: their statements travel together too.
-          const added = [op];
-          for (let next = plan.ops[i + added.length]; next?.op === 'addColumn' && next.sqlTable === op.sqlTable; next = plan.ops[i + added.length]) added.push(next);
-          for (const one of added) ctx.logger?.info({ op: one.op }, describeOp(one));
-          await addColumns(ctx, tx, op.sqlTable, added.map((one) => one.field));
-          await touchTableRow(ctx, tx, op.field.tableId);
-          i += added.length;
-          continue;
-        }
-        ctx.logger?.info({ op: op.op }, describeOp(op));
-        await runOp(ctx, tx, op);
-        const columnOf = op.op === 'renameColumn' ? op.tableId
-          : op.op === 'dropColumn' || op.op === 'retypeColumn' ? op.field.tableId : undefined;
-        if (columnOf !== undefined) await touchTableRow(ctx, tx, columnOf);
-        i += 1;
+      for (const step of inSteps(plan.ops)) {
+        for (const op of step.ops) ctx.logger?.info({ op: op.op }, describeOp(op));
+        await runStep(ctx, tx, step);
       }
       if (plan.ops.length > 0) {
         await restoreDerivedObjects(ctx, tx);
@@ -62,7 +47,37 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
   }
 }
 
-async function runOp(ctx: MirrorContext, tx: WriteTx, op: SchemaOp): Promise<void> {
+type AddColumnOp = Extract<SchemaOp, { op: 'addColumn' }>;
+type OtherOp = Exclude<SchemaOp, AddColumnOp>;
+
+/** What runs at once: one op, or the columns added to one table in a row (their statements travel together). */
+type Step = { kind: 'addColumns'; ops: AddColumnOp[] } | { kind: 'op'; ops: [OtherOp] };
+
+function inSteps(ops: readonly SchemaOp[]): Step[] {
+  const steps: Step[] = [];
+  for (const op of ops) {
+    const last = steps[steps.length - 1];
+    if (op.op !== 'addColumn') steps.push({ kind: 'op', ops: [op] });
+    else if (last?.kind === 'addColumns' && last.ops[0]!.sqlTable === op.sqlTable) last.ops.push(op);
+    else steps.push({ kind: 'addColumns', ops: [op] });
+  }
+  return steps;
+}
+
+async function runStep(ctx: MirrorContext, tx: WriteTx, step: Step): Promise<void> {
+  if (step.kind === 'addColumns') {
+    const first = step.ops[0]!;
+    await addColumns(ctx, tx, first.sqlTable, step.ops.map((op) => op.field));
+    await touchTableRow(ctx, tx, first.field.tableId);
+    return;
+  }
+  const [op] = step.ops;
+  await runOp(ctx, tx, op);
+  const columnOf = op.op === 'renameColumn' ? op.tableId : op.op === 'dropColumn' || op.op === 'retypeColumn' ? op.field.tableId : undefined;
+  if (columnOf !== undefined) await touchTableRow(ctx, tx, columnOf);
+}
+
+async function runOp(ctx: MirrorContext, tx: WriteTx, op: OtherOp): Promise<void> {
   const d = ctx.driver;
   const cat = d.catalog(tx.db);
   switch (op.op) {
@@ -105,9 +120,6 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: SchemaOp): Promise<voi
     case 'updateTable':
       await updateTableRow(ctx, tx, op.table);
       await d.comment(tx, [{ sqlTable: op.table.sqlName, column: null, text: op.table.label }]);
-      return;
-    case 'addColumn':
-      await addColumns(ctx, tx, op.sqlTable, [op.field]);
       return;
     case 'dropColumn':
       await dropReferenceIndex(ctx, tx, op.field);
