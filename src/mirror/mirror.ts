@@ -119,6 +119,12 @@ export interface RowBatch {
   cursors?: CursorWrites;
   /** New table state, e.g. `ready` with the last backfill page. */
   state?: TableState;
+  /**
+   * A successful pull of the table ends with these rows: its last pull (now) and the upstream
+   * state it holds are recorded, and its last error cleared, in the same transaction (one fewer
+   * per table and cycle than `setTableState` after it).
+   */
+  pulled?: { currentAsOf: string };
 }
 
 /** Rows of one table encoded by `Mirror.encodeRows`, held in the mirror's own form until written. */

@@ -148,11 +148,13 @@ export class SyncEngine {
       logger.debug({ table: name, mode: table.mode, state: table.state }, 'pulling table');
       try {
         const pulled = pulledTable(table, fieldsOf(catalog, table.tableId));
-        const { currentAsOf, ...result } = await pullTable(ctx, pulled, { forceFullScan: opts.forceFullScan ?? false, now: Date.now() });
+        const { currentAsOf, recorded, ...result } = await pullTable(ctx, pulled, { forceFullScan: opts.forceFullScan ?? false, now: Date.now() });
         if (currentAsOf) {
-          await mirror.setTableState(table.tableId, {
-            lastPullAt: new Date().toISOString(), currentAsOf: currentAsOf.toISOString(), lastError: null,
-          });
+          if (!recorded) {
+            await mirror.setTableState(table.tableId, {
+              lastPullAt: new Date().toISOString(), currentAsOf: currentAsOf.toISOString(), lastError: null,
+            });
+          }
           observer.tablePulled?.(name, currentAsOf);
         }
         tables.push({ tableId: table.tableId, table: name, mode: table.mode, ...result });

@@ -7,11 +7,13 @@ import type { PulledTable, SyncContext } from './sync-context.ts';
 /**
  * Incremental pull of a table with history (DESIGN §4.4): the changed ids come from
  * `records/changes`, their values are read back through the list endpoint filtered by id, and
- * an id that is no longer there is deleted locally. The new cursor commits with the last rows.
+ * an id that is no longer there is deleted locally. The new cursor commits with the last rows,
+ * and so does the table's last pull when `pulled` says the table is then current.
  * Changes in `alreadyRead` (a backfill's, see backfill-window.ts) are not read again.
  */
 export async function pullHistory(
   ctx: SyncContext, table: PulledTable, since: string, alreadyRead?: SeenChanges, tally: PullTally = new PullTally(),
+  pulled?: { currentAsOf: string },
 ): Promise<RowWriterTotals> {
   const { client, options } = ctx;
   const writer = new RowWriter(ctx, table, tally);
@@ -28,6 +30,7 @@ export async function pullHistory(
     }
     return await writer.finish({
       cursors: { [recordCursorKey(table.tableId)]: nextSince(poll.asOf!, options.lookbackMs) },
+      ...(pulled ? { pulled } : {}),
     });
   } catch (error) {
     await writer.abandon();

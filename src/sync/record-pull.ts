@@ -15,6 +15,8 @@ export interface TablePullResult {
   deleted: number;
   /** The upstream state the table now holds: when the pull (or the scan it resumed) began. Absent when skipped. */
   currentAsOf?: Date;
+  /** Whether the pull's last write recorded it (last pull, `currentAsOf`, no error) with its rows. */
+  recorded?: boolean;
 }
 
 
@@ -38,8 +40,8 @@ export async function pullTable(
     const since = await mirror.getCursor(cursorKey);
     if (table.state === 'ready' && since !== undefined) {
       const currentAsOf = new Date();
-      const result = await pullHistory(ctx, table, since, undefined, tally);
-      return { action: 'changes', ...result, currentAsOf };
+      const result = await pullHistory(ctx, table, since, undefined, tally, { currentAsOf: currentAsOf.toISOString() });
+      return { action: 'changes', ...result, currentAsOf, recorded: true };
     }
     const backfillKey = backfillCursorKey(table.tableId);
     let from = await mirror.getCursor(backfillKey);
@@ -61,8 +63,8 @@ export async function pullTable(
     // what changed meanwhile is in the change feed from the cursor taken before it, less the
     // changes the scan is known to include (backfill-window.ts).
     const currentAsOf = new Date();
-    await pullHistory(ctx, table, from, seen, tally);
-    return { action: 'backfill', ...tally.totals, currentAsOf };
+    await pullHistory(ctx, table, from, seen, tally, { currentAsOf: currentAsOf.toISOString() });
+    return { action: 'backfill', ...tally.totals, currentAsOf, recorded: true };
   }
 
   const lastPull = table.lastPullAt === null ? undefined : Date.parse(table.lastPullAt);

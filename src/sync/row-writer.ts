@@ -25,6 +25,13 @@ export class PullTally {
   }
 }
 
+/** What the last write of a run carries besides rows (see RowBatch). */
+export interface FinalWrite {
+  cursors?: CursorWrites;
+  state?: TableState;
+  pulled?: { currentAsOf: string };
+}
+
 /**
  * Batches rows of one table into mirror transactions of about `batchRows` rows, with at most one
  * write in flight while the caller goes on fetching: writing overlaps fetching instead of adding
@@ -86,7 +93,7 @@ export class RowWriter {
   }
 
   /** Writes what is left together with the final cursors and state, and waits for it. */
-  async finish(final: { cursors?: CursorWrites; state?: TableState }): Promise<RowWriterTotals> {
+  async finish(final: FinalWrite): Promise<RowWriterTotals> {
     await this.#settle();
     await this.#write({ ...final, cursors: { ...this.#checkpoint, ...final.cursors } });
     return this.totals;
@@ -108,7 +115,7 @@ export class RowWriter {
     if (pending) await pending;
   }
 
-  async #write(final: { cursors?: CursorWrites; state?: TableState }): Promise<void> {
+  async #write(final: FinalWrite): Promise<void> {
     const rows = this.#rows;
     const ids = this.#ids;
     const deletes = this.#deletes;
@@ -120,6 +127,7 @@ export class RowWriter {
       deletes,
       ...(final.cursors ? { cursors: final.cursors } : {}),
       ...(final.state ? { state: final.state } : {}),
+      ...(final.pulled ? { pulled: final.pulled } : {}),
     });
     const upserted = this.#tally.upserted.add(ids);
     this.#tally.deleted += result.deleted;

@@ -1,4 +1,4 @@
-import type { RowBatch, RowBatchResult } from '../mirror.ts';
+import type { RowBatch, RowBatchResult, TableStatePatch } from '../mirror.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { writeCursors } from './cursors.ts';
 import { checkLayout, encodeRows, tableRowsOf } from './encode-rows.ts';
@@ -23,6 +23,10 @@ export async function applyRows(ctx: MirrorContext, tableId: string, batch: RowB
   const ids = rows?.sink.ids ?? [];
   const deletes = [...new Set((batch.deletes ?? []).map((id) => requireRecordId(id, table.sqlName)))];
 
+  const patch: TableStatePatch = {
+    ...(batch.state !== undefined ? { state: batch.state } : {}),
+    ...(batch.pulled !== undefined ? { lastPullAt: new Date().toISOString(), currentAsOf: batch.pulled.currentAsOf, lastError: null } : {}),
+  };
   const result = await ctx.driver.write(async (tx) => {
     // Local edits win until pushed, retried or discarded: rows and columns with outbox entries
     // are left as they are (the rare slow path; most batches touch none).
@@ -31,10 +35,10 @@ export async function applyRows(ctx: MirrorContext, tableId: string, batch: RowB
     const deleted = deleting.length > 0 ? await ctx.driver.deleteRows(tx, table.sqlName, deleting) : 0;
     if (rows && ids.length > 0) await ctx.driver.upsertRows(tx, table.sqlName, rows.columns, rows.sink, edits);
     await writeCursors(ctx, tx, batch.cursors);
-    if (batch.state !== undefined) await writeTableState(ctx, tx, tableId, { state: batch.state });
+    await writeTableState(ctx, tx, tableId, patch);
     return { upserted: ids.length, deleted };
   });
-  if (batch.state !== undefined) noteTableState(ctx, tableId, { state: batch.state });
+  noteTableState(ctx, tableId, patch);
   ctx.logger?.debug({ table: table.sqlName, ...result }, 'rows applied');
   return result;
 }
