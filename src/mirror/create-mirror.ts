@@ -3,7 +3,7 @@ import type { MirrorContext } from './mirror-context.ts';
 import { applyRows } from './operations/apply-rows.ts';
 import { applySchemaPlan } from './operations/apply-schema-plan.ts';
 import { encodeRows } from './operations/encode-rows.ts';
-import { getCursor, setCursor } from './operations/cursors.ts';
+import { getCursor, readCursors, setCursor } from './operations/cursors.ts';
 import { discardOutbox } from './operations/discard-outbox.ts';
 import { listOutbox, oldestPendingAt } from './operations/list-outbox.ts';
 import { markSending } from './operations/mark-sending.ts';
@@ -37,6 +37,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string): Mirror {
     countRows: (tableId) => countRows(ctx, tableId),
     readRows: (tableId, ids) => readRows(ctx, tableId, ids),
     getCursor: (key) => getCursor(ctx, key),
+    readCursors: () => readCursors(ctx),
     setCursor: (key, value) => setCursor(ctx, key, value),
     outboxSummary: () => outboxSummary(ctx),
     oldestPendingAt: () => oldestPendingAt(ctx),

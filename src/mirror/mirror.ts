@@ -73,6 +73,9 @@ export interface Mirror extends MirrorOutbox {
   /** A cursor's value, or undefined when it was never set. */
   getCursor(key: string): Promise<string | undefined>;
 
+  /** Every cursor by key, in one read. */
+  readCursors(): Promise<ReadonlyMap<string, string>>;
+
   /** Sets (or with null, deletes) one cursor, in its own transaction. */
   setCursor(key: string, value: string | null): Promise<void>;
 

@@ -126,6 +126,8 @@ export class SyncEngine {
     const push = await this.#push(ctx);
     const schema = await pullSchema(ctx);
     const catalog = await mirror.readCatalog();
+    // Each table's pull changes only its own cursors: one read serves every table's first look.
+    const cursors = await mirror.readCursors();
     if (observer.tablesMirrored) {
       const asOf = new Map((await mirror.readSyncState()).tables.map((t) => [t.tableId, t.currentAsOf]));
       observer.tablesMirrored(catalog.tables.map((t) => {
@@ -148,7 +150,7 @@ export class SyncEngine {
       logger.debug({ table: name, mode: table.mode, state: table.state }, 'pulling table');
       try {
         const pulled = pulledTable(table, fieldsOf(catalog, table.tableId));
-        const { currentAsOf, recorded, ...result } = await pullTable(ctx, pulled, { forceFullScan: opts.forceFullScan ?? false, now: Date.now() });
+        const { currentAsOf, recorded, ...result } = await pullTable(ctx, pulled, { forceFullScan: opts.forceFullScan ?? false, now: Date.now(), cursors });
         if (currentAsOf) {
           if (!recorded) {
             await mirror.setTableState(table.tableId, {

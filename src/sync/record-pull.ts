@@ -31,13 +31,18 @@ export interface TablePullResult {
 export async function pullTable(
   ctx: SyncContext,
   table: PulledTable,
-  opts: { forceFullScan: boolean; now: number },
+  opts: {
+    forceFullScan: boolean;
+    now: number;
+    /** The cursors as the cycle began (after its schema pull): one read for every table. */
+    cursors?: ReadonlyMap<string, string>;
+  },
 ): Promise<TablePullResult> {
   const { client, mirror, options } = ctx;
   const tally = new PullTally();
   if (table.mode === 'history') {
     const cursorKey = recordCursorKey(table.tableId);
-    const since = await mirror.getCursor(cursorKey);
+    const since = opts.cursors ? opts.cursors.get(cursorKey) : await mirror.getCursor(cursorKey);
     if (table.state === 'ready' && since !== undefined) {
       const currentAsOf = new Date();
       const result = await pullHistory(ctx, table, since, undefined, tally, { currentAsOf: currentAsOf.toISOString() });

@@ -11,6 +11,13 @@ export async function getCursor(ctx: MirrorContext, key: string): Promise<string
   return row?.value;
 }
 
+/** Every cursor by key, in one read (a cycle's snapshot: see SyncEngine). */
+export async function readCursors(ctx: MirrorContext): Promise<Map<string, string>> {
+  assertOpen(ctx);
+  const rows = await ctx.driver.catalog(ctx.driver.db).selectFrom('_wsmirror_cursors').select(['name', 'value']).execute();
+  return new Map(rows.map((r) => [r.name, r.value]));
+}
+
 /** Sets (or with null, deletes) one cursor, in its own transaction. */
 export async function setCursor(ctx: MirrorContext, key: string, value: string | null): Promise<void> {
   assertOpen(ctx);
