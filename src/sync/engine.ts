@@ -150,15 +150,9 @@ export class SyncEngine {
       logger.debug({ table: name, mode: table.mode, state: table.state }, 'pulling table');
       try {
         const pulled = pulledTable(table, fieldsOf(catalog, table.tableId));
-        const { currentAsOf, recorded, ...result } = await pullTable(ctx, pulled, { forceFullScan: opts.forceFullScan ?? false, now: Date.now(), cursors });
-        if (currentAsOf) {
-          if (!recorded) {
-            await mirror.setTableState(table.tableId, {
-              lastPullAt: new Date().toISOString(), currentAsOf: currentAsOf.toISOString(), lastError: null,
-            });
-          }
-          observer.tablePulled?.(name, currentAsOf);
-        }
+        // The pull's last write records it (last pull, the state held, no error) with its rows.
+        const { currentAsOf, ...result } = await pullTable(ctx, pulled, { forceFullScan: opts.forceFullScan ?? false, now: Date.now(), cursors });
+        if (currentAsOf) observer.tablePulled?.(name, currentAsOf);
         tables.push({ tableId: table.tableId, table: name, mode: table.mode, ...result });
         observer.tableFinished?.(name);
         if (result.upserted + result.deleted > 0) {

@@ -13,10 +13,11 @@ export interface TablePullResult {
   /** Distinct rows written (a row read twice in one pull counts once). */
   upserted: number;
   deleted: number;
-  /** The upstream state the table now holds: when the pull (or the scan it resumed) began. Absent when skipped. */
+  /**
+   * The upstream state the table now holds: when the pull (or the scan it resumed) began. The
+   * pull's last write recorded it, with the last pull and no error. Absent when skipped.
+   */
   currentAsOf?: Date;
-  /** Whether the pull's last write recorded it (last pull, `currentAsOf`, no error) with its rows. */
-  recorded?: boolean;
 }
 
 
@@ -46,7 +47,7 @@ export async function pullTable(
     if (table.state === 'ready' && since !== undefined) {
       const currentAsOf = new Date();
       const result = await pullHistory(ctx, table, since, undefined, tally, { currentAsOf: currentAsOf.toISOString() });
-      return { action: 'changes', ...result, currentAsOf, recorded: true };
+      return { action: 'changes', ...result, currentAsOf };
     }
     const backfillKey = backfillCursorKey(table.tableId);
     let from = await mirror.getCursor(backfillKey);
@@ -60,21 +61,21 @@ export async function pullTable(
       const resumable = await mirror.getCursor(scanCursorKey(table.tableId));
       if (resumable === undefined) seen = await changesBeforeScan(ctx, table, from, probe.meta.asOf);
     }
-    await scanTable(ctx, table, {
+    await scanTable(ctx, table, () => ({
       cursors: { [cursorKey]: from, [backfillKey]: null },
       state: 'ready',
-    }, tally);
+    }), tally);
     // The scan read every record that lived through it (the pager steps back when records move);
     // what changed meanwhile is in the change feed from the cursor taken before it, less the
     // changes the scan is known to include (backfill-window.ts).
     const currentAsOf = new Date();
     await pullHistory(ctx, table, from, seen, tally, { currentAsOf: currentAsOf.toISOString() });
-    return { action: 'backfill', ...tally.totals, currentAsOf, recorded: true };
+    return { action: 'backfill', ...tally.totals, currentAsOf };
   }
 
   const lastPull = table.lastPullAt === null ? undefined : Date.parse(table.lastPullAt);
   const due = lastPull === undefined || opts.now - lastPull >= options.fullScanEveryMs;
   if (!opts.forceFullScan && !due && table.state === 'ready') return { action: 'skipped', upserted: 0, deleted: 0 };
-  const scanned = await scanTable(ctx, table, { state: 'ready' }, tally);
+  const scanned = await scanTable(ctx, table, (startedAt) => ({ state: 'ready', pulled: { currentAsOf: startedAt } }), tally);
   return { action: 'scan', upserted: scanned.upserted, deleted: scanned.deleted, currentAsOf: new Date(scanned.startedAt) };
 }

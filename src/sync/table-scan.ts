@@ -1,7 +1,6 @@
-import { scanCursorKey, type TableState } from '../mirror/catalog.ts';
-import type { CursorWrites } from '../mirror/mirror.ts';
+import { scanCursorKey } from '../mirror/catalog.ts';
 import { SafetyValveError } from '../errors.ts';
-import { PullTally, RowWriter, type RowWriterTotals } from './row-writer.ts';
+import { PullTally, RowWriter, type FinalWrite, type RowWriterTotals } from './row-writer.ts';
 import { decodeCheckpoint, encodeCheckpoint, type ScanCheckpoint } from './scan-checkpoint.ts';
 import { tableLabel, type PulledTable, type SyncContext } from './sync-context.ts';
 
@@ -29,7 +28,8 @@ const CONFIRM_CHUNK = 100;
 export async function scanTable(
   ctx: SyncContext,
   table: PulledTable,
-  final: { cursors?: CursorWrites; state?: TableState },
+  /** What the last write carries besides the rows, given when the scan (or the one it resumes) began. */
+  final: (startedAt: string) => FinalWrite,
   tally: PullTally = new PullTally(),
 ): Promise<RowWriterTotals & { rowsRead: number; startedAt: string }> {
   const { client, mirror, options, observer, logger } = ctx;
@@ -119,7 +119,8 @@ export async function scanTable(
     }
     await confirm();
     await writer.add([], confirmedDeletes);
-    const totals = await writer.finish({ ...final, cursors: { ...final.cursors, [key]: null } });
+    const last = final(checkpoint.startedAt);
+    const totals = await writer.finish({ ...last, cursors: { ...last.cursors, [key]: null } });
     return { ...totals, rowsRead, startedAt: checkpoint.startedAt };
   } catch (error) {
     // What was read is good whatever stopped the scan (a shutdown, a failing request): keep it.
