@@ -124,7 +124,7 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: OtherOp): Promise<void
     case 'dropColumn':
       await dropReferenceIndex(ctx, tx, op.field);
       await sql`ALTER TABLE ${d.table(op.sqlTable)} DROP COLUMN ${sql.id(op.field.columnName)}`.execute(tx.db);
-      await deleteFieldRows(ctx, tx, op.field.tableId, op.field.fieldId);
+      await deleteFieldRows(ctx, tx, op.field.tableId, [op.field.fieldId]);
       return;
     case 'renameColumn':
       await sql`ALTER TABLE ${d.table(op.sqlTable)} RENAME COLUMN ${sql.id(op.from)} TO ${sql.id(op.to)}`.execute(tx.db);

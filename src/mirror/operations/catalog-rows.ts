@@ -1,6 +1,7 @@
 import type { Labels, MirrorField, MirrorTable } from '../catalog.ts';
 import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
+import { chunks } from './outbox-rows.ts';
 
 /** Writes of the catalog rows that describe mirrored tables and fields (schema changes only). */
 
@@ -39,26 +40,25 @@ export async function touchTableRow(ctx: MirrorContext, tx: WriteTx, tableId: st
     .set({ schema_changed_at: new Date().toISOString() }).where('table_id', '=', tableId).execute();
 }
 
-export async function deleteFieldRows(ctx: MirrorContext, tx: WriteTx, tableId: string, fieldId: string): Promise<void> {
+/** The catalog rows (field rows and choice options) of these fields of one table. */
+export async function deleteFieldRows(ctx: MirrorContext, tx: WriteTx, tableId: string, fieldIds: readonly string[]): Promise<void> {
+  if (fieldIds.length === 0) return;
   const cat = ctx.driver.catalog(tx.db);
-  await cat.deleteFrom('_wsmirror_fields').where('table_id', '=', tableId).where('field_id', '=', fieldId).execute();
-  await cat.deleteFrom('_wsmirror_choice_options').where('table_id', '=', tableId).where('field_id', '=', fieldId).execute();
+  await cat.deleteFrom('_wsmirror_fields').where('table_id', '=', tableId).where('field_id', 'in', fieldIds).execute();
+  await cat.deleteFrom('_wsmirror_choice_options').where('table_id', '=', tableId).where('field_id', 'in', fieldIds).execute();
 }
 
 /** Rows per multi-row insert: a field row binds 13 values, an option row 12. */
 const ROWS_PER_INSERT = 500;
 
 /**
- * The fields' catalog rows and their choice options, replacing what was there: a few statements
- * for all the fields of one table (a new table has dozens), not a few per field.
+ * The catalog rows and choice options of fields of the table `sqlTable`, replacing what was
+ * there: a few statements for all of them (a new table has dozens), not a few per field.
  */
 export async function writeFieldRows(ctx: MirrorContext, tx: WriteTx, sqlTable: string, fields: readonly MirrorField[]): Promise<void> {
   if (fields.length === 0) return;
   const cat = ctx.driver.catalog(tx.db);
-  for (const [tableId, ids] of fieldIdsByTable(fields)) {
-    await cat.deleteFrom('_wsmirror_fields').where('table_id', '=', tableId).where('field_id', 'in', ids).execute();
-    await cat.deleteFrom('_wsmirror_choice_options').where('table_id', '=', tableId).where('field_id', 'in', ids).execute();
-  }
+  await deleteFieldRows(ctx, tx, fields[0]!.tableId, fields.map((f) => f.fieldId));
   const fieldRows = fields.map((f) => ({
     table_id: f.tableId,
     field_id: f.fieldId,
@@ -74,7 +74,7 @@ export async function writeFieldRows(ctx: MirrorContext, tx: WriteTx, sqlTable: 
     synced_from: f.syncedFrom,
     options: f.options === null ? null : JSON.stringify(f.options),
   }));
-  for (const chunk of inChunks(fieldRows)) await cat.insertInto('_wsmirror_fields').values(chunk).execute();
+  for (const chunk of chunks(fieldRows, ROWS_PER_INSERT)) await cat.insertInto('_wsmirror_fields').values(chunk).execute();
   const optionRows = fields.flatMap((f) => {
     if (!Array.isArray(f.options)) return [];
     const seen = new Set<string>();
@@ -93,23 +93,7 @@ export async function writeFieldRows(ctx: MirrorContext, tx: WriteTx, sqlTable: 
       icon: o.icon ?? null,
     }));
   });
-  for (const chunk of inChunks(optionRows)) await cat.insertInto('_wsmirror_choice_options').values(chunk).execute();
-}
-
-function fieldIdsByTable(fields: readonly MirrorField[]): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const f of fields) {
-    const ids = out.get(f.tableId);
-    if (ids) ids.push(f.fieldId);
-    else out.set(f.tableId, [f.fieldId]);
-  }
-  return out;
-}
-
-function inChunks<T>(rows: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) out.push(rows.slice(i, i + ROWS_PER_INSERT));
-  return out;
+  for (const chunk of chunks(optionRows, ROWS_PER_INSERT)) await cat.insertInto('_wsmirror_choice_options').values(chunk).execute();
 }
 
 function pickOptionLabel(labels: Labels | undefined, name: string): string {
