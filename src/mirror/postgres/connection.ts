@@ -1,9 +1,6 @@
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { PostgresPool, PostgresPoolClient, RawBuilder } from 'kysely';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
 import { ConfigError } from '../../errors.ts';
 import { checkCatalogVersion } from '../catalog-tables.ts';
 import type { CatalogDb } from '../catalog-tables.ts';
@@ -11,8 +8,10 @@ import { catalogTableDdl, catalogTablesOf } from '../catalog-ddl.ts';
 import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
 import type { ColumnSpec, CommentOn, Dialect, DialectDriver, RowSink, RowsToKeep, WriteTx } from '../dialect.ts';
 import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-url.ts';
-import { hash8 } from '../naming.ts';
-import { CopyTextRows, ROW_NUMBER_COLUMN } from './copy-text.ts';
+import { accessProblems } from './access-problems.ts';
+import { CopyTextRows } from './copy-text.ts';
+import { copyUpsert } from './copy-upsert.ts';
+import { refreshOutboxStatistics } from './outbox-statistics.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
 import { WRITER_SETTING } from './writer-marker.ts';
@@ -87,9 +86,6 @@ export async function openPostgresDriver(
   return driver;
 }
 
-/** Outbox entries from which a push makes sure the planner knows the outbox's size. */
-const OUTBOX_ANALYZE_ENTRIES = 20_000;
-
 class PostgresDriver implements DialectDriver {
   readonly dialect: Dialect;
   readonly preferredBatchRows = 2_000;
@@ -143,27 +139,8 @@ class PostgresDriver implements DialectDriver {
     });
   }
 
-  async accessProblems(tables: readonly string[]): Promise<string[]> {
-    const problems: string[] = [];
-    const { rows: [role] } = await sql<{ role: string; usage: boolean; create: boolean }>`SELECT current_user AS role,
-      has_schema_privilege(current_user, ${this.#schema}, 'USAGE') AS usage,
-      has_schema_privilege(current_user, ${this.#schema}, 'CREATE') AS create`.execute(this.db);
-    if (!role!.usage) problems.push(`role ${role!.role} has no USAGE on schema ${this.#schema}`);
-    if (!role!.create) problems.push(`role ${role!.role} cannot CREATE in schema ${this.#schema} (new upstream tables could not be mirrored)`);
-    // Rows are written with INSERT, UPDATE and DELETE; schema changes and capture triggers need the owner.
-    const { rows } = await sql<{ name: string; owns: boolean; write: boolean }>`SELECT c.relname AS name,
-        pg_has_role(current_user, c.relowner, 'USAGE') AS owns,
-        has_table_privilege(c.oid, 'SELECT') AND has_table_privilege(c.oid, 'INSERT')
-          AND has_table_privilege(c.oid, 'UPDATE') AND has_table_privilege(c.oid, 'DELETE') AS write
-      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = ${this.#schema} AND c.relname = ANY(${[...tables]}) ORDER BY c.relname`.execute(this.db);
-    for (const r of rows) {
-      if (!r.write) problems.push(`role ${role!.role} cannot SELECT, INSERT, UPDATE and DELETE in ${this.#schema}.${r.name}`);
-      if (!r.owns) problems.push(`role ${role!.role} does not own ${this.#schema}.${r.name} (schema changes would fail)`);
-    }
-    const found = new Set(rows.map((r) => r.name));
-    for (const name of tables) if (!found.has(name)) problems.push(`table ${this.#schema}.${name} is missing`);
-    return problems;
+  accessProblems(tables: readonly string[]): Promise<string[]> {
+    return accessProblems(this.db, this.#schema, tables);
   }
 
   async verifyCatalog(): Promise<void> {
@@ -226,65 +203,10 @@ class PostgresDriver implements DialectDriver {
     tx: WriteTx, sqlTable: string, columns: readonly ColumnSpec[], rows: RowSink, keep?: RowsToKeep,
   ): Promise<void> {
     if (!(rows instanceof CopyTextRows)) throw new Error('upsertRows takes the rows of this driver\'s rowSink()');
-    if (rows.ids.length === 0) return;
     const { client, db } = tx as PgWriteTx;
-    const names = sql.join(columns.map((c) => sql.id(c.name)));
-    // Rows with local edits (rare) are left out of the bulk statement, then those with kept
-    // columns written one by one from the stage.
-    const held = keep ? rows.ids.filter((id) => keep.wholeRows.has(id) || keep.columns.has(id)) : [];
-    if (!rows.repeatedIds && held.length === 0 && await this.#allAboveTable(db, sqlTable, rows.ids)) {
-      // Every id is above the table's highest (a backfill, or records created upstream since):
-      // none can conflict, so COPY goes straight into the table, about half the server's work of
-      // the stage and upsert. Only the daemon writes upstream ids (local inserts get negative
-      // ones), so no other writer can add one meanwhile; one that bypassed the triggers would
-      // make this write fail, and the next cycle take the upsert.
-      const direct = sql`COPY ${this.table(sqlTable)} (${names}) FROM STDIN`.compile(db);
-      await pipeline(Readable.from(rows.chunks()), client.query(copyFrom(direct.sql)));
-      return;
-    }
-    // COPY into a session temp table shaped like the target (plus a number for each line), then
-    // one INSERT … SELECT … ON CONFLICT. The stage's name follows the column layout, so a schema
-    // change gets a new one.
-    const stage = `_wsmirror_stage_${hash8(JSON.stringify([this.#schema, sqlTable, columns, ROW_NUMBER_COLUMN, 'identity']))}`;
-    const row = sql.id(ROW_NUMBER_COLUMN);
-    // Temp tables live as long as the pooled connection: create each stage once per connection.
     let stages = this.#stagesByClient.get(client);
     if (!stages) this.#stagesByClient.set(client, (stages = new Set()));
-    if (!stages.has(stage)) {
-      await sql`CREATE TEMP TABLE IF NOT EXISTS ${sql.id(stage)} (${row} bigint GENERATED ALWAYS AS IDENTITY, ${sql.join(
-        columns.map((c) => sql`${sql.id(c.name)} ${sql.raw(columnType(c.sqlType))}`),
-      )}) ON COMMIT DELETE ROWS`.execute(db);
-      stages.add(stage);
-    }
-    const copy = sql`COPY ${sql.id(stage)} (${names}) FROM STDIN`.compile(db);
-    await pipeline(Readable.from(rows.chunks()), client.query(copyFrom(copy.sql)));
-    const upsert = (kept: ReadonlySet<string> | undefined) => sql.join(columns
-      .filter((c) => c.name !== 'id' && !kept?.has(c.name))
-      .map((c) => sql`${sql.id(c.name)} = excluded.${sql.id(c.name)}`));
-    // The last line of a repeated id wins (one statement cannot upsert a row twice).
-    const source = rows.repeatedIds
-      ? sql`(SELECT DISTINCT ON (${sql.id('id')}) * FROM ${sql.id(stage)} ORDER BY ${sql.id('id')}, ${row} DESC) AS ${sql.id('last')}`
-      : sql.id(stage);
-    const except = held.length > 0 ? sql` WHERE ${sql.id('id')} <> ALL(${held}::bigint[])` : sql``;
-    await sql`INSERT INTO ${this.table(sqlTable)} (${names}) SELECT ${names} FROM ${source}${except}
-      ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${upsert(undefined)}`.execute(db);
-    for (const id of held) {
-      const kept = keep!.wholeRows.has(id) ? undefined : keep!.columns.get(id);
-      if (!kept) continue;
-      await sql`INSERT INTO ${this.table(sqlTable)} (${names})
-        SELECT ${names} FROM ${sql.id(stage)} WHERE ${sql.id('id')} = ${id} ORDER BY ${row} DESC LIMIT 1
-        ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${upsert(kept)}`.execute(db);
-    }
-  }
-
-  /** True when every id is above the highest id in the table (or the table is empty). */
-  async #allAboveTable(db: Kysely<CatalogDb>, sqlTable: string, ids: readonly number[]): Promise<boolean> {
-    let lowest = Infinity;
-    for (const id of ids) if (id < lowest) lowest = id;
-    const { rows } = await sql<{ highest: string | number | null }>`SELECT max(${sql.id('id')}) AS ${sql.id('highest')}
-      FROM ${this.table(sqlTable)}`.execute(db);
-    const highest = rows[0]?.highest;
-    return highest === null || highest === undefined || lowest > Number(highest);
+    await copyUpsert({ client, db, table: this.table(sqlTable), schema: this.#schema, sqlTable, stages }, columns, rows, keep);
   }
 
   async deleteRows(tx: WriteTx, sqlTable: string, ids: readonly number[]): Promise<number> {
@@ -297,22 +219,8 @@ class PostgresDriver implements DialectDriver {
     await sql`ALTER TABLE ${this.table(sqlTable)} ALTER COLUMN ${sql.id(column)} DROP NOT NULL`.execute(tx.db);
   }
 
-  async refreshOutboxStatistics(): Promise<void> {
-    const outbox = this.names.qualify('_wsmirror_outbox');
-    try {
-      // Counted, not read from pg_stat_user_tables: a session reports its changes there up to
-      // seconds after they commit. The count stops at the threshold (an index-only walk).
-      const { rows } = await sql<{ entries: string | number; estimated: string | number | null }>`SELECT
-        (SELECT count(*) FROM (SELECT 1 FROM ${sql.raw(outbox)} LIMIT ${OUTBOX_ANALYZE_ENTRIES}) AS ${sql.id('o')}) AS ${sql.id('entries')},
-        (SELECT reltuples FROM pg_class WHERE oid = ${outbox}::regclass) AS ${sql.id('estimated')}`.execute(this.db);
-      const entries = Number(rows[0]?.entries ?? 0);
-      // ANALYZE takes about 10 ms per 50,000 entries: worth it only for a large outbox that the
-      // planner takes for much smaller than it is (-1: never analyzed).
-      if (entries < OUTBOX_ANALYZE_ENTRIES || Number(rows[0]?.estimated ?? -1) >= entries / 2) return;
-      await sql`ANALYZE ${sql.raw(outbox)}`.execute(this.db);
-    } catch {
-      // Statistics only speed reads up; a role that may not analyze reads as before.
-    }
+  refreshOutboxStatistics(): Promise<void> {
+    return refreshOutboxStatistics(this.db, this.names.qualify('_wsmirror_outbox'));
   }
 
   async restateChecks(): Promise<void> {
@@ -350,10 +258,4 @@ class PostgresDriver implements DialectDriver {
   async close(): Promise<void> {
     await this.db.destroy();
   }
-}
-
-/** The mirror's own column types are all plain words; anything else is refused. */
-function columnType(sqlType: string): string {
-  if (!/^[a-z ]+$/.test(sqlType)) throw new Error(`unexpected column type ${JSON.stringify(sqlType)}`);
-  return sqlType;
 }

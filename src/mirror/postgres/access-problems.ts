@@ -1,0 +1,29 @@
+import { sql, type Kysely } from 'kysely';
+import type { CatalogDb } from '../catalog-tables.ts';
+
+/**
+ * What would keep the daemon's role from writing the mirror's tables in `schema` and creating
+ * new ones, one line each (see DialectDriver.accessProblems). Reads only.
+ */
+export async function accessProblems(db: Kysely<CatalogDb>, schema: string, tables: readonly string[]): Promise<string[]> {
+  const problems: string[] = [];
+  const { rows: [role] } = await sql<{ role: string; usage: boolean; create: boolean }>`SELECT current_user AS role,
+    has_schema_privilege(current_user, ${schema}, 'USAGE') AS usage,
+    has_schema_privilege(current_user, ${schema}, 'CREATE') AS create`.execute(db);
+  if (!role!.usage) problems.push(`role ${role!.role} has no USAGE on schema ${schema}`);
+  if (!role!.create) problems.push(`role ${role!.role} cannot CREATE in schema ${schema} (new upstream tables could not be mirrored)`);
+  // Rows are written with INSERT, UPDATE and DELETE; schema changes and capture triggers need the owner.
+  const { rows } = await sql<{ name: string; owns: boolean; write: boolean }>`SELECT c.relname AS name,
+      pg_has_role(current_user, c.relowner, 'USAGE') AS owns,
+      has_table_privilege(c.oid, 'SELECT') AND has_table_privilege(c.oid, 'INSERT')
+        AND has_table_privilege(c.oid, 'UPDATE') AND has_table_privilege(c.oid, 'DELETE') AS write
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = ${schema} AND c.relname = ANY(${[...tables]}) ORDER BY c.relname`.execute(db);
+  for (const r of rows) {
+    if (!r.write) problems.push(`role ${role!.role} cannot SELECT, INSERT, UPDATE and DELETE in ${schema}.${r.name}`);
+    if (!r.owns) problems.push(`role ${role!.role} does not own ${schema}.${r.name} (schema changes would fail)`);
+  }
+  const found = new Set(rows.map((r) => r.name));
+  for (const name of tables) if (!found.has(name)) problems.push(`table ${schema}.${name} is missing`);
+  return problems;
+}
