@@ -8,12 +8,12 @@ import type { PulledTable, SyncContext } from './sync-context.ts';
  * Incremental pull of a table with history (DESIGN §4.4): the changed ids come from
  * `records/changes`, their values are read back through the list endpoint filtered by id, and
  * an id that is no longer there is deleted locally. The new cursor commits with the last rows,
- * and so does the table's last pull when `pulled` says the table is then current.
+ * and so does the table's pull (`pulled`: the upstream state the table then holds).
  * Changes in `alreadyRead` (a backfill's, see backfill-window.ts) are not read again.
  */
 export async function pullHistory(
-  ctx: SyncContext, table: PulledTable, since: string, alreadyRead?: SeenChanges, tally: PullTally = new PullTally(),
-  pulled?: { currentAsOf: string },
+  ctx: SyncContext, table: PulledTable, since: string, pulled: { currentAsOf: string },
+  alreadyRead?: SeenChanges, tally: PullTally = new PullTally(),
 ): Promise<RowWriterTotals> {
   const { client, options } = ctx;
   const writer = new RowWriter(ctx, table, tally);
@@ -30,7 +30,7 @@ export async function pullHistory(
     }
     return await writer.finish({
       cursors: { [recordCursorKey(table.tableId)]: nextSince(poll.asOf!, options.lookbackMs) },
-      ...(pulled ? { pulled } : {}),
+      pulled,
     });
   } catch (error) {
     await writer.abandon();

@@ -46,7 +46,7 @@ export async function pullTable(
     const since = opts.cursors ? opts.cursors.get(cursorKey) : await mirror.getCursor(cursorKey);
     if (table.state === 'ready' && since !== undefined) {
       const currentAsOf = new Date();
-      const result = await pullHistory(ctx, table, since, undefined, tally, { currentAsOf: currentAsOf.toISOString() });
+      const result = await pullHistory(ctx, table, since, { currentAsOf: currentAsOf.toISOString() }, undefined, tally);
       return { action: 'changes', ...result, currentAsOf };
     }
     const backfillKey = backfillCursorKey(table.tableId);
@@ -69,7 +69,7 @@ export async function pullTable(
     // what changed meanwhile is in the change feed from the cursor taken before it, less the
     // changes the scan is known to include (backfill-window.ts).
     const currentAsOf = new Date();
-    await pullHistory(ctx, table, from, seen, tally, { currentAsOf: currentAsOf.toISOString() });
+    await pullHistory(ctx, table, from, { currentAsOf: currentAsOf.toISOString() }, seen, tally);
     return { action: 'backfill', ...tally.totals, currentAsOf };
   }
 

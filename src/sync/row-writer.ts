@@ -125,9 +125,7 @@ export class RowWriter {
     const result = await this.#mirror.applyRows(this.#tableId, {
       ...(rows ? { encoded: rows } : {}),
       deletes,
-      ...(final.cursors ? { cursors: final.cursors } : {}),
-      ...(final.state ? { state: final.state } : {}),
-      ...(final.pulled ? { pulled: final.pulled } : {}),
+      ...final,
     });
     const upserted = this.#tally.upserted.add(ids);
     this.#tally.deleted += result.deleted;
