@@ -28,11 +28,11 @@ export interface PushContext {
 /**
  * The push step, first in every cycle (DESIGN §4.1): sends the outbox's pending edits upstream
  * and records what became of each. Works in rounds of at most `pushRoundRecords` records (by
- * default the mirror's `preferredPushRoundRecords`): read
- * the due edits, push them table by table, settle each table's outcomes in one mirror
- * transaction. Unless a round creates records, the next round is read while its requests are
- * out, and it is settled while the next round's first request is out: the daemon's reading and
- * settling overlap upstream's work instead of adding to it. An edit that references a row created locally and not yet upstream waits for a
+ * default the mirror's `preferredPushRoundRecords`): read the due edits, push them table by
+ * table, settle each table's outcomes in one mirror transaction. Unless a round creates records,
+ * the next round is read while its requests are out, and it is settled while the next round's
+ * first request is out: the daemon's reading and settling overlap upstream's work instead of
+ * adding to it. An edit that references a row created locally and not yet upstream waits for a
  * later round, when that row has its upstream id. Ends when nothing is due or a round settles
  * nothing; a failure that would hit every request (401, 403…) stops it after settling what is done.
  */
