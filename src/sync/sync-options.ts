@@ -28,6 +28,8 @@ export interface SyncOptions {
   pushBatchRecords: number;
   /** Records' edits read from the outbox per push round; default: the mirror's preference. */
   pushRoundRecords: number | undefined;
+  /** A table's push requests out at once (the client's `concurrency` still bounds all requests). */
+  pushRequestsInFlight: number;
   /** Backoff of edits that failed transiently: first ceiling, doubling up to the maximum. */
   pushRetryBaseMs: number;
   pushRetryMaxMs: number;
@@ -53,6 +55,7 @@ export const SYNC_DEFAULTS: SyncOptions = {
   pushBatchBytes: 5 * 1024 * 1024,
   pushBatchRecords: 1000,
   pushRoundRecords: undefined,
+  pushRequestsInFlight: 2,
   pushRetryBaseMs: 5_000,
   pushRetryMaxMs: 15 * 60_000,
 };

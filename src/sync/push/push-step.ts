@@ -86,6 +86,7 @@ export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
           {
             upstream: ctx.client,
             batch: { maxBytes: ctx.options.pushBatchBytes, maxItems: ctx.options.pushBatchRecords },
+            inFlight: ctx.options.pushRequestsInFlight,
             retry: { baseMs: ctx.options.pushRetryBaseMs, maxMs: ctx.options.pushRetryMaxMs },
             lookbackMs: ctx.options.lookbackMs,
             now,

@@ -5,6 +5,7 @@ import { tableLabel } from '../sync-context.ts';
 import type { Upstream } from '../upstream.ts';
 import type { ConflictPolicy } from './conflict-policy.ts';
 import { findCreatedRecords } from './create-readback.ts';
+import { forEachInFlight } from './in-flight.ts';
 import { sendIsolatingRejects, type IsolatedSend } from './isolate-rejects.ts';
 import { chunkByPayload } from './payload-chunks.ts';
 import { classifyPushFailure, nextAttemptAt, type PushFailure, type RetrySchedule } from './push-failure.ts';
@@ -22,6 +23,8 @@ export interface PushTarget {
 export interface TablePushSettings {
   upstream: Upstream;
   batch: { maxBytes: number; maxItems: number };
+  /** Requests of one kind (creates, updates, deletes) out at once. */
+  inFlight: number;
   retry: RetrySchedule;
   lookbackMs: number;
   now: () => number;
@@ -139,7 +142,7 @@ class TableRun {
   }
 
   async sendCreates(creates: Prepared[]): Promise<void> {
-    for (const chunk of this.#chunks(creates)) {
+    await this.#eachChunk(creates, async (chunk) => {
       const sentAt = new Date(this.#s.now()).toISOString();
       const sent = await sendIsolatingRejects(chunk, (batch) =>
         this.#s.upstream.createRecords(this.#module, this.#table, batch.map((p) => p.body)));
@@ -159,7 +162,7 @@ class TableRun {
           this.#failure(items.map((p) => p.edit), failure);
         }
       }
-    }
+    });
   }
 
   // ---- updates ---------------------------------------------------------------------------------
@@ -222,7 +225,7 @@ class TableRun {
   }
 
   async sendUpdates(updates: Prepared[], firstTry: boolean): Promise<void> {
-    for (const chunk of this.#chunks(updates)) {
+    await this.#eachChunk(updates, async (chunk) => {
       const sent = await sendIsolatingRejects(chunk, (batch) =>
         this.#s.upstream.updateRecords(this.#module, this.#table, batch.map((p) => ({ ...p.body, id: p.edit.recordId }))));
       for (const { items } of sent.accepted) for (const p of items) this.#r.outcomes.push({ kind: 'pushed', entryIds: p.edit.entryIds });
@@ -242,14 +245,14 @@ class TableRun {
         }
         await this.sendUpdates(items.filter((p) => present.has(p.edit.recordId)), false);
       }
-    }
+    });
   }
 
   // ---- deletes ---------------------------------------------------------------------------------
 
   async sendDeletes(deletes: readonly PendingEdit[], firstTry: boolean): Promise<void> {
     const items = deletes.map((edit) => ({ edit, body: edit.recordId }));
-    for (const chunk of this.#chunks(items)) {
+    await this.#eachChunk(items, async (chunk) => {
       const sent = await sendIsolatingRejects(chunk, (batch) =>
         this.#s.upstream.deleteRecords(this.#module, this.#table, batch.map((p) => p.edit.recordId)));
       for (const { items: done } of sent.accepted) for (const p of done) this.#r.outcomes.push({ kind: 'pushed', entryIds: p.edit.entryIds });
@@ -267,13 +270,22 @@ class TableRun {
         for (const edit of edits) if (!present.has(edit.recordId)) this.#r.outcomes.push({ kind: 'pushed', entryIds: edit.entryIds });
         await this.sendDeletes(edits.filter((e) => present.has(e.recordId)), false);
       }
-    }
+    });
   }
 
   // ---- shared ----------------------------------------------------------------------------------
 
-  #chunks<T extends { body: unknown }>(items: readonly T[]): T[][] {
-    return chunkByPayload(items, this.#s.batch, (p) => p.body);
+  /**
+   * `send` for each batch under the payload limit, `inFlight` batches out at once: they hold
+   * different records (one edit per record), so their order does not matter. None is sent once
+   * one has met a failure that stops the push.
+   */
+  #eachChunk<T extends { body: unknown; edit: PendingEdit }>(items: readonly T[], send: (chunk: T[]) => Promise<void>): Promise<void> {
+    return forEachInFlight(chunkByPayload(items, this.#s.batch, (p) => p.body), this.#s.inFlight, async (chunk) => {
+      // After a failure that would hit every request (401, 403…), the rest stays as it is.
+      if (this.#r.fatal !== undefined) this.#r.unsettled.push(...chunk.map((p) => p.edit));
+      else await send(chunk);
+    });
   }
 
   /** Ids of these edits' records that exist upstream; undefined (edits marked for retry) when that cannot be read. */

@@ -122,14 +122,17 @@ describe('push: updates', () => {
     expect(f.requests.map((r) => r.endpoint)).toEqual(['updateRecords']);
   });
 
-  it('isolates 3 invalid edits among 100: 97 pushed, 3 failed with the upstream message, nothing blocked', async () => {
+  it.each([
+    ['one batch', {}],
+    ['batches of 10, two out at once', { pushBatchRecords: 10 }],
+  ] as const)('isolates 3 invalid edits among 100 (%s): 97 pushed, 3 failed with the upstream message, nothing blocked', async (_, options) => {
     await people();
     const ids = await f.upstream.createRecords('crm', 'people', Array.from({ length: 100 }, (_, i) => ({ name: `p${i}`, age: i })));
     const table = await f.tableId('people');
     const bad = new Set([7, 50, 93]);
     const entries = ids.map((id, i) =>
       f.outbox.add({ tableId: table, recordId: Number(id), operation: 'update', values: { age: bad.has(i) ? 'not a number' : i + 1000 } })[0]!);
-    const report = await f.push();
+    const report = await f.push(options);
     expect(report).toMatchObject({ pushed: 97, failed: 3 });
     for (const i of bad) {
       expect(f.outbox.entry(entries[i]!)).toMatchObject({ status: 'failed', attempts: 1, lastError: expect.stringContaining('age') });
@@ -165,7 +168,7 @@ describe('push: updates', () => {
 
 describe('push: rounds', () => {
   /** The outbox's reads and the upstream's update requests, in the order they began and ended. */
-  async function timeline(edits: (table: string, ids: string[]) => void) {
+  async function timeline(edits: (table: string, ids: string[]) => void, inFlight = 1) {
     await people();
     const ids = await f.upstream.createRecords('crm', 'people', Array.from({ length: 25 }, (_, i) => ({ name: `p${i}`, age: i })));
     const table = await f.tableId('people');
@@ -191,7 +194,7 @@ describe('push: rounds', () => {
         return result;
       },
     });
-    const report = await f.push({ pushRoundRecords: 10, pushBatchRecords: 5 }, client);
+    const report = await f.push({ pushRoundRecords: 10, pushBatchRecords: 5, pushRequestsInFlight: inFlight }, client);
     return { report, events, sent, ids };
   }
 
@@ -210,6 +213,19 @@ describe('push: rounds', () => {
       'send', 'settle', 'sent', 'settle', 'read',
     ]);
     expect(f.outbox.settled.filter((o) => o.kind === 'pushed').flatMap((o) => o.entryIds)).toHaveLength(25);
+    expect((await f.upstream.allRecords('crm', 'people')).map((r) => r.values.age)).toEqual(ids.map((_, i) => i + 100));
+  });
+
+  it('keeps two requests of a round out at once by default, and still sends every edit once', async () => {
+    const { report, events, sent, ids } = await timeline((table, ids) => {
+      ids.forEach((id, i) => f.outbox.add({ tableId: table, recordId: Number(id), operation: 'update', values: { age: i + 100 } }));
+    }, SYNC_DEFAULTS.pushRequestsInFlight);
+    expect(SYNC_DEFAULTS.pushRequestsInFlight).toBe(2);
+    expect(report).toMatchObject({ pushed: 25, failed: 0, retry: 0 });
+    expect(sent.flat().sort((a, b) => a - b)).toEqual(ids.map(Number).sort((a, b) => a - b));
+    // Each full round's two requests both go out before the first answer arrives.
+    expect(events.slice(0, 3)).toEqual(['read', 'send', 'send']);
+    expect(events.filter((e) => e === 'send')).toHaveLength(5);
     expect((await f.upstream.allRecords('crm', 'people')).map((r) => r.values.age)).toEqual(ids.map((_, i) => i + 100));
   });
 
@@ -290,6 +306,30 @@ describe('push: retries', () => {
     });
     await expect(f.push({}, denied)).rejects.toMatchObject({ status: 401 });
     expect(f.outbox.entry(entry!)).toMatchObject({ status: 'pending', attempts: 0 });
+  });
+
+  it('stops at a 401 met by two batches out at once: sends no further batch, and leaves every edit pending', async () => {
+    await people();
+    const ids = await f.upstream.createRecords('crm', 'people', Array.from({ length: 6 }, (_, i) => ({ name: `p${i}` })));
+    const table = await f.tableId('people');
+    const entries = ids.map((id) => f.outbox.add({ tableId: table, recordId: Number(id), operation: 'update', values: { name: 'b' } })[0]!);
+    let out = 0;
+    let most = 0;
+    let sent = 0;
+    const denied = overriding(f.client, {
+      updateRecords: async () => {
+        sent += 1;
+        most = Math.max(most, ++out);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        out -= 1;
+        throw new UpstreamError(CALL, 401, 'unauthorized', { attempts: 1 });
+      },
+    });
+    await expect(f.push({ pushBatchRecords: 2 }, denied)).rejects.toMatchObject({ status: 401 });
+    expect(most).toBe(2);
+    // Three batches of two: the third is not sent once the first two met the 401.
+    expect(sent).toBe(2);
+    for (const entry of entries) expect(f.outbox.entry(entry)).toMatchObject({ status: 'pending', attempts: 0 });
   });
 });
 
