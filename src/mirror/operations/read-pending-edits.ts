@@ -58,6 +58,8 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
 
   // Records in the order of their first entry, with their entries in capture order.
   const byRecord = new Map<string, EntryRow[]>();
+  /** The current rows of the records read, by table. */
+  const rowsByTable = new Map<string, CurrentRows>();
   /** Records with a due entry at or before `after`: an earlier read's, skipped. */
   const earlier = new Set<string>();
   const after = options.after ?? 0;
@@ -89,34 +91,35 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
       ...(after > 0 ? [(eb: OutboxWhere) => eb('entry_id', '<=', after)] : []),
       ...(reachedEnd ? [] : [(eb: OutboxWhere) => eb('entry_id', '>', walked)]),
     ];
-    if (added.size > 0 && outside.length > 0) {
-      for (const e of await entriesOf(ctx, due, added, (eb) => eb.or(outside.map((where) => where(eb))))) {
-        const key = recordKey(e);
-        if (Number(e.entry_id) <= after) {
-          added.delete(key);
-          earlier.add(key);
-        } else {
-          added.get(key)?.push(e);
-        }
+    // The new records' current rows are read at the same time, on another connection of a
+    // Postgres pool (a record the look-up hands to an earlier read is then read for nothing).
+    const [, outsideEntries] = await Promise.all([
+      readCurrentRows(ctx, tables, rowsByTable, recordIdsByTable(added)),
+      added.size > 0 && outside.length > 0 ? entriesOf(ctx, due, added, (eb) => eb.or(outside.map((where) => where(eb)))) : [],
+    ]);
+    for (const e of outsideEntries) {
+      const key = recordKey(e);
+      if (Number(e.entry_id) <= after) {
+        added.delete(key);
+        earlier.add(key);
+      } else {
+        added.get(key)?.push(e);
       }
     }
     for (const [key, list] of added) byRecord.set(key, list);
     if (reachedEnd || byRecord.size >= limit) break;
   }
 
-  const rowsByTable = new Map<string, CurrentRows>();
   const columnsByTable = new Map<string, Map<string, MirrorField>>();
-  for (const [tableId, ids] of recordIdsByTable(byRecord)) {
-    const info = tables.get(tableId)!;
-    rowsByTable.set(tableId, await readCurrentRows(ctx, info, ids));
-    columnsByTable.set(tableId, new Map(info.fields.map((f) => [f.columnName, f])));
-  }
   const edits: PendingEdit[] = [];
   for (const list of byRecord.values()) {
     const tableId = list[0]!.table_id;
     const recordId = Number(list[0]!.record_id);
+    const info = tables.get(tableId)!;
+    let byColumn = columnsByTable.get(tableId);
+    if (byColumn === undefined) columnsByTable.set(tableId, byColumn = new Map(info.fields.map((f) => [f.columnName, f])));
     const current = rowsByTable.get(tableId)!;
-    edits.push(fold(ctx, tables.get(tableId)!, columnsByTable.get(tableId)!, recordId, list, current, current.byId.get(recordId)));
+    edits.push(fold(ctx, info, byColumn, recordId, list, current, current.byId.get(recordId)));
   }
   return edits;
 }
@@ -160,18 +163,26 @@ interface CurrentRows {
   byId: Map<number, Record<string, unknown>>;
 }
 
-/** Current rows by id (writable fields only), for `ids`. */
-async function readCurrentRows(ctx: MirrorContext, info: TableInfo, ids: readonly number[]): Promise<CurrentRows> {
-  const writable = info.fields.filter((f) => !f.readOnly);
-  const keys = writable.map((_, j) => `c${j + 1}`);
-  const current: CurrentRows = { writable, keys, position: new Map(writable.map((f, j) => [f.fieldName, j])), byId: new Map() };
-  const selected = [sql`${sql.id(ID_COLUMN)} AS ${sql.id('c0')}`, ...writable.map((f, j) => sql`${sql.id(f.columnName)} AS ${sql.id(keys[j]!)}`)];
-  for (const chunk of chunks(ids, ROWS_PER_READ)) {
-    const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${ctx.driver.table(info.table.sqlName)}
-      WHERE ${ctx.dialect.idIn(sql.id(ID_COLUMN), chunk)}`.execute(ctx.driver.db);
-    for (const row of rows) current.byId.set(Number(row['c0']), row);
+/** Adds the current rows (writable fields only) of these records to `rowsByTable`. */
+async function readCurrentRows(
+  ctx: MirrorContext, tables: ReadonlyMap<string, TableInfo>, rowsByTable: Map<string, CurrentRows>, idsByTable: ReadonlyMap<string, readonly number[]>,
+): Promise<void> {
+  for (const [tableId, ids] of idsByTable) {
+    const info = tables.get(tableId)!;
+    let current = rowsByTable.get(tableId);
+    if (current === undefined) {
+      const writable = info.fields.filter((f) => !f.readOnly);
+      current = { writable, keys: writable.map((_, j) => `c${j + 1}`), position: new Map(writable.map((f, j) => [f.fieldName, j])), byId: new Map() };
+      rowsByTable.set(tableId, current);
+    }
+    const { writable, keys, byId } = current;
+    const selected = [sql`${sql.id(ID_COLUMN)} AS ${sql.id('c0')}`, ...writable.map((f, j) => sql`${sql.id(f.columnName)} AS ${sql.id(keys[j]!)}`)];
+    for (const chunk of chunks(ids, ROWS_PER_READ)) {
+      const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${ctx.driver.table(info.table.sqlName)}
+        WHERE ${ctx.dialect.idIn(sql.id(ID_COLUMN), chunk)}`.execute(ctx.driver.db);
+      for (const row of rows) byId.set(Number(row['c0']), row);
+    }
   }
-  return current;
 }
 
 /** The API value of a row's `j`-th writable column. */
