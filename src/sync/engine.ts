@@ -1,4 +1,4 @@
-import { fieldsOf } from '../mirror/catalog.ts';
+import { fieldsOf, type Catalog } from '../mirror/catalog.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
 import { pullTable, type TableAction } from './record-pull.ts';
@@ -123,11 +123,17 @@ export class SyncEngine {
   async #cycle(startedAt: Date, opts: CycleOptions): Promise<CycleReport> {
     const { mirror, logger, observer } = this.#ctx;
     const ctx: SyncContext = opts.signal ? { ...this.#ctx, signal: opts.signal } : this.#ctx;
-    const push = await this.#push(ctx);
-    const schema = await pullSchema(ctx);
-    const catalog = await mirror.readCatalog();
+    // Read once for the push, the schema pull and the table pulls, and again only after a
+    // schema pull that applied a plan: an idle cycle costs few round trips to a Postgres server.
     // Each table's pull changes only its own cursors: one read serves every table's first look.
-    const cursors = await mirror.readCursors();
+    let catalog = await mirror.readCatalog();
+    let cursors = await mirror.readCursors();
+    const push = await this.#push(ctx, catalog);
+    const schema = await pullSchema(ctx, cursors);
+    if (schema.reread) {
+      catalog = await mirror.readCatalog();
+      cursors = await mirror.readCursors();
+    }
     if (observer.tablesMirrored) {
       const asOf = new Map((await mirror.readSyncState()).tables.map((t) => [t.tableId, t.currentAsOf]));
       observer.tablesMirrored(catalog.tables.map((t) => {
@@ -170,11 +176,11 @@ export class SyncEngine {
     return { startedAt, durationMs: Date.now() - startedAt.getTime(), push, schema, tables, ok };
   }
 
-  async #push(ctx: SyncContext): Promise<CycleReport['push']> {
+  async #push(ctx: SyncContext, catalog: Catalog): Promise<CycleReport['push']> {
     const { mirror, logger, observer } = ctx;
     let result: CycleReport['push'];
     try {
-      result = await pushOutbox(ctx);
+      result = await pushOutbox(ctx, catalog);
     } catch (error) {
       if (ctx.signal?.aborted) throw error;
       const info = errorInfo(error);
@@ -184,7 +190,8 @@ export class SyncEngine {
     if (observer.outboxChecked) {
       const counts = { pending: 0, failed: 0, conflict: 0 };
       for (const entry of await mirror.outboxSummary()) counts[entry.status] += entry.count;
-      observer.outboxChecked(counts, await mirror.oldestPendingAt());
+      // Nothing pending, nothing to date: one statement fewer on an idle cycle.
+      observer.outboxChecked(counts, counts.pending === 0 ? null : await mirror.oldestPendingAt());
     }
     return result;
   }

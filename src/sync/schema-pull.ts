@@ -21,17 +21,18 @@ export interface SchemaPullResult {
 /**
  * Schema pull (DESIGN §4.2): poll schema changes from the saved cursor; on any change, on the
  * first run, or when the table patterns changed, read the whole workspace, diff it against the
- * catalog and apply the plan. DDL, catalog and the new cursor commit together.
+ * catalog and apply the plan. DDL, catalog and the new cursor commit together. `cursors`: every
+ * cursor of the mirror, as read at the start of the cycle.
  */
-export async function pullSchema(ctx: SyncContext): Promise<SchemaPullResult> {
+export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, string>): Promise<SchemaPullResult> {
   const { client, mirror, options } = ctx;
-  const since = await mirror.getCursor(SCHEMA_CURSOR_KEY);
+  const since = cursors.get(SCHEMA_CURSOR_KEY);
   const filterKey = JSON.stringify({ include: options.tables.include ?? [], exclude: options.tables.exclude ?? [] });
   // While tables are refused the workspace is read every cycle: an upstream that fixes a name
   // need not log a schema change for it.
   let changed = since === undefined
-    || (await mirror.getCursor(FILTER_CURSOR_KEY)) !== filterKey
-    || (await mirror.getCursor(REFUSED_CURSOR_KEY)) !== undefined;
+    || cursors.get(FILTER_CURSOR_KEY) !== filterKey
+    || cursors.get(REFUSED_CURSOR_KEY) !== undefined;
   let asOf: string;
 
   if (since === undefined) {
@@ -45,9 +46,9 @@ export async function pullSchema(ctx: SyncContext): Promise<SchemaPullResult> {
     asOf = poll.asOf!;
   }
 
-  const cursors = { [SCHEMA_CURSOR_KEY]: nextSince(asOf, options.lookbackMs), [FILTER_CURSOR_KEY]: filterKey };
+  const next = { [SCHEMA_CURSOR_KEY]: nextSince(asOf, options.lookbackMs), [FILTER_CURSOR_KEY]: filterKey };
   if (!changed) {
-    await mirror.setCursor(SCHEMA_CURSOR_KEY, cursors[SCHEMA_CURSOR_KEY]);
+    await mirror.setCursor(SCHEMA_CURSOR_KEY, next[SCHEMA_CURSOR_KEY]);
     return { reread: false, operations: [], refused: [] };
   }
   const workspace = await client.getWorkspace();
@@ -55,7 +56,7 @@ export async function pullSchema(ctx: SyncContext): Promise<SchemaPullResult> {
   const refused = refusedTables(workspace, options.tables);
   const plan = planSchema(catalog, workspace, options.tables, new Set(refused.map((r) => r.tableId)));
   await mirror.applySchemaPlan(plan, {
-    cursors: { ...cursors, [REFUSED_CURSOR_KEY]: refused.length === 0 ? null : JSON.stringify(refused) },
+    cursors: { ...next, [REFUSED_CURSOR_KEY]: refused.length === 0 ? null : JSON.stringify(refused) },
   });
   const operations = plan.ops.map(describeOp);
   if (operations.length > 0) ctx.logger.info({ operations }, 'schema applied');

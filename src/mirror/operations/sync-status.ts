@@ -44,12 +44,17 @@ export async function recordCycle(ctx: MirrorContext, cycle: CycleRecord): Promi
   if (cycle.problems.length === 0) values.lastSuccessAt = cycle.finishedAt;
   else Object.assign(values, { lastFailureAt: cycle.finishedAt, lastFailure: cycle.problems.join('\n') });
   if (cycle.nextRunAt !== undefined) values.nextRunAt = cycle.nextRunAt;
+  const entries = Object.entries(values) as [keyof CycleSummary, string | null][];
+  const stored = entries.flatMap(([name, value]) => (value === null ? [] : [{ key: KEYS[name], value }]));
+  const cleared = entries.flatMap(([name, value]) => (value === null ? [KEYS[name]] : []));
+  // One statement for the values a cycle stores (two when it clears one): each statement is a
+  // round trip to a Postgres server, on every cycle.
   await ctx.driver.write(async (tx) => {
     const cat = ctx.driver.catalog(tx.db);
-    for (const [name, value] of Object.entries(values) as [keyof CycleSummary, string | null][]) {
-      const key = KEYS[name];
-      await cat.deleteFrom('_wsmirror_meta').where('key', '=', key).execute();
-      if (value !== null) await cat.insertInto('_wsmirror_meta').values({ key, value }).execute();
+    if (stored.length > 0) {
+      await cat.insertInto('_wsmirror_meta').values(stored)
+        .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ value: eb.ref('excluded.value') }))).execute();
     }
+    if (cleared.length > 0) await cat.deleteFrom('_wsmirror_meta').where('key', 'in', cleared).execute();
   });
 }

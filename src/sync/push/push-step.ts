@@ -1,5 +1,5 @@
 import { requestsWritten } from '../../client/index.ts';
-import { tableLabel } from '../../mirror/catalog.ts';
+import { tableLabel, type Catalog } from '../../mirror/catalog.ts';
 import type { Mirror } from '../../mirror/mirror.ts';
 import type { EditOutcome, MirrorOutbox, PendingEdit } from '../../mirror/outbox.ts';
 import type { SyncLogger } from '../observer.ts';
@@ -35,11 +35,12 @@ export interface PushContext {
  * adding to it. An edit that references a row created locally and not yet upstream waits for a
  * later round, when that row has its upstream id. Ends when nothing is due or a round settles
  * nothing; a failure that would hit every request (401, 403…) stops it after settling what is done.
+ * `catalog`: the mirror's, when the caller has just read it.
  */
-export async function pushOutbox(ctx: PushContext): Promise<PushReport> {
+export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<PushReport> {
   const now = ctx.now ?? Date.now;
   const report: PushReport = { pushed: 0, failed: 0, conflict: 0, retry: 0, discarded: 0, unsettled: 0 };
-  const catalog = await ctx.mirror.readCatalog();
+  catalog ??= await ctx.mirror.readCatalog();
   const targets = pushTargets(catalog, ctx.options);
   const roundRecords = ctx.options.pushRoundRecords ?? ctx.mirror.preferredPushRoundRecords;
   /** Edits whose outcome could not be learnt this push: not looked at again until the next. */
