@@ -29,11 +29,13 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
 export async function run(options: BenchOptions = {}) {
   const edits = Number(options['edits'] ?? 10_000);
   const repeat = Number(options['repeat'] ?? 3);
+  /** Milliseconds the emulator waits before each answer, as an upstream across a network would. */
+  const latencyMs = Number(options['latency'] ?? 0);
   const pushOptions = { ...SYNC_DEFAULTS, lookbackMs: 0, ...(options['round'] ? { pushRoundRecords: Number(options['round']) } : {}) };
   const pgUrl = BENCH_PG_URL;
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-push-'));
   const emu = await spawnEmulator();
-  const out: Record<string, unknown> = { edits, repeat, batchRecords: pushOptions.pushBatchRecords };
+  const out: Record<string, unknown> = { edits, repeat, batchRecords: pushOptions.pushBatchRecords, latencyMs };
   try {
     const ws = new UpstreamWorkspace(emu);
     await ws.createModule('bench');
@@ -58,6 +60,7 @@ export async function run(options: BenchOptions = {}) {
           rawCpu: CpuAccount; pushCpu: CpuAccount;
         }[] = [];
         const account = cpuAccount(emu.child.pid!, dialect === 'postgres');
+        if (latencyMs > 0) await ws.setFaults({ latencyMs });
         // Raw and push alternate, `repeat` times, so both see the same moments of a shared machine.
         for (let rep = 1; rep <= repeat; rep++) {
           const value = (i: number) => base[i]! + rep * 1_000_000;
@@ -111,6 +114,7 @@ export async function run(options: BenchOptions = {}) {
           arrivedUpstream: Math.min(...runs.map((r) => r.arrived)),
         };
       } finally {
+        if (latencyMs > 0) await ws.clearFaults();
         await client.close();
         await mirror.close();
         if (dialect === 'postgres') await dropSchema(pgUrl, schema);

@@ -29,9 +29,10 @@ export interface Mirror extends MirrorOutbox {
    */
   readonly preferredBatchRows: number;
   /**
-   * Records per push round that suit the dialect: a SQLite read is cheap, so small rounds let
-   * reading and settling one round overlap the next round's request; each Postgres read and
-   * settle costs several round trips, so larger rounds are cheaper (bench/README.md, push).
+   * Records per push round that suit the dialect, in whole pairs of batches of 1,000 (two requests
+   * are out at once): a SQLite read is cheap, so rounds of one pair let reading and settling one
+   * round overlap the next round's requests; each Postgres read and settle costs several round
+   * trips, so rounds of two pairs are cheaper (bench/README.md, push).
    */
   readonly preferredPushRoundRecords: number;
 

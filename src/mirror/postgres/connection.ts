@@ -89,7 +89,7 @@ export async function openPostgresDriver(
 class PostgresDriver implements DialectDriver {
   readonly dialect: Dialect;
   readonly preferredBatchRows = 2_000;
-  readonly preferredPushRoundRecords = 5_000;
+  readonly preferredPushRoundRecords = 4_000;
   informationalForeignKeys = false;
   readonly #stagesByClient = new WeakMap<pg.PoolClient, Set<string>>();
   readonly db: Kysely<CatalogDb>;

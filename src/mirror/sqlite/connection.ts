@@ -65,7 +65,7 @@ export async function openSqliteDriver(
 class SqliteDriver implements DialectDriver {
   readonly dialect: Dialect;
   readonly preferredBatchRows = 500;
-  readonly preferredPushRoundRecords = 1_000;
+  readonly preferredPushRoundRecords = 2_000;
   // SQLite declares foreign keys only in CREATE TABLE, and enforces them once switched on.
   readonly informationalForeignKeys = false;
   readonly db: Kysely<CatalogDb>;
