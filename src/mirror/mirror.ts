@@ -223,4 +223,6 @@ export interface CycleRecord {
   problems: readonly string[];
   /** Only a daemon knows it; left as it was when undefined. */
   nextRunAt?: string | null;
+  /** Cursors stored with the record: a schema poll's that found no change. */
+  cursors?: CursorWrites;
 }

@@ -1,5 +1,5 @@
 import { fieldsOf, type Catalog } from '../mirror/catalog.ts';
-import type { Mirror } from '../mirror/mirror.ts';
+import type { CursorWrites, Mirror } from '../mirror/mirror.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
 import { pullTable, type TableAction } from './record-pull.ts';
 import { pushOutbox, type PushReport } from './push/push-step.ts';
@@ -86,17 +86,19 @@ export class SyncEngine {
   async runCycle(opts: CycleOptions = {}): Promise<CycleReport> {
     const startedAt = new Date();
     let report: CycleReport;
+    let cursors: CursorWrites | undefined;
     try {
-      report = await this.#cycle(startedAt, opts);
+      ({ report, cursors } = await this.#cycle(startedAt, opts));
     } catch (error) {
       if (!opts.signal?.aborted) await this.#recordCycle(startedAt, [`cycle: ${errorInfo(error).message}`], opts);
       throw error;
     }
-    await this.#recordCycle(startedAt, cycleProblems(report), opts);
+    await this.#recordCycle(startedAt, cycleProblems(report), opts, cursors);
     return report;
   }
 
-  async #recordCycle(startedAt: Date, problems: string[], opts: CycleOptions): Promise<void> {
+  /** `cursors`: the cycle's own to store with it (an idle schema poll's; lost with a failed write, and polled again). */
+  async #recordCycle(startedAt: Date, problems: string[], opts: CycleOptions, cursors?: CursorWrites): Promise<void> {
     const finishedAt = new Date();
     const next = opts.nextRunAt?.(startedAt, finishedAt);
     try {
@@ -105,6 +107,7 @@ export class SyncEngine {
         finishedAt: finishedAt.toISOString(),
         problems,
         ...(next === undefined ? {} : { nextRunAt: next === null ? null : next.toISOString() }),
+        ...(cursors === undefined ? {} : { cursors }),
       });
     } catch (error) {
       // The mirror itself failing is the cycle's error already; the summary is secondary.
@@ -120,7 +123,7 @@ export class SyncEngine {
     }
   }
 
-  async #cycle(startedAt: Date, opts: CycleOptions): Promise<CycleReport> {
+  async #cycle(startedAt: Date, opts: CycleOptions): Promise<{ report: CycleReport; cursors: CursorWrites | undefined }> {
     const { mirror, logger, observer } = this.#ctx;
     const ctx: SyncContext = opts.signal ? { ...this.#ctx, signal: opts.signal } : this.#ctx;
     // Read once for the push, the schema pull and the table pulls, and again only after a
@@ -129,7 +132,7 @@ export class SyncEngine {
     let catalog = await mirror.readCatalog();
     let cursors = await mirror.readCursors();
     const push = await this.#push(ctx, catalog);
-    const schema = await pullSchema(ctx, cursors);
+    const { cursors: schemaCursors, ...schema } = await pullSchema(ctx, cursors);
     if (schema.reread) {
       catalog = await mirror.readCatalog();
       cursors = await mirror.readCursors();
@@ -173,7 +176,7 @@ export class SyncEngine {
       }
     }
     const ok = !('error' in push) && tables.every((t) => t.action !== 'failed');
-    return { startedAt, durationMs: Date.now() - startedAt.getTime(), push, schema, tables, ok };
+    return { report: { startedAt, durationMs: Date.now() - startedAt.getTime(), push, schema, tables, ok }, cursors: schemaCursors };
   }
 
   async #push(ctx: SyncContext, catalog: Catalog): Promise<CycleReport['push']> {

@@ -1,4 +1,5 @@
 import { SCHEMA_CURSOR_KEY } from '../mirror/catalog.ts';
+import type { CursorWrites } from '../mirror/mirror.ts';
 import { describeOp, planSchema } from '../mirror/schema-planner.ts';
 import { refusedTables, type RefusedTable } from './name-rule.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
@@ -16,6 +17,11 @@ export interface SchemaPullResult {
   operations: string[];
   /** Tables left out of the plan (names outside the API's rule); the engine reports them failed. */
   refused: RefusedTable[];
+  /**
+   * The schema cursor after a poll that found no change, for the caller to store with the
+   * cycle's last write (one transaction fewer per cycle); stored already when a plan was applied.
+   */
+  cursors?: CursorWrites;
 }
 
 /**
@@ -47,10 +53,7 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
   }
 
   const next = { [SCHEMA_CURSOR_KEY]: nextSince(asOf, options.lookbackMs), [FILTER_CURSOR_KEY]: filterKey };
-  if (!changed) {
-    await mirror.setCursor(SCHEMA_CURSOR_KEY, next[SCHEMA_CURSOR_KEY]);
-    return { reread: false, operations: [], refused: [] };
-  }
+  if (!changed) return { reread: false, operations: [], refused: [], cursors: { [SCHEMA_CURSOR_KEY]: next[SCHEMA_CURSOR_KEY] } };
   const workspace = await client.getWorkspace();
   const catalog = await mirror.readCatalog();
   const refused = refusedTables(workspace, options.tables);

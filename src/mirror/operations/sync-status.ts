@@ -2,6 +2,7 @@ import { CATALOG_MIGRATIONS } from '../catalog-tables.ts';
 import { readCatalogVersion } from '../catalog-version.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { assertOpen } from '../mirror-context.ts';
+import { writeCursors } from './cursors.ts';
 import type { CycleRecord, CycleSummary, TableSyncState } from '../mirror.ts';
 
 const KEYS = {
@@ -37,7 +38,7 @@ export async function readSyncState(ctx: MirrorContext): Promise<{ tables: Table
   return { tables, cycle };
 }
 
-/** Stores the outcome of a cycle in one daemon transaction. */
+/** Stores the outcome of a cycle, and the cursors it carries, in one daemon transaction. */
 export async function recordCycle(ctx: MirrorContext, cycle: CycleRecord): Promise<void> {
   assertOpen(ctx);
   const values: Partial<Record<keyof CycleSummary, string | null>> = { lastStartedAt: cycle.startedAt };
@@ -56,5 +57,6 @@ export async function recordCycle(ctx: MirrorContext, cycle: CycleRecord): Promi
         .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ value: eb.ref('excluded.value') }))).execute();
     }
     if (cleared.length > 0) await cat.deleteFrom('_wsmirror_meta').where('key', 'in', cleared).execute();
+    await writeCursors(ctx, tx, cycle.cursors);
   });
 }
