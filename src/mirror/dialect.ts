@@ -1,4 +1,4 @@
-import type { Kysely, RawBuilder } from 'kysely';
+import type { CompiledQuery, Kysely, RawBuilder } from 'kysely';
 import type { AppointmentBounds } from '../api/appointment.ts';
 import type { CatalogColumnKind, CatalogDb, CatalogTableDef } from './catalog-tables.ts';
 import type { MirrorLocation } from './mirror-url.ts';
@@ -183,6 +183,13 @@ export interface DialectDriver {
 
   /** Runs `fn` in one write transaction marked as the daemon's own. */
   write<T>(fn: (tx: WriteTx) => Promise<T>): Promise<T>;
+  /**
+   * Runs a few compiled statements, in order, as one write transaction marked as the daemon's
+   * own: on Postgres in one round trip (one simple query, its values written in as literals),
+   * which `write` cannot do (a round trip for BEGIN, each statement and COMMIT). For the small
+   * writes every cycle makes: a table's cursor and state, the cycle's record.
+   */
+  writeStatements(queries: readonly CompiledQuery[]): Promise<void>;
   /** An empty `RowSink` of this driver, for rows of `columns.length` values. */
   rowSink(columns: readonly ColumnSpec[]): RowSink;
   /**

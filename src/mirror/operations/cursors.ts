@@ -1,3 +1,5 @@
+import type { CompiledQuery, Kysely } from 'kysely';
+import type { CatalogDb } from '../catalog-tables.ts';
 import type { CursorWrites } from '../mirror.ts';
 import type { WriteTx } from '../dialect.ts';
 import { assertOpen } from '../mirror-context.ts';
@@ -21,21 +23,20 @@ export async function readCursors(ctx: MirrorContext): Promise<Map<string, strin
 /** Sets (or with null, deletes) one cursor, in its own transaction. */
 export async function setCursor(ctx: MirrorContext, key: string, value: string | null): Promise<void> {
   assertOpen(ctx);
-  await ctx.driver.write((tx) => writeCursors(ctx, tx, { [key]: value }));
+  await ctx.driver.writeStatements(cursorWrites(ctx.driver.catalog(ctx.driver.db), { [key]: value }));
 }
 
 /** Writes cursors inside a transaction that also writes what they cover. */
 export async function writeCursors(ctx: MirrorContext, tx: WriteTx, cursors: CursorWrites | undefined): Promise<void> {
-  if (!cursors) return;
-  const cat = ctx.driver.catalog(tx.db);
+  for (const query of cursorWrites(ctx.driver.catalog(tx.db), cursors)) await tx.db.executeQuery(query);
+}
+
+/** The statements that write these cursors (a null value deletes its cursor), compiled by `cat`. */
+export function cursorWrites(cat: Kysely<CatalogDb>, cursors: CursorWrites | undefined): CompiledQuery[] {
+  if (!cursors) return [];
   const now = new Date().toISOString();
-  for (const [name, value] of Object.entries(cursors)) {
-    if (value === null) {
-      await cat.deleteFrom('_wsmirror_cursors').where('name', '=', name).execute();
-    } else {
-      await cat.insertInto('_wsmirror_cursors').values({ name, value, updated_at: now })
-        .onConflict((oc) => oc.column('name').doUpdateSet({ value, updated_at: now }))
-        .execute();
-    }
-  }
+  return Object.entries(cursors).map(([name, value]) => (value === null
+    ? cat.deleteFrom('_wsmirror_cursors').where('name', '=', name).compile()
+    : cat.insertInto('_wsmirror_cursors').values({ name, value, updated_at: now })
+      .onConflict((oc) => oc.column('name').doUpdateSet({ value, updated_at: now })).compile()));
 }

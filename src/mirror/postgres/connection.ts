@@ -1,5 +1,5 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import type { PostgresPool, PostgresPoolClient, RawBuilder } from 'kysely';
+import type { CompiledQuery, PostgresPool, PostgresPoolClient, RawBuilder } from 'kysely';
 import pg from 'pg';
 import { ConfigError } from '../../errors.ts';
 import { checkCatalogVersion } from '../catalog-tables.ts';
@@ -11,6 +11,7 @@ import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-ur
 import { accessProblems } from './access-problems.ts';
 import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
+import { inlineParameters } from './inline-parameters.ts';
 import { refreshOutboxStatistics } from './outbox-statistics.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
@@ -193,6 +194,14 @@ class PostgresDriver implements DialectDriver {
     } finally {
       client.release(broken);
     }
+  }
+
+  async writeStatements(queries: readonly CompiledQuery[]): Promise<void> {
+    if (queries.length === 0) return;
+    // A simple query of several statements runs as one transaction (rolled back whole on an
+    // error), and the marker is local to it.
+    const script = [`SELECT set_config('${WRITER_SETTING}', 'daemon', true)`, ...queries.map((q) => inlineParameters(q.sql, q.parameters))];
+    await this.#pool.query(script.join(';\n'));
   }
 
   rowSink(): RowSink {

@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
-import type { RawBuilder } from 'kysely';
+import type { CompiledQuery, RawBuilder } from 'kysely';
 import { ConfigError } from '../../errors.ts';
 import { checkCatalogVersion } from '../catalog-tables.ts';
 import type { CatalogDb, CatalogTableDef } from '../catalog-tables.ts';
@@ -150,6 +150,14 @@ class SqliteDriver implements DialectDriver {
         if (this.#raw.inTransaction) this.#raw.exec('ROLLBACK');
         throw error;
       }
+    });
+  }
+
+  async writeStatements(queries: readonly CompiledQuery[]): Promise<void> {
+    if (queries.length === 0) return;
+    // In process a statement costs no round trip: a write transaction as any other.
+    await this.write(async (tx) => {
+      for (const query of queries) await tx.db.executeQuery(query);
     });
   }
 
