@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 
 /**
  * A TCP proxy in front of a Postgres server that counts the round trips its clients make: each
@@ -64,6 +67,40 @@ export async function startRoundTripCounter(url: string): Promise<RoundTripCount
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * The test server (WSMIRROR_TEST_PG_URL) behind a round-trip counter for one suite, with the
+ * schemas it hands out dropped after the suite (registers the suite's beforeAll and afterAll).
+ */
+export function countedPostgres(): { readonly counter: RoundTripCounter; newSchema(prefix: string): string } {
+  const url = process.env['WSMIRROR_TEST_PG_URL']!;
+  const schemas: string[] = [];
+  let counter: RoundTripCounter | undefined;
+  beforeAll(async () => {
+    counter = await startRoundTripCounter(url);
+  });
+  afterAll(async () => {
+    await counter?.close();
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      for (const schema of schemas) await c.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
+    } finally {
+      await c.end();
+    }
+  });
+  return {
+    get counter() {
+      if (counter === undefined) throw new Error('countedPostgres: the counter starts in beforeAll');
+      return counter;
+    },
+    newSchema(prefix: string) {
+      const schema = `${prefix}_${randomBytes(4).toString('hex')}`;
+      schemas.push(schema);
+      return schema;
     },
   };
 }

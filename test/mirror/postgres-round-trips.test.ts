@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Field } from '../../src/api/field.ts';
 import { openMirror } from '../../src/mirror/open-mirror.ts';
-import { startRoundTripCounter, type RoundTripCounter } from '../helpers/pg-round-trips.ts';
+import { countedPostgres } from '../helpers/pg-round-trips.ts';
 import { field, module, sync, table, workspace } from './fixtures.ts';
 
 /**
@@ -13,21 +11,7 @@ import { field, module, sync, table, workspace } from './fixtures.ts';
  * the fields: comments, catalog rows, capture and views each go in one round trip.
  */
 
-const PG_URL = process.env['WSMIRROR_TEST_PG_URL']!;
-let counter: RoundTripCounter;
-const schemas: string[] = [];
-
-beforeAll(async () => {
-  counter = await startRoundTripCounter(PG_URL);
-});
-
-afterAll(async () => {
-  await counter?.close();
-  const c = new pg.Client({ connectionString: PG_URL });
-  await c.connect();
-  for (const schema of schemas) await c.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
-  await c.end();
-});
+const counted = countedPostgres();
 
 function fields(count: number): Field[] {
   return Array.from({ length: count }, (_, i) => i % 4 === 0
@@ -36,10 +20,9 @@ function fields(count: number): Field[] {
 }
 
 async function roundTrips(fieldCount: number): Promise<{ open: number; createTables: number; addFields: number }> {
-  const schema = `wsm_trips_${randomBytes(4).toString('hex')}`;
-  schemas.push(schema);
+  const { counter } = counted;
   counter.reset();
-  const mirror = await openMirror(counter.url, { pgSchema: schema });
+  const mirror = await openMirror(counter.url, { pgSchema: counted.newSchema('wsm_trips') });
   try {
     const open = counter.roundTrips;
     counter.reset();
