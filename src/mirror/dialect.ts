@@ -117,6 +117,11 @@ export type SqlValue = string | number | boolean | null;
 /** A write transaction: a Kysely bound to it, plus whatever the driver needs (e.g. the client). */
 export interface WriteTx {
   readonly db: Kysely<CatalogDb>;
+  /**
+   * Statements to run last, just before the commit (a batch's cursors and table state): on
+   * Postgres they go with COMMIT, in the same round trip.
+   */
+  atCommit(queries: readonly CompiledQuery[]): void;
 }
 
 /**

@@ -46,17 +46,24 @@ afterAll(async () => {
   await emu?.close();
 });
 
-/** Round trips of an idle cycle (after a first one) of a mirror of the tables `tables` selects. */
-async function idleCycleRoundTrips(tables: TableFilter): Promise<number> {
-  const mirror = await openMirror(counted.counter.url, { pgSchema: counted.newSchema('wsm_idle') });
+/**
+ * Round trips of a cycle (after a first one) of a mirror of the tables `tables` selects; with
+ * `change`, after a record of `crm.t0` changed upstream.
+ */
+async function cycleRoundTrips(tables: TableFilter, change?: string): Promise<number> {
+  const mirror = await openMirror(counted.counter.url, { pgSchema: counted.newSchema('wsm_cycle') });
   const client = new WorkspaceClient({ baseUrl: emu.url, apiKey: emu.apiKey, workspaceId: emu.workspaceId });
   try {
     const engine = new SyncEngine({ client, mirror, options: { lookbackMs: 0, tables } });
     expect((await engine.runCycle({ forceFullScan: true })).ok).toBe(true);
+    if (change !== undefined) {
+      const [first] = await new UpstreamWorkspace(emu).allRecords('crm', 't0');
+      await new UpstreamWorkspace(emu).updateRecords('crm', 't0', [{ id: first!.id, title: change }]);
+    }
     counted.counter.reset();
-    const idle = await engine.runCycle({});
-    expect(idle.ok).toBe(true);
-    expect(idle.tables.every((t) => t.action === 'changes' && t.upserted === 0)).toBe(true);
+    const cycle = await engine.runCycle({});
+    expect(cycle.ok).toBe(true);
+    expect(cycle.tables.map((t) => t.upserted)).toEqual(cycle.tables.map((t) => (change !== undefined && t.table === 'crm.t0' ? 1 : 0)));
     return counted.counter.roundTrips;
   } finally {
     await client.close();
@@ -65,8 +72,8 @@ async function idleCycleRoundTrips(tables: TableFilter): Promise<number> {
 }
 
 it('an idle cycle costs each table with history one round trip to Postgres, and the cycle itself seven', async () => {
-  const two = await idleCycleRoundTrips({ include: ['crm.t0', 'crm.t1'] });
-  const six = await idleCycleRoundTrips({ include: ['crm.t*'] });
+  const two = await cycleRoundTrips({ include: ['crm.t0', 'crm.t1'] });
+  const six = await cycleRoundTrips({ include: ['crm.t*'] });
   // Four tables more: each stores its cursor and records its pull in one simple query.
   expect(six - two).toBe(4);
   // The catalog, read once (4: its revision, tables, fields and the schema's other names); the
@@ -77,6 +84,15 @@ it('an idle cycle costs each table with history one round trip to Postgres, and 
   // each of its values, and each table read its cursor and wrote it and its pull in two
   // transactions (each a round trip for BEGIN, one per statement and one for COMMIT).
   expect(two - 2).toBe(7);
+});
+
+it('a table with a changed record costs seven round trips to Postgres: its cursor and state go with COMMIT', async () => {
+  const idle = await cycleRoundTrips({ include: ['crm.t0', 'crm.t1'] });
+  const changed = await cycleRoundTrips({ include: ['crm.t0', 'crm.t1'] }, 'changed');
+  // BEGIN; whether the table has local edits; its highest id; the stage for rows it holds
+  // already; the COPY into it; the upsert from it; cursor, state and COMMIT, where the cursor
+  // and the state each cost a round trip of their own before. Idle, the table costs one.
+  expect(changed - idle).toBe(7 - 1);
 });
 
 /** Round trips of a push of `count` rows inserted locally into `people`. */

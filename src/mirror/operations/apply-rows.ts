@@ -42,7 +42,7 @@ export async function applyRows(ctx: MirrorContext, tableId: string, batch: RowB
     const deleting = edits ? deletes.filter((id) => !edits.wholeRows.has(id) && !edits.columns.has(id)) : deletes;
     const deleted = deleting.length > 0 ? await ctx.driver.deleteRows(tx, table.sqlName, deleting) : 0;
     if (rows && ids.length > 0) await ctx.driver.upsertRows(tx, table.sqlName, rows.columns, rows.sink, edits);
-    await writeCursors(ctx, tx, batch.cursors);
+    writeCursors(ctx, tx, batch.cursors);
     await writeTableState(ctx, tx, tableId, patch);
     return { upserted: ids.length, deleted };
   });

@@ -39,7 +39,7 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
         await restoreDerivedObjects(ctx, tx);
         await cat.updateTable('_wsmirror_meta').set({ value: String(revision + 1) }).where('key', '=', 'revision').execute();
       }
-      await writeCursors(ctx, tx, options.cursors);
+      writeCursors(ctx, tx, options.cursors);
     });
   } finally {
     // Reloaded on next use, whatever the outcome.

@@ -26,9 +26,9 @@ export async function setCursor(ctx: MirrorContext, key: string, value: string |
   await ctx.driver.writeStatements(cursorWrites(ctx.driver.catalog(ctx.driver.db), { [key]: value }));
 }
 
-/** Writes cursors inside a transaction that also writes what they cover. */
-export async function writeCursors(ctx: MirrorContext, tx: WriteTx, cursors: CursorWrites | undefined): Promise<void> {
-  for (const query of cursorWrites(ctx.driver.catalog(tx.db), cursors)) await tx.db.executeQuery(query);
+/** Writes cursors at the commit of a transaction that also writes what they cover. */
+export function writeCursors(ctx: MirrorContext, tx: WriteTx, cursors: CursorWrites | undefined): void {
+  tx.atCommit(cursorWrites(ctx.driver.catalog(tx.db), cursors));
 }
 
 /** The statements that write these cursors (a null value deletes its cursor), compiled by `cat`. */

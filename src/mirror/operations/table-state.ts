@@ -27,7 +27,7 @@ export function noteTableState(ctx: MirrorContext, tableId: string, patch: Table
 
 export async function writeTableState(ctx: MirrorContext, tx: WriteTx, tableId: string, patch: TableStatePatch): Promise<void> {
   const query = tableStateWrite(ctx.driver.catalog(tx.db), tableId, patch);
-  if (query !== undefined) await tx.db.executeQuery(query);
+  if (query !== undefined) tx.atCommit([query]);
   // Indexes are built when a table's full read ends, not at every periodic scan of a ready one.
   if (patch.state === 'ready' && ctx.tables?.get(tableId)?.table.state !== 'ready') await ensureReferenceIndexes(ctx, tx, tableId);
 }

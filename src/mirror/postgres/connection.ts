@@ -179,9 +179,12 @@ class PostgresDriver implements DialectDriver {
       // skip the daemon's own writes.
       await client.query(`BEGIN; SELECT set_config('${WRITER_SETTING}', 'daemon', true)`);
       try {
-        const tx: PgWriteTx = { db: this.#kyselyFor(client), client };
+        const last: CompiledQuery[] = [];
+        const tx: PgWriteTx = { db: this.#kyselyFor(client), client, atCommit: (queries) => last.push(...queries) };
         const result = await fn(tx);
-        await client.query('COMMIT');
+        // One simple query: after an error in it the rest (COMMIT too) is skipped, and the
+        // ROLLBACK below ends the transaction.
+        await client.query([...last.map((q) => inlineParameters(q.sql, q.parameters)), 'COMMIT'].join(';\n'));
         return result;
       } catch (error) {
         // A rollback also undoes temp tables this transaction created.

@@ -142,7 +142,9 @@ class SqliteDriver implements DialectDriver {
       tx.begin.run();
       try {
         if (marked) this.#marker.mark.run();
-        const result = await fn({ db: conn });
+        const last: CompiledQuery[] = [];
+        const result = await fn({ db: conn, atCommit: (queries) => last.push(...queries) });
+        for (const query of last) await conn.executeQuery(query);
         if (marked) this.#marker.unmark.run();
         tx.commit.run();
         return result;
