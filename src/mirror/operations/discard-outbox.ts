@@ -30,12 +30,13 @@ export async function discardOutbox(
       await cat.deleteFrom('_wsmirror_outbox').where(entryIdIn(ctx, chunk)).execute();
     }
     const tables = new Map((await cat.selectFrom('_wsmirror_tables').select(['table_id', 'sql_name']).execute()).map((t) => [t.table_id, t.sql_name]));
+    // Two statements per discarded insert, sent with COMMIT (on Postgres one round trip for all).
     for (const r of records.values()) {
       if (!r.insert) continue;
-      await cat.deleteFrom('_wsmirror_outbox').where('table_id', '=', r.tableId).where('record_id', '=', r.recordId).execute();
+      tx.atCommit([cat.deleteFrom('_wsmirror_outbox').where('table_id', '=', r.tableId).where('record_id', '=', r.recordId).compile()]);
       const sqlTable = tables.get(r.tableId);
       if (sqlTable !== undefined) {
-        await sql`DELETE FROM ${ctx.driver.table(sqlTable)} WHERE ${sql.id(ID_COLUMN)} = ${r.recordId}`.execute(tx.db);
+        tx.atCommit([sql`DELETE FROM ${ctx.driver.table(sqlTable)} WHERE ${sql.id(ID_COLUMN)} = ${r.recordId}`.compile(tx.db)]);
       }
     }
     return [...records.values()].filter((r) => !r.insert && r.recordId > 0).map((r) => ({ tableId: r.tableId, recordId: r.recordId }));
