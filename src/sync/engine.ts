@@ -97,7 +97,10 @@ export class SyncEngine {
     return report;
   }
 
-  /** `cursors`: the cycle's own to store with it (an idle schema poll's; lost with a failed write, and polled again). */
+  /**
+   * `cursors`: the cycle's own, stored with its record (an idle schema poll's cursor: lost with a
+   * failed write, the same window is polled again).
+   */
   async #recordCycle(startedAt: Date, problems: string[], opts: CycleOptions, cursors?: CursorWrites): Promise<void> {
     const finishedAt = new Date();
     const next = opts.nextRunAt?.(startedAt, finishedAt);

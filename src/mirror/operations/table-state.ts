@@ -32,7 +32,7 @@ export async function writeTableState(ctx: MirrorContext, tx: WriteTx, tableId: 
   if (patch.state === 'ready' && ctx.tables?.get(tableId)?.table.state !== 'ready') await ensureReferenceIndexes(ctx, tx, tableId);
 }
 
-/** The statement that writes a table's state, compiled by `cat`; undefined when the patch is empty. */
+/** The statement that writes a table's state, compiled by `cat`; undefined for an empty patch. */
 export function tableStateWrite(cat: Kysely<CatalogDb>, tableId: string, patch: TableStatePatch): CompiledQuery | undefined {
   const set: {
     state?: string; last_pull_at?: string | null; current_as_of?: string | null;
