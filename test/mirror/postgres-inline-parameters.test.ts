@@ -19,6 +19,10 @@ describe('inlining bind parameters', () => {
     expect(() => inlineParameters('select $$ $1 $$', [1])).toThrow(/cannot inline/);
     expect(() => inlineParameters("select E'\\n', $1", [1])).toThrow(/cannot inline/);
     expect(() => inlineParameters('select 1 -- $1', [1])).toThrow(/cannot inline/);
+    expect(() => inlineParameters('select x--1, $1', [1])).toThrow(/cannot inline/);
+    expect(() => inlineParameters('select 1 /* $1 */', [1])).toThrow(/cannot inline/);
+    // Inside quotes they are text like any other.
+    expect(inlineParameters(`select "a--b", 'x /* $$ E''y', $1 from "table"`, [1])).toBe(`select "a--b", 'x /* $$ E''y', 1 from "table"`);
     expect(() => inlineParameters('select $2', [1])).toThrow(/no parameter \$2/);
     expect(() => inlineParameters('select $1', [{}])).toThrow(/no literal/);
     expect(() => inlineParameters('select $1', [Number.NaN])).toThrow(/no literal/);

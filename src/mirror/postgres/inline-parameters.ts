@@ -9,11 +9,15 @@ import { MirrorError } from '../errors.ts';
  * refused rather than guessed at, as are values without a literal form here.
  */
 export function inlineParameters(sqlText: string, parameters: readonly unknown[]): string {
-  if (/\$\$|\bE'|--|\/\*/i.test(sqlText)) throw new MirrorError(`cannot inline the parameters of: ${sqlText.slice(0, 80)}`);
   let out = '';
   let i = 0;
   while (i < sqlText.length) {
     const c = sqlText[i]!;
+    // Outside quotes: a dollar quote, an escape string or a comment would hide placeholders.
+    const pair = c + (sqlText[i + 1] ?? '');
+    if (pair === '$$' || pair === '--' || pair === '/*' || ((pair === "E'" || pair === "e'") && !/\w/.test(sqlText[i - 1] ?? ' '))) {
+      throw new MirrorError(`cannot inline the parameters of: ${sqlText.slice(0, 80)}`);
+    }
     if (c === "'" || c === '"') {
       // A quoted run, with its doubled quotes, copied as it is.
       let end = i + 1;
