@@ -183,8 +183,13 @@ export interface DialectDriver {
   /** The same as SQL text, for statements built as text (triggers). */
   readonly names: SqlNames;
 
-  /** Names of every relation and type in the mirror's namespace. */
-  listNamespaceNames(): Promise<string[]>;
+  /** The names (`name`) of every relation and type in the mirror's namespace. */
+  namespaceNamesQuery(): CompiledQuery;
+  /**
+   * Runs a few compiled reads and gives each one's rows: on Postgres in one round trip (one
+   * simple query, its values written in as literals), which also reads them in one snapshot.
+   */
+  readStatements(queries: readonly CompiledQuery[]): Promise<Record<string, unknown>[][]>;
 
   /** Runs `fn` in one write transaction marked as the daemon's own. */
   write<T>(fn: (tx: WriteTx) => Promise<T>): Promise<T>;

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { FieldType } from '../../api/field-types.ts';
 import type { Catalog, Labels, MirrorField, MirrorTable, TableMode, TableState } from '../catalog.ts';
 import { fieldsOf } from '../catalog.ts';
@@ -9,18 +9,31 @@ import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext, TableInfo } from '../mirror-context.ts';
 import { CATALOG_PREFIX } from '../naming.ts';
 
-/** A snapshot of the catalog; also refreshes the context's table cache. */
+/**
+ * A snapshot of the catalog; also refreshes the context's table cache. Its four reads go
+ * together (Dialect.readStatements: on Postgres one round trip, and one snapshot).
+ */
 export async function readCatalog(ctx: MirrorContext): Promise<Catalog> {
   assertOpen(ctx);
   const d = ctx.driver;
   const cat = d.catalog(d.db);
-  const revision = await readRevision(cat);
-  const { tables, fields } = await readCatalogTables(d, cat);
+  const [revisionRows, tableRows, fieldRows, nameRows] = await d.readStatements([
+    revisionQuery(cat).compile(), tablesQuery(cat).compile(), fieldsQuery(cat).compile(), d.namespaceNamesQuery(),
+  ]);
+  const revision = revisionOf(revisionRows as { value: string }[]);
+  const { tables, fields } = catalogTablesOf(d, tableRows as TableRow[], fieldRows as FieldRow[]);
   const own = new Set(tables.flatMap((t) => (t.viewName === null ? [t.sqlName] : [t.sqlName, t.viewName])));
-  const foreignNames = (await d.listNamespaceNames()).filter((n) => !own.has(n) && !n.startsWith(CATALOG_PREFIX)).sort();
+  const foreignNames = (nameRows as { name: string }[]).map((r) => r.name).filter((n) => !own.has(n) && !n.startsWith(CATALOG_PREFIX)).sort();
   ctx.tables = new Map(tables.map((t) => [t.tableId, { table: t, fields: fieldsOf({ fields }, t.tableId) }]));
   return { dialect: ctx.dialect.name, revision, tables, fields, foreignNames };
 }
+
+const tablesQuery = (cat: Kysely<CatalogDb>) => cat.selectFrom('_wsmirror_tables').selectAll().orderBy('table_id');
+const fieldsQuery = (cat: Kysely<CatalogDb>) => cat.selectFrom('_wsmirror_fields').selectAll().orderBy('table_id').orderBy('position');
+const revisionQuery = (cat: Kysely<CatalogDb>) => cat.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'revision');
+
+type TableRow = Selectable<CatalogDb['_wsmirror_tables']>;
+type FieldRow = Selectable<CatalogDb['_wsmirror_fields']>;
 
 /**
  * The mirrored tables and fields as the catalog tables hold them, read through `cat` (the
@@ -29,8 +42,10 @@ export async function readCatalog(ctx: MirrorContext): Promise<Catalog> {
 export async function readCatalogTables(
   d: DialectDriver, cat: Kysely<CatalogDb>,
 ): Promise<{ tables: MirrorTable[]; fields: MirrorField[] }> {
-  const tableRows = await cat.selectFrom('_wsmirror_tables').selectAll().orderBy('table_id').execute();
-  const fieldRows = await cat.selectFrom('_wsmirror_fields').selectAll().orderBy('table_id').orderBy('position').execute();
+  return catalogTablesOf(d, await tablesQuery(cat).execute(), await fieldsQuery(cat).execute());
+}
+
+function catalogTablesOf(d: DialectDriver, tableRows: readonly TableRow[], fieldRows: readonly FieldRow[]): { tables: MirrorTable[]; fields: MirrorField[] } {
   const tables: MirrorTable[] = tableRows.map((r) => ({
     tableId: r.table_id,
     moduleId: r.module_id,
@@ -83,6 +98,9 @@ export async function mirroredTable(ctx: MirrorContext, tableId: string): Promis
 }
 
 export async function readRevision(cat: Kysely<CatalogDb>): Promise<number> {
-  const row = await cat.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'revision').executeTakeFirst();
-  return Number(row?.value ?? 0);
+  return revisionOf(await revisionQuery(cat).execute());
+}
+
+function revisionOf(rows: readonly { value: string }[]): number {
+  return Number(rows[0]?.value ?? 0);
 }

@@ -151,12 +151,18 @@ class PostgresDriver implements DialectDriver {
     checkCatalogVersion(await readCatalogVersion(this.catalog(this.db)));
   }
 
-  async listNamespaceNames(): Promise<string[]> {
+  namespaceNamesQuery(): CompiledQuery {
     // Tables, indexes, sequences, views and types share one namespace per schema.
-    const { rows } = await sql<{ name: string }>`
+    return sql<{ name: string }>`
       SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ${this.#schema}
-      UNION SELECT t.typname FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace WHERE n.nspname = ${this.#schema}`.execute(this.db);
-    return rows.map((r) => r.name);
+      UNION SELECT t.typname FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace WHERE n.nspname = ${this.#schema}`.compile(this.db);
+  }
+
+  async readStatements(queries: readonly CompiledQuery[]): Promise<Record<string, unknown>[][]> {
+    if (queries.length === 0) return [];
+    // A simple query of several statements runs in one transaction: one snapshot for all.
+    const results = await this.#pool.query(queries.map((q) => inlineParameters(q.sql, q.parameters)).join(';\n'));
+    return (Array.isArray(results) ? results : [results]).map((r: pg.QueryResult) => r.rows as Record<string, unknown>[]);
   }
 
   #kyselyFor(client: pg.PoolClient): Kysely<CatalogDb> {

@@ -128,9 +128,15 @@ class SqliteDriver implements DialectDriver {
     checkCatalogVersion(await readCatalogVersion(this.db));
   }
 
-  async listNamespaceNames(): Promise<string[]> {
-    const { rows } = await sql<{ name: string }>`SELECT name FROM sqlite_schema`.execute(this.db);
-    return rows.map((r) => r.name);
+  namespaceNamesQuery(): CompiledQuery {
+    return sql<{ name: string }>`SELECT name FROM sqlite_schema`.compile(this.db);
+  }
+
+  async readStatements(queries: readonly CompiledQuery[]): Promise<Record<string, unknown>[][]> {
+    // In process a statement costs no round trip; one after the other, as any read.
+    const out: Record<string, unknown>[][] = [];
+    for (const query of queries) out.push((await this.db.executeQuery<Record<string, unknown>>(query)).rows as Record<string, unknown>[]);
+    return out;
   }
 
   async write<T>(fn: (tx: WriteTx) => Promise<T>, marked = true): Promise<T> {
