@@ -191,15 +191,13 @@ export interface DialectDriver {
    */
   readStatements(queries: readonly CompiledQuery[]): Promise<Record<string, unknown>[][]>;
 
-  /** Runs `fn` in one write transaction marked as the daemon's own. */
-  write<T>(fn: (tx: WriteTx) => Promise<T>): Promise<T>;
   /**
-   * Runs a few compiled statements, in order, as one write transaction marked as the daemon's
-   * own: on Postgres in one round trip (one simple query, its values written in as literals),
-   * which `write` cannot do (a round trip for BEGIN, each statement and COMMIT). For the small
-   * writes every cycle makes: a table's cursor and state, the cycle's record.
+   * Runs `fn` in one write transaction marked as the daemon's own. On Postgres a write whose
+   * statements all go to `tx.atCommit` (a table's idle pull, the cycle's record, a push's
+   * settling) costs one round trip: they go as one simple query, their values written in as
+   * literals.
    */
-  writeStatements(queries: readonly CompiledQuery[]): Promise<void>;
+  write<T>(fn: (tx: WriteTx) => Promise<T>): Promise<T>;
   /** An empty `RowSink` of this driver, for rows of `columns.length` values. */
   rowSink(columns: readonly ColumnSpec[]): RowSink;
   /**

@@ -1,11 +1,11 @@
 import type { RowBatch, RowBatchResult, TableStatePatch } from '../mirror.ts';
 import type { MirrorContext } from '../mirror-context.ts';
-import { cursorWrites, writeCursors } from './cursors.ts';
+import { writeCursors } from './cursors.ts';
 import { checkLayout, encodeRows, tableRowsOf } from './encode-rows.ts';
 import { localEditsOf } from './local-edits.ts';
 import { mirroredTable } from './read-catalog.ts';
 import { requireRecordId } from './record-ids.ts';
-import { noteTableState, tableStateWrite, writeTableState } from './table-state.ts';
+import { noteTableState, writeTableState } from './table-state.ts';
 
 /**
  * The pull's write: deletes then upserts rows of one table in ONE transaction, with the cursors
@@ -27,14 +27,6 @@ export async function applyRows(ctx: MirrorContext, tableId: string, batch: RowB
     ...(batch.state !== undefined ? { state: batch.state } : {}),
     ...(batch.pulled !== undefined ? { lastPullAt: new Date().toISOString(), currentAsOf: batch.pulled.currentAsOf, lastError: null } : {}),
   };
-  if (ids.length === 0 && deletes.length === 0 && patch.state === undefined) {
-    // No rows: a table's idle pull storing its cursor and last pull, in one round trip.
-    const cat = ctx.driver.catalog(ctx.driver.db);
-    const state = tableStateWrite(cat, tableId, patch);
-    await ctx.driver.writeStatements([...cursorWrites(cat, batch.cursors), ...(state === undefined ? [] : [state])]);
-    noteTableState(ctx, tableId, patch);
-    return { upserted: 0, deleted: 0 };
-  }
   const result = await ctx.driver.write(async (tx) => {
     // Local edits win until pushed, retried or discarded: rows and columns with outbox entries
     // are left as they are (the rare slow path; most batches touch none).

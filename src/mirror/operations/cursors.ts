@@ -23,7 +23,7 @@ export async function readCursors(ctx: MirrorContext): Promise<Map<string, strin
 /** Sets (or with null, deletes) one cursor, in its own transaction. */
 export async function setCursor(ctx: MirrorContext, key: string, value: string | null): Promise<void> {
   assertOpen(ctx);
-  await ctx.driver.writeStatements(cursorWrites(ctx.driver.catalog(ctx.driver.db), { [key]: value }));
+  await ctx.driver.write(async (tx) => writeCursors(ctx, tx, { [key]: value }));
 }
 
 /** Writes cursors at the commit of a transaction that also writes what they cover. */

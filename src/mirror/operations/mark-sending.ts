@@ -10,12 +10,14 @@ import { chunks, entryIdIn, jsonSql } from './outbox-rows.ts';
 export async function markSending(ctx: MirrorContext, creates: readonly SentCreate[], at: string): Promise<void> {
   assertOpen(ctx);
   if (creates.length === 0) return;
-  const cat = ctx.driver.catalog(ctx.driver.db);
-  await ctx.driver.writeStatements([
-    ...chunks(creates.flatMap((c) => c.entryIds)).map((chunk) =>
-      cat.updateTable('_wsmirror_outbox').set({ sending_since: at }).where(entryIdIn(ctx, chunk)).compile()),
-    ...creates.map((create) =>
-      cat.updateTable('_wsmirror_outbox').set({ new_value: jsonSql(ctx, create.body) })
-        .where('operation', '=', 'insert').where(entryIdIn(ctx, create.entryIds)).compile()),
-  ]);
+  await ctx.driver.write(async (tx) => {
+    const cat = ctx.driver.catalog(tx.db);
+    tx.atCommit([
+      ...chunks(creates.flatMap((c) => c.entryIds)).map((chunk) =>
+        cat.updateTable('_wsmirror_outbox').set({ sending_since: at }).where(entryIdIn(ctx, chunk)).compile()),
+      ...creates.map((create) =>
+        cat.updateTable('_wsmirror_outbox').set({ new_value: jsonSql(ctx, create.body) })
+          .where('operation', '=', 'insert').where(entryIdIn(ctx, create.entryIds)).compile()),
+    ]);
+  });
 }

@@ -20,7 +20,7 @@ interface CreatedRow {
  * entries go; a created record's temporary id becomes its upstream id everywhere; failures,
  * conflicts and retries update the entries' status, attempts, error and next attempt. What the
  * writes need (the created rows' temporary ids, the tables, the references to them) is read
- * first, in a few statements; the writes then go together, on Postgres in one round trip
+ * first, in a few statements; the writes then go together at commit, on Postgres in one round trip
  * (a push of 1,000 local inserts made about 7,000 before).
  */
 export async function settleEdits(ctx: MirrorContext, outcomes: readonly EditOutcome[]): Promise<void> {
@@ -47,7 +47,7 @@ export async function settleEdits(ctx: MirrorContext, outcomes: readonly EditOut
         .where(entryIdIn(ctx, chunk)).compile());
     }
   }
-  await ctx.driver.writeStatements(writes);
+  await ctx.driver.write(async (tx) => tx.atCommit(writes));
 }
 
 /** The local inserts behind these creates, each with the id its row has now (one read). */

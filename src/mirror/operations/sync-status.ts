@@ -2,7 +2,7 @@ import { CATALOG_MIGRATIONS } from '../catalog-tables.ts';
 import { readCatalogVersion } from '../catalog-version.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { assertOpen } from '../mirror-context.ts';
-import { cursorWrites } from './cursors.ts';
+import { writeCursors } from './cursors.ts';
 import type { CycleRecord, CycleSummary, TableSyncState } from '../mirror.ts';
 
 const KEYS = {
@@ -48,12 +48,14 @@ export async function recordCycle(ctx: MirrorContext, cycle: CycleRecord): Promi
   const entries = Object.entries(values) as [keyof CycleSummary, string | null][];
   const stored = entries.flatMap(([name, value]) => (value === null ? [] : [{ key: KEYS[name], value }]));
   const cleared = entries.flatMap(([name, value]) => (value === null ? [KEYS[name]] : []));
-  // Every cycle writes this: one round trip to a Postgres server.
-  const cat = ctx.driver.catalog(ctx.driver.db);
-  await ctx.driver.writeStatements([
-    ...(stored.length === 0 ? [] : [cat.insertInto('_wsmirror_meta').values(stored)
-      .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ value: eb.ref('excluded.value') }))).compile()]),
-    ...(cleared.length === 0 ? [] : [cat.deleteFrom('_wsmirror_meta').where('key', 'in', cleared).compile()]),
-    ...cursorWrites(cat, cycle.cursors),
-  ]);
+  // Every cycle writes this, all at commit: one round trip to a Postgres server.
+  await ctx.driver.write(async (tx) => {
+    const cat = ctx.driver.catalog(tx.db);
+    tx.atCommit([
+      ...(stored.length === 0 ? [] : [cat.insertInto('_wsmirror_meta').values(stored)
+        .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ value: eb.ref('excluded.value') }))).compile()]),
+      ...(cleared.length === 0 ? [] : [cat.deleteFrom('_wsmirror_meta').where('key', 'in', cleared).compile()]),
+    ]);
+    writeCursors(ctx, tx, cycle.cursors);
+  });
 }

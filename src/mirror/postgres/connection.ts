@@ -21,6 +21,9 @@ interface PgWriteTx extends WriteTx {
   readonly client: pg.PoolClient;
 }
 
+/** BEGIN, and the transaction-local marker the outbox triggers check to skip the daemon's own writes. */
+const MARKER_SQL = `SELECT set_config('${WRITER_SETTING}', 'daemon', true)`;
+
 /** Session settings every connection of the mirror gets. */
 const SESSION_SQL = [
   // Dates print as YYYY-MM-DD and comments never see backslash escapes.
@@ -98,6 +101,8 @@ class PostgresDriver implements DialectDriver {
   readonly #schema: string;
   /** One Kysely per pooled client, for queries inside that client's transaction. */
   readonly #bound = new WeakMap<pg.PoolClient, Kysely<CatalogDb>>();
+  /** Per client in a write: opens its transaction before the first statement (see `write`). */
+  readonly #opening = new WeakMap<pg.PoolClient, () => Promise<void>>();
 
   constructor(dialect: Dialect, pool: pg.Pool, schema: string) {
     this.dialect = dialect;
@@ -168,8 +173,13 @@ class PostgresDriver implements DialectDriver {
   #kyselyFor(client: pg.PoolClient): Kysely<CatalogDb> {
     let db = this.#bound.get(client);
     if (!db) {
-      // A pool of one that always hands out this client and never releases it.
-      const lease = { query: client.query.bind(client), release: () => {} } as unknown as PostgresPoolClient;
+      // A pool of one that always hands out this client and never releases it; its queries open
+      // the client's write transaction first.
+      const query = async (text: string, values?: unknown[]) => {
+        await this.#opening.get(client)?.();
+        return client.query(text, values);
+      };
+      const lease = { query, release: () => {} } as unknown as PostgresPoolClient;
       const single: PostgresPool = { connect: async () => lease, end: async () => {}, options: {} };
       db = new Kysely<CatalogDb>({ dialect: new PostgresDialect({ pool: single }) });
       this.#bound.set(client, db);
@@ -177,40 +187,41 @@ class PostgresDriver implements DialectDriver {
     return db;
   }
 
+  /**
+   * The transaction opens (BEGIN and the marker, one round trip) before the first statement that
+   * goes through `tx`. Its statements for the commit then go with COMMIT, in one simple query
+   * (after an error in it the rest, COMMIT too, is skipped, and the ROLLBACK below ends it). A
+   * write made only of those (a table's idle pull, the cycle's record, a push's settling) never
+   * opens one: a simple query of several statements is a transaction of its own, one round trip.
+   */
   async write<T>(fn: (tx: WriteTx) => Promise<T>): Promise<T> {
     const client = await this.#pool.connect();
     let broken: Error | undefined;
+    let opened: Promise<unknown> | undefined;
+    this.#opening.set(client, async () => {
+      await (opened ??= client.query(`BEGIN; ${MARKER_SQL}`));
+    });
     try {
-      // One round trip: BEGIN, and the transaction-local marker the outbox triggers check to
-      // skip the daemon's own writes.
-      await client.query(`BEGIN; SELECT set_config('${WRITER_SETTING}', 'daemon', true)`);
-      try {
-        const last: CompiledQuery[] = [];
-        const tx: PgWriteTx = { db: this.#kyselyFor(client), client, atCommit: (queries) => last.push(...queries) };
-        const result = await fn(tx);
-        // One simple query: after an error in it the rest (COMMIT too) is skipped, and the
-        // ROLLBACK below ends the transaction.
-        await client.query([...last.map((q) => inlineParameters(q.sql, q.parameters)), 'COMMIT'].join(';\n'));
-        return result;
-      } catch (error) {
+      const last: CompiledQuery[] = [];
+      const tx: PgWriteTx = { db: this.#kyselyFor(client), client, atCommit: (queries) => last.push(...queries) };
+      const result = await fn(tx);
+      const atCommit = last.map((q) => inlineParameters(q.sql, q.parameters));
+      if (opened !== undefined) await client.query([...atCommit, 'COMMIT'].join(';\n'));
+      else if (atCommit.length > 0) await client.query([MARKER_SQL, ...atCommit].join(';\n'));
+      return result;
+    } catch (error) {
+      if (opened !== undefined) {
         // A rollback also undoes temp tables this transaction created.
         this.#stagesByClient.delete(client);
         await client.query('ROLLBACK').catch((e: unknown) => {
           broken = e as Error;
         });
-        throw error;
       }
+      throw error;
     } finally {
+      this.#opening.delete(client);
       client.release(broken);
     }
-  }
-
-  async writeStatements(queries: readonly CompiledQuery[]): Promise<void> {
-    if (queries.length === 0) return;
-    // A simple query of several statements runs as one transaction (rolled back whole on an
-    // error), and the marker is local to it.
-    const script = [`SELECT set_config('${WRITER_SETTING}', 'daemon', true)`, ...queries.map((q) => inlineParameters(q.sql, q.parameters))];
-    await this.#pool.query(script.join(';\n'));
   }
 
   rowSink(): RowSink {
@@ -222,6 +233,8 @@ class PostgresDriver implements DialectDriver {
   ): Promise<void> {
     if (!(rows instanceof CopyTextRows)) throw new Error('upsertRows takes the rows of this driver\'s rowSink()');
     const { client, db } = tx as PgWriteTx;
+    // COPY goes through the client itself: the transaction must be open first.
+    await this.#opening.get(client)?.();
     let stages = this.#stagesByClient.get(client);
     if (!stages) this.#stagesByClient.set(client, (stages = new Set()));
     await copyUpsert({ client, db, table: this.table(sqlTable), schema: this.#schema, sqlTable, stages }, columns, rows, keep);

@@ -161,14 +161,6 @@ class SqliteDriver implements DialectDriver {
     });
   }
 
-  async writeStatements(queries: readonly CompiledQuery[]): Promise<void> {
-    if (queries.length === 0) return;
-    // In process a statement costs no round trip: a write transaction as any other.
-    await this.write(async (tx) => {
-      for (const query of queries) await tx.db.executeQuery(query);
-    });
-  }
-
   /** The statements of every write transaction, prepared on first use. */
   get #transaction(): Record<'begin' | 'commit', Statement> {
     this.#txStatements ??= { begin: this.#raw.prepare('BEGIN IMMEDIATE'), commit: this.#raw.prepare('COMMIT') };
