@@ -1,5 +1,3 @@
-import type { CompiledQuery, Kysely } from 'kysely';
-import type { CatalogDb } from '../catalog-tables.ts';
 import type { CursorWrites } from '../mirror.ts';
 import type { WriteTx } from '../dialect.ts';
 import { assertOpen } from '../mirror-context.ts';
@@ -26,17 +24,16 @@ export async function setCursor(ctx: MirrorContext, key: string, value: string |
   await ctx.driver.write(async (tx) => writeCursors(ctx, tx, { [key]: value }));
 }
 
-/** Writes cursors at the commit of a transaction that also writes what they cover. */
+/**
+ * Writes cursors (a null value deletes its cursor) at the commit of a transaction that also
+ * writes what they cover.
+ */
 export function writeCursors(ctx: MirrorContext, tx: WriteTx, cursors: CursorWrites | undefined): void {
-  tx.atCommit(cursorWrites(ctx.driver.catalog(tx.db), cursors));
-}
-
-/** The statements that write these cursors (a null value deletes its cursor), compiled by `cat`. */
-export function cursorWrites(cat: Kysely<CatalogDb>, cursors: CursorWrites | undefined): CompiledQuery[] {
-  if (!cursors) return [];
+  if (!cursors) return;
+  const cat = ctx.driver.catalog(tx.db);
   const now = new Date().toISOString();
-  return Object.entries(cursors).map(([name, value]) => (value === null
+  tx.atCommit(Object.entries(cursors).map(([name, value]) => (value === null
     ? cat.deleteFrom('_wsmirror_cursors').where('name', '=', name).compile()
     : cat.insertInto('_wsmirror_cursors').values({ name, value, updated_at: now })
-      .onConflict((oc) => oc.column('name').doUpdateSet({ value, updated_at: now })).compile()));
+      .onConflict((oc) => oc.column('name').doUpdateSet({ value, updated_at: now })).compile())));
 }

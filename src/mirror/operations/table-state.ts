@@ -1,5 +1,3 @@
-import type { CompiledQuery, Kysely } from 'kysely';
-import type { CatalogDb } from '../catalog-tables.ts';
 import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import type { TableStatePatch } from '../mirror.ts';
@@ -25,15 +23,8 @@ export function noteTableState(ctx: MirrorContext, tableId: string, patch: Table
   if (patch.lastPullAt !== undefined) held.lastPullAt = patch.lastPullAt;
 }
 
+/** Writes a table's state at the commit of `tx`; the reference indexes once its first full read ends. */
 export async function writeTableState(ctx: MirrorContext, tx: WriteTx, tableId: string, patch: TableStatePatch): Promise<void> {
-  const query = tableStateWrite(ctx.driver.catalog(tx.db), tableId, patch);
-  if (query !== undefined) tx.atCommit([query]);
-  // Indexes are built when a table's full read ends, not at every periodic scan of a ready one.
-  if (patch.state === 'ready' && ctx.tables?.get(tableId)?.table.state !== 'ready') await ensureReferenceIndexes(ctx, tx, tableId);
-}
-
-/** The statement that writes a table's state, compiled by `cat`; undefined for an empty patch. */
-export function tableStateWrite(cat: Kysely<CatalogDb>, tableId: string, patch: TableStatePatch): CompiledQuery | undefined {
   const set: {
     state?: string; last_pull_at?: string | null; current_as_of?: string | null;
     last_error_code?: string | null; last_error?: string | null; last_error_at?: string | null;
@@ -46,6 +37,7 @@ export function tableStateWrite(cat: Kysely<CatalogDb>, tableId: string, patch: 
     set.last_error = patch.lastError?.message ?? null;
     set.last_error_at = patch.lastError?.at ?? null;
   }
-  if (Object.keys(set).length === 0) return undefined;
-  return cat.updateTable('_wsmirror_tables').set(set).where('table_id', '=', tableId).compile();
+  if (Object.keys(set).length > 0) tx.atCommit([ctx.driver.catalog(tx.db).updateTable('_wsmirror_tables').set(set).where('table_id', '=', tableId).compile()]);
+  // Indexes are built when a table's full read ends, not at every periodic scan of a ready one.
+  if (patch.state === 'ready' && ctx.tables?.get(tableId)?.table.state !== 'ready') await ensureReferenceIndexes(ctx, tx, tableId);
 }
