@@ -7,6 +7,7 @@ import type { MirrorContext } from '../mirror-context.ts';
 import { ID_COLUMN } from '../naming.ts';
 import type { EditOutcome } from '../outbox.ts';
 import { chunks, entryIdIn, jsonSql } from './outbox-rows.ts';
+import { cachedTables } from './read-catalog.ts';
 
 /** A local insert created upstream: its row's temporary id and the upstream id it takes. */
 interface CreatedRow {
@@ -29,7 +30,7 @@ export async function settleEdits(ctx: MirrorContext, outcomes: readonly EditOut
   const cat = ctx.driver.catalog(ctx.driver.db);
   const writes: CompiledQuery[] = [];
   const created = outcomes.flatMap((o) => (o.kind === 'pushed' && o.createdId !== undefined ? [{ entryIds: o.entryIds, createdId: o.createdId }] : []));
-  if (created.length > 0) writes.push(...await bindingWrites(ctx, cat, await createdRows(cat, created)));
+  if (created.length > 0) writes.push(...await bindingWrites(ctx, cat, await createdRows(ctx, cat, created)));
   const gone = outcomes.flatMap((o) => (o.kind === 'pushed' || o.kind === 'discarded' ? o.entryIds : []));
   for (const chunk of chunks(gone)) writes.push(cat.deleteFrom('_wsmirror_outbox').where(entryIdIn(ctx, chunk)).compile());
   for (const outcome of outcomes) {
@@ -51,11 +52,11 @@ export async function settleEdits(ctx: MirrorContext, outcomes: readonly EditOut
 }
 
 /** The local inserts behind these creates, each with the id its row has now (one read). */
-async function createdRows(cat: Kysely<CatalogDb>, created: readonly { entryIds: readonly number[]; createdId: number }[]): Promise<CreatedRow[]> {
+async function createdRows(ctx: MirrorContext, cat: Kysely<CatalogDb>, created: readonly { entryIds: readonly number[]; createdId: number }[]): Promise<CreatedRow[]> {
   const inserts = new Map<number, { table_id: string; record_id: unknown }>();
   for (const chunk of chunks(created.flatMap((c) => c.entryIds))) {
     const rows = await cat.selectFrom('_wsmirror_outbox').select(['entry_id', 'table_id', 'record_id'])
-      .where('entry_id', 'in', chunk).where('operation', '=', 'insert').execute();
+      .where(entryIdIn(ctx, chunk)).where('operation', '=', 'insert').execute();
     for (const r of rows) inserts.set(Number(r.entry_id), r);
   }
   return created.map(({ entryIds, createdId }) => {
@@ -69,28 +70,28 @@ async function createdRows(cat: Kysely<CatalogDb>, created: readonly { entryIds:
  * A local insert was created upstream as `createdId`: its row, the reference columns of other
  * mirrored rows that point at it (and their outbox values), and the record's remaining entries
  * take that id. A row already holding `createdId` (pulled in meanwhile) gives way to the local one.
+ * Tables and references come from the cached catalog, which the push reads at its start.
  */
 async function bindingWrites(ctx: MirrorContext, cat: Kysely<CatalogDb>, rows: readonly CreatedRow[]): Promise<CompiledQuery[]> {
-  const tables = new Map((await cat.selectFrom('_wsmirror_tables').select(['table_id', 'sql_name']).execute()).map((t) => [t.table_id, t.sql_name]));
-  const refs = await cat.selectFrom('_wsmirror_fields').select(['table_id', 'column_name', 'ref_table_id'])
-    .where('ref_table_id', 'in', [...new Set(rows.map((r) => r.tableId))]).where('field_type', '=', 'reference').execute();
+  const tables = await cachedTables(ctx);
+  const refs = [...tables.values()].flatMap(({ table, fields }) =>
+    fields.filter((f) => f.fieldType === 'reference' && f.refTableId !== null).map((f) => ({ table, field: f })));
   const writes: CompiledQuery[] = [];
   for (const { tableId, tempId, createdId } of rows) {
-    const sqlTable = tables.get(tableId);
+    const sqlTable = tables.get(tableId)?.table.sqlName;
     if (sqlTable !== undefined) {
       const table = ctx.driver.table(sqlTable);
       writes.push(sql`DELETE FROM ${table} WHERE ${sql.id(ID_COLUMN)} = ${createdId}`.compile(cat));
       writes.push(sql`UPDATE ${table} SET ${sql.id(ID_COLUMN)} = ${createdId} WHERE ${sql.id(ID_COLUMN)} = ${tempId}`.compile(cat));
     }
-    for (const ref of refs) {
-      if (ref.ref_table_id !== tableId) continue;
-      const refTable = tables.get(ref.table_id);
-      if (refTable === undefined) continue;
-      writes.push(sql`UPDATE ${ctx.driver.table(refTable)} SET ${sql.id(ref.column_name)} = ${createdId} WHERE ${sql.id(ref.column_name)} = ${tempId}`.compile(cat));
-      for (const column of ['new_value', 'old_value'] as const) {
-        writes.push(cat.updateTable('_wsmirror_outbox').set({ [column]: jsonSql(ctx, createdId) })
-          .where('table_id', '=', ref.table_id).where('column_name', '=', ref.column_name)
-          .where(column, '=', jsonSql(ctx, tempId)).compile());
+    for (const { table, field } of refs) {
+      if (field.refTableId !== tableId) continue;
+      const column = field.columnName;
+      writes.push(sql`UPDATE ${ctx.driver.table(table.sqlName)} SET ${sql.id(column)} = ${createdId} WHERE ${sql.id(column)} = ${tempId}`.compile(cat));
+      for (const value of ['new_value', 'old_value'] as const) {
+        writes.push(cat.updateTable('_wsmirror_outbox').set({ [value]: jsonSql(ctx, createdId) })
+          .where('table_id', '=', table.tableId).where('column_name', '=', column)
+          .where(value, '=', jsonSql(ctx, tempId)).compile());
       }
     }
     writes.push(cat.updateTable('_wsmirror_outbox').set({ record_id: createdId })
