@@ -4,12 +4,12 @@ import type { EditOutcome, PendingEdit, SentCreate } from '../../mirror/outbox.t
 import { tableLabel } from '../sync-context.ts';
 import type { Upstream } from '../upstream.ts';
 import type { ConflictPolicy } from './conflict-policy.ts';
+import { checkConflicts, deletedMessage } from './conflict-check.ts';
 import { findCreatedRecords } from './create-readback.ts';
 import { forEachInFlight } from './in-flight.ts';
 import { sendIsolatingRejects, type IsolatedSend } from './isolate-rejects.ts';
 import { chunkByPayload } from './payload-chunks.ts';
 import { classifyPushFailure, nextAttemptAt, type PushFailure, type RetrySchedule } from './push-failure.ts';
-import { sameApiValue } from './same-value.ts';
 import { toRequestValue } from './write-shape.ts';
 
 /** One mirrored table as the push sees it. */
@@ -168,60 +168,24 @@ class TableRun {
   // ---- updates ---------------------------------------------------------------------------------
 
   /**
-   * Under `upstream-wins` and `manual`, compares each edited field's upstream value with the value
-   * before the edit: a field changed upstream meanwhile (to something else than the local value)
-   * is dropped (upstream-wins) or marked conflict (manual). `local-wins` sends without reading.
+   * The updates to send under the table's conflict policy (conflict-check.ts): `local-wins` sends
+   * them all without reading; the others read upstream's records first.
    */
   async applyPolicy(updates: readonly PendingEdit[]): Promise<Prepared[]> {
-    if (this.#t.policy === 'local-wins' || updates.length === 0) return updates.map((edit) => ({ edit, body: this.body(edit, 'update') }));
-    let current: Map<number, ApiRecord>;
+    const policy = this.#t.policy;
+    if (policy === 'local-wins' || updates.length === 0) return updates.map((edit) => ({ edit, body: this.body(edit, 'update') }));
+    let upstream: Map<number, ApiRecord>;
     try {
       const records = await this.#s.upstream.getRecordsByIds(this.#module, this.#table, updates.map((e) => e.recordId));
-      current = new Map(records.map((r) => [Number(r.id), r]));
+      upstream = new Map(records.map((r) => [Number(r.id), r]));
     } catch (error) {
       this.#failure(updates, failureOf(error));
       return [];
     }
-    const out: Prepared[] = [];
-    for (const edit of updates) {
-      const record = current.get(edit.recordId);
-      if (record === undefined) {
-        this.#r.outcomes.push({ kind: 'conflict', entryIds: edit.entryIds, message: deletedMessage(edit.recordId) });
-        continue;
-      }
-      const changed = [...edit.values.keys()].filter((name) => {
-        const upstreamValue = record.values[name];
-        return !sameApiValue(upstreamValue, edit.oldValues.get(name)) && !sameApiValue(upstreamValue, edit.values.get(name));
-      });
-      if (changed.length === 0) {
-        out.push({ edit, body: this.body(edit, 'update') });
-        continue;
-      }
-      const split = splitByField(edit, new Set(changed));
-      if (split === undefined) {
-        // The entries cannot be told apart by field: the whole record's edit follows the policy.
-        this.#conflicted(edit.entryIds, edit, changed, record);
-        continue;
-      }
-      this.#conflicted(split.conflicting, edit, changed, record);
-      if (split.rest.length > 0) {
-        const keep = new Set([...edit.values.keys()].filter((n) => !changed.includes(n)));
-        out.push({ edit: { ...edit, entryIds: split.rest }, body: this.body(edit, 'update', keep) });
-      }
-    }
-    return out;
-  }
-
-  #conflicted(entryIds: readonly number[], edit: PendingEdit, fields: readonly string[], record: ApiRecord): void {
-    if (this.#t.policy === 'upstream-wins') {
-      this.#r.outcomes.push({ kind: 'discarded', entryIds });
-      this.#r.restore.push(edit.recordId);
-      return;
-    }
-    const detail = fields
-      .map((name) => `${name} is ${show(record.values[name])} upstream (was ${show(edit.oldValues.get(name))}, local ${show(edit.values.get(name))})`)
-      .join('; ');
-    this.#r.outcomes.push({ kind: 'conflict', entryIds, message: `changed upstream since the local edit: ${detail}` });
+    const checked = checkConflicts(policy, updates, upstream);
+    this.#r.outcomes.push(...checked.outcomes);
+    this.#r.restore.push(...checked.restore);
+    return checked.send.map(({ edit, fields }) => ({ edit, body: this.body(edit, 'update', fields) }));
   }
 
   async sendUpdates(updates: Prepared[], firstTry: boolean): Promise<void> {
@@ -335,25 +299,4 @@ class TableRun {
 function failureOf(error: unknown): Exclude<PushFailure, { kind: 'rejected' }> {
   const failure = classifyPushFailure(error);
   return failure.kind === 'rejected' ? { kind: 'fatal', error } : failure;
-}
-
-function deletedMessage(recordId: number): string {
-  return `record ${recordId} was deleted upstream`;
-}
-
-function show(value: unknown): string {
-  const text = JSON.stringify(value ?? null);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-}
-
-/**
- * The entries of an update split by field, when the mirror says which entry holds which field
- * (`fieldEntryIds`); undefined when it does not.
- */
-function splitByField(edit: PendingEdit, fields: ReadonlySet<string>): { conflicting: number[]; rest: number[] } | undefined {
-  const byField = edit.fieldEntryIds;
-  if (byField.size === 0) return undefined;
-  const conflicting = [...fields].flatMap((name) => byField.get(name) ?? []);
-  const taken = new Set(conflicting);
-  return { conflicting, rest: edit.entryIds.filter((id) => !taken.has(id)) };
 }
