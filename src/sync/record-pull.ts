@@ -36,14 +36,14 @@ export async function pullTable(
     forceFullScan: boolean;
     now: number;
     /** The cursors as the cycle began (after its schema pull): one read for every table. */
-    cursors?: ReadonlyMap<string, string>;
+    cursors: ReadonlyMap<string, string>;
   },
 ): Promise<TablePullResult> {
   const { client, mirror, options } = ctx;
   const tally = new PullTally();
   if (table.mode === 'history') {
     const cursorKey = recordCursorKey(table.tableId);
-    const since = opts.cursors ? opts.cursors.get(cursorKey) : await mirror.getCursor(cursorKey);
+    const since = opts.cursors.get(cursorKey);
     if (table.state === 'ready' && since !== undefined) {
       const currentAsOf = new Date();
       const result = await pullHistory(ctx, table, since, { currentAsOf: currentAsOf.toISOString() }, undefined, tally);
