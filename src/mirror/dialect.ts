@@ -186,8 +186,9 @@ export interface DialectDriver {
   /** The names (`name`) of every relation and type in the mirror's namespace. */
   namespaceNamesQuery(): CompiledQuery;
   /**
-   * Runs a few compiled reads and gives each one's rows: on Postgres in one round trip (one
-   * simple query, its values written in as literals), which also reads them in one snapshot.
+   * Runs a few compiled reads in one snapshot (a write that commits meanwhile is seen by all of
+   * them or by none) and gives each one's rows: on Postgres in one round trip (one simple query,
+   * its values written in as literals).
    */
   readStatements(queries: readonly CompiledQuery[]): Promise<Record<string, unknown>[][]>;
 

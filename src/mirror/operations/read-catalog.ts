@@ -11,7 +11,7 @@ import { CATALOG_PREFIX } from '../naming.ts';
 
 /**
  * A snapshot of the catalog; also refreshes the context's table cache. Its four reads go
- * together (Dialect.readStatements: on Postgres one round trip, and one snapshot).
+ * together, in one snapshot (Dialect.readStatements; on Postgres one round trip).
  */
 export async function readCatalog(ctx: MirrorContext): Promise<Catalog> {
   assertOpen(ctx);

@@ -24,6 +24,9 @@ interface PgWriteTx extends WriteTx {
 /** BEGIN, and the transaction-local marker the outbox triggers check to skip the daemon's own writes. */
 const MARKER_SQL = `SELECT set_config('${WRITER_SETTING}', 'daemon', true)`;
 
+/** Opens the implicit transaction of a simple query as one read-only snapshot (see readStatements). */
+const ONE_SNAPSHOT_SQL = 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY';
+
 /** Session settings every connection of the mirror gets. */
 const SESSION_SQL = [
   // Dates print as YYYY-MM-DD and comments never see backslash escapes.
@@ -165,9 +168,11 @@ class PostgresDriver implements DialectDriver {
 
   async readStatements(queries: readonly CompiledQuery[]): Promise<Record<string, unknown>[][]> {
     if (queries.length === 0) return [];
-    // A simple query of several statements runs in one transaction: one snapshot for all.
-    const results = await this.#pool.query(queries.map((q) => inlineParameters(q.sql, q.parameters)).join(';\n'));
-    return (Array.isArray(results) ? results : [results]).map((r: pg.QueryResult) => r.rows as Record<string, unknown>[]);
+    // A simple query of several statements runs as one transaction, but at READ COMMITTED each
+    // statement would see what committed before it began: REPEATABLE READ gives them one
+    // snapshot, taken by the first (and an error leaves no transaction open behind it).
+    const results = await this.#pool.query([ONE_SNAPSHOT_SQL, ...queries.map((q) => inlineParameters(q.sql, q.parameters))].join(';\n'));
+    return (results as unknown as pg.QueryResult[]).slice(1).map((r) => r.rows as Record<string, unknown>[]);
   }
 
   #kyselyFor(client: pg.PoolClient): Kysely<CatalogDb> {

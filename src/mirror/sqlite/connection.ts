@@ -133,10 +133,10 @@ class SqliteDriver implements DialectDriver {
   }
 
   async readStatements(queries: readonly CompiledQuery[]): Promise<Record<string, unknown>[][]> {
-    // In process a statement costs no round trip; one after the other, as any read.
-    const out: Record<string, unknown>[][] = [];
-    for (const query of queries) out.push((await this.db.executeQuery<Record<string, unknown>>(query)).rows as Record<string, unknown>[]);
-    return out;
+    // Under the connection's lock (no write of this process is half done), in one read
+    // transaction run without a pause: one snapshot for all.
+    return this.db.connection().execute(async () => this.#raw.transaction(() =>
+      queries.map((q) => this.#statements.prepare(q.sql).all(q.parameters as unknown[]) as Record<string, unknown>[]))());
   }
 
   async write<T>(fn: (tx: WriteTx) => Promise<T>, marked = true): Promise<T> {
