@@ -37,6 +37,12 @@ export interface PendingEdit {
   sentEntryIds: readonly number[];
   /** create: the request body of that send, to recognise the record it may have made. */
   sentBody: Readonly<Record<string, unknown>> | null;
+  /**
+   * Entries of this record that cannot be sent, with why (their table or field is no longer
+   * mirrored, or a value JSON cannot carry): not in `entryIds`, nor their values in `values`;
+   * the push marks them failed. An edit whose `entryIds` is empty has nothing to send.
+   */
+  unsendable: readonly { entryIds: readonly number[]; message: string }[];
 }
 
 /** A create about to be sent: its entries, and the request body that goes out. */

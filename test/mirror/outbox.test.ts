@@ -255,4 +255,24 @@ forEachDialect('outbox operations', ({ fresh }) => {
     expect(again!.entryIds).toHaveLength(2);
     expect(again!.values.get('title')).toBe('newer');
   });
+  it('fails the waiting edits of a field retyped in place upstream (their values were for the old type), and keeps the rest', async () => {
+    const t = await seeded(fresh);
+    const deals = t.table('crm__deals');
+    await t.sql(`UPDATE ${deals} SET "amount" = 7, "title" = 'a1' WHERE "id" = 1`);
+    // The same field id, another kind of value: the column is made again and the table re-read.
+    await sync(t.mirror, workspace(module('m1', 'crm', [
+      table('t1', 'deals', [
+        field('fa', 'title', 'string'), field('fb', 'amount', 'string'), field('fc', 'won', 'boolean'),
+        field('fd', 'due', 'date'), field('fe', 'total', 'function'), field('ff', 'tags', 'multi'),
+      ]),
+      table('t2', 'notes', [field('ga', 'body', 'string'), field('gb', 'deal', 'reference', { refTableId: 't1' })]),
+    ])));
+    const rows = await t.sql<{ column_name: string; status: string; last_error: string | null }>(
+      `SELECT "column_name", "status", "last_error" FROM ${t.table('_wsmirror_outbox')} ORDER BY "entry_id"`,
+    );
+    expect(rows.map((r) => [r.column_name, r.status]).sort()).toEqual([['amount', 'failed'], ['title', 'pending']]);
+    expect(rows.find((r) => r.column_name === 'amount')!.last_error).toMatch(/amount changed type upstream \(number to string\)/);
+    const [edit] = await t.mirror.readPendingEdits({ now: NOW, limit: 10 });
+    expect([...edit!.values]).toEqual([['title', 'a1']]);
+  });
 });

@@ -30,7 +30,7 @@ export async function applyRows(ctx: MirrorContext, tableId: string, batch: RowB
   const result = await ctx.driver.write(async (tx) => {
     // Local edits win until pushed, retried or discarded: rows and columns with outbox entries
     // are left as they are (the rare slow path; most batches touch none).
-    const edits = await localEditsOf(ctx, tx, tableId, [...ids, ...deletes]);
+    const edits = await localEditsOf(ctx, tx, info, [...ids, ...deletes]);
     const deleting = edits ? deletes.filter((id) => !edits.wholeRows.has(id) && !edits.columns.has(id)) : deletes;
     const deleted = deleting.length > 0 ? await ctx.driver.deleteRows(tx, table.sqlName, deleting) : 0;
     if (rows && ids.length > 0) await ctx.driver.upsertRows(tx, table.sqlName, rows.columns, rows.sink, edits);

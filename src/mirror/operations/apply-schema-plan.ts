@@ -116,6 +116,8 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: OtherOp): Promise<void
     }
     case 'renameTable':
       await sql`ALTER TABLE ${d.table(op.from)} RENAME TO ${sql.id(op.to)}`.execute(tx.db);
+      // Local edits waiting in the outbox name the table as the mirror does.
+      await cat.updateTable('_wsmirror_outbox').set({ sql_table: op.to }).where('table_id', '=', op.tableId).execute();
       return;
     case 'updateTable':
       await updateTableRow(ctx, tx, op.table);
@@ -128,10 +130,24 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: OtherOp): Promise<void
       return;
     case 'renameColumn':
       await sql`ALTER TABLE ${d.table(op.sqlTable)} RENAME COLUMN ${sql.id(op.from)} TO ${sql.id(op.to)}`.execute(tx.db);
+      // Local edits of the field follow it (the push and the pull's protection of edited
+      // columns find them by field id; the column name is what a reader of the outbox sees).
+      await cat.updateTable('_wsmirror_outbox').set({ column_name: op.to })
+        .where('table_id', '=', op.tableId).where('field_id', '=', op.fieldId).execute();
       return;
     case 'retypeColumn':
       if (op.rebuild) {
-        // Old values would be wrong for the new type: drop them; the table is re-read.
+        // Old values would be wrong for the new type: drop them; the table is re-read. Local
+        // edits waiting for the field were made for the old type: failed, kept for the operator.
+        await cat.updateTable('_wsmirror_outbox')
+          .set({
+            status: 'failed',
+            last_error: `${op.field.fieldName} changed type upstream (${op.previousType} to ${op.field.fieldType}) before this edit was sent; `
+              + 'its value was not sent: set the value again in SQL, then discard this entry',
+            next_attempt_at: null,
+            sending_since: null,
+          })
+          .where('table_id', '=', op.field.tableId).where('field_id', '=', op.field.fieldId).where('status', '=', 'pending').execute();
         await dropReferenceIndex(ctx, tx, op.field);
         await sql`ALTER TABLE ${d.table(op.sqlTable)} DROP COLUMN ${sql.id(op.field.columnName)}`.execute(tx.db);
         await sql`ALTER TABLE ${d.table(op.sqlTable)} ADD COLUMN ${sql.id(op.field.columnName)} ${sql.raw(op.field.sqlType)}`.execute(tx.db);

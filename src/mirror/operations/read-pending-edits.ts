@@ -16,6 +16,7 @@ interface EntryRow {
   record_id: unknown;
   operation: string;
   column_name: string | null;
+  field_id: string | null;
   old_value: unknown;
   new_value: unknown;
   attempts: number;
@@ -28,14 +29,16 @@ const ROWS_PER_READ = 5_000;
 type DueEntries = SelectQueryBuilder<CatalogDb, '_wsmirror_outbox', EntryRow>;
 type OutboxWhere = ExpressionBuilder<CatalogDb, '_wsmirror_outbox'>;
 
-const ENTRY_COLUMNS = ['entry_id', 'table_id', 'record_id', 'operation', 'column_name', 'old_value', 'new_value', 'attempts', 'sending_since'] as const;
+const ENTRY_COLUMNS = ['entry_id', 'table_id', 'record_id', 'operation', 'column_name', 'field_id', 'old_value', 'new_value', 'attempts', 'sending_since'] as const;
 
 /**
  * Pending edits due at `now`, one per record, oldest first, at most `limit` records; with
  * `after`, only records whose first due entry comes after that entry id. Changes no entry (the
  * first read of a push may refresh the planner's statistics of the outbox): the entries of a
  * record are folded into one create, update or delete, with the row's current values
- * decoded to API shapes. Entries of tables no longer mirrored are left out.
+ * decoded to API shapes. An update entry belongs to its field by field id, whatever the field
+ * or its column is called now. Entries that cannot be sent (of a table or field no longer
+ * mirrored, or computed upstream now, or a value JSON cannot carry) come as `unsendable`.
  *
  * A read costs in proportion to the records it returns, not to the outbox: it walks the due
  * entries in capture order from `after` (the primary key) until it has seen `limit` records,
@@ -51,7 +54,7 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
   // The cached catalog, not a fresh read: a push reads the outbox several times in a row.
   const tables = await cachedTables(ctx);
   const limit = Math.floor(options.limit);
-  if (tables.size === 0 || limit <= 0) return [];
+  if (limit <= 0) return [];
   const due: DueEntries = cat.selectFrom('_wsmirror_outbox').select(ENTRY_COLUMNS)
     .where('status', '=', 'pending')
     .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', options.now)]));
@@ -71,9 +74,6 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
     if (first && options.after === undefined && window.length === limit) await d.refreshOutboxStatistics();
     const added = new Map<string, EntryRow[]>();
     for (const e of window) {
-      // Mirrored tables are told apart here, not in the walk's SQL: with a condition on table_id,
-      // SQLite reads the walk through the (table_id, record_id) index and sorts the whole outbox.
-      if (!tables.has(e.table_id)) continue;
       const key = recordKey(e);
       // A record of an earlier window already has its entries after that window (looked up below).
       if (byRecord.has(key)) continue;
@@ -110,16 +110,20 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
     if (reachedEnd || byRecord.size >= limit) break;
   }
 
-  const columnsByTable = new Map<string, Map<string, MirrorField>>();
+  const fieldsByTable = new Map<string, EntryFields>();
   const edits: PendingEdit[] = [];
   for (const list of byRecord.values()) {
     const tableId = list[0]!.table_id;
     const recordId = Number(list[0]!.record_id);
-    const info = tables.get(tableId)!;
-    let byColumn = columnsByTable.get(tableId);
-    if (byColumn === undefined) columnsByTable.set(tableId, byColumn = new Map(info.fields.map((f) => [f.columnName, f])));
+    const info = tables.get(tableId);
+    if (info === undefined) {
+      edits.push(notMirrored(tableId, recordId, list));
+      continue;
+    }
+    let fieldOf = fieldsByTable.get(tableId);
+    if (fieldOf === undefined) fieldsByTable.set(tableId, fieldOf = entryFields(info.fields));
     const current = rowsByTable.get(tableId)!;
-    edits.push(fold(ctx, info, byColumn, recordId, list, current, current.byId.get(recordId)));
+    edits.push(fold(ctx, info, fieldOf, recordId, list, current, current.byId.get(recordId)));
   }
   return edits;
 }
@@ -168,7 +172,9 @@ async function readCurrentRows(
   ctx: MirrorContext, tables: ReadonlyMap<string, TableInfo>, rowsByTable: Map<string, CurrentRows>, idsByTable: ReadonlyMap<string, readonly number[]>,
 ): Promise<void> {
   for (const [tableId, ids] of idsByTable) {
-    const info = tables.get(tableId)!;
+    const info = tables.get(tableId);
+    // A table no longer mirrored has no rows to read (its edits are unsendable).
+    if (info === undefined) continue;
     let current = rowsByTable.get(tableId);
     if (current === undefined) {
       const writable = info.fields.filter((f) => !f.readOnly);
@@ -185,20 +191,61 @@ async function readCurrentRows(
   }
 }
 
-/** The API value of a row's `j`-th writable column. */
-function columnValue(ctx: MirrorContext, current: CurrentRows, row: Record<string, unknown>, j: number): unknown {
+/** A record's entries of a table no longer mirrored (deleted upstream, or left out by the table patterns). */
+function notMirrored(tableId: string, recordId: number, entries: readonly EntryRow[]): PendingEdit {
+  return {
+    tableId, recordId, operation: 'update', entryIds: [], values: new Map(), oldValues: new Map(), fieldEntryIds: new Map(),
+    attempts: 0, sendingSince: null, sentEntryIds: [], sentBody: null,
+    unsendable: [{
+      entryIds: entries.map((e) => Number(e.entry_id)),
+      message: `table ${tableId} is no longer mirrored (deleted upstream, or left out by tables.include/exclude); the edit was not sent`,
+    }],
+  };
+}
+
+/** A table's fields as its update entries name them: by field id, and by column for entries that hold none. */
+interface EntryFields {
+  byId: ReadonlyMap<string, MirrorField>;
+  byColumn: ReadonlyMap<string, MirrorField>;
+}
+
+function entryFields(fields: readonly MirrorField[]): EntryFields {
+  return { byId: new Map(fields.map((f) => [f.fieldId, f])), byColumn: new Map(fields.map((f) => [f.columnName, f])) };
+}
+
+/** Why an update entry cannot be sent to its field, or undefined when it can. */
+function unsendableField(e: EntryRow, field: MirrorField | undefined): string | undefined {
+  const column = JSON.stringify(e.column_name);
+  if (field === undefined) return `column ${column}: its field no longer exists upstream (deleted, or deleted and made again); the edit was not sent`;
+  if (field.readOnly) return `${field.fieldName}: the field is computed upstream now; the edit was not sent`;
+  return undefined;
+}
+
+/**
+ * The API value of a row's `j`-th writable column; a value the codec cannot read goes as stored
+ * (upstream judges it) if JSON carries it as it is, and is otherwise refused with the codec's reason.
+ */
+function columnValue(ctx: MirrorContext, current: CurrentRows, row: Record<string, unknown>, j: number): { value: unknown } | { refused: string } {
   const raw = row[current.keys[j]!];
   try {
-    return sqlToApi(current.writable[j]!.fieldType, raw, ctx.dialect.name);
-  } catch {
-    // A value typed by hand that does not fit its type: sent as stored, upstream judges it.
-    return raw;
+    return { value: sqlToApi(current.writable[j]!.fieldType, raw, ctx.dialect.name) };
+  } catch (error) {
+    return jsonCarries(raw) ? { value: raw } : { refused: `${current.writable[j]!.fieldName}: ${(error as Error).message}` };
   }
+}
+
+/** Whether JSON.stringify gives back this value as it is (no NaN or infinity turned into null, no bigint). */
+function jsonCarries(value: unknown): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every(jsonCarries);
+  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) return Object.values(value as object).every(jsonCarries);
+  return false;
 }
 
 /** A record's due entries, in capture order, as one create, update or delete (one pass over them). */
 function fold(
-  ctx: MirrorContext, info: TableInfo, byColumn: ReadonlyMap<string, MirrorField>, recordId: number, entries: readonly EntryRow[],
+  ctx: MirrorContext, info: TableInfo, fieldOf: EntryFields, recordId: number, entries: readonly EntryRow[],
   current: CurrentRows, row: Record<string, unknown> | undefined,
 ): PendingEdit {
   const entryIds: number[] = [];
@@ -223,19 +270,32 @@ function fold(
   const sentBody = insert !== undefined && insert.sending_since !== null && insert.new_value !== null
     ? (decodeEntryValue(ctx, undefined, insert.new_value) as Record<string, unknown>)
     : null;
-  const base = { tableId: info.table.tableId, recordId, entryIds, attempts, sendingSince, sentEntryIds, sentBody };
+  const base = { tableId: info.table.tableId, recordId, attempts, sendingSince, sentEntryIds, sentBody };
   if (deleted) {
     // A delete of a row created here cancels out: a negative id tells the push to send nothing.
-    return { ...base, operation: 'delete', values: new Map(), oldValues: new Map(), fieldEntryIds: new Map() };
+    return { ...base, entryIds, operation: 'delete', values: new Map(), oldValues: new Map(), fieldEntryIds: new Map(), unsendable: [] };
   }
   const values = new Map<string, unknown>();
   const oldValues = new Map<string, unknown>();
   const fieldEntryIds = new Map<string, number[]>();
+  /** Entries that cannot be sent, by reason. */
+  const refused = new Map<string, number[]>();
+  const refuse = (message: string, ids: readonly number[]) => {
+    const list = refused.get(message);
+    if (list) list.push(...ids);
+    else refused.set(message, [...ids]);
+  };
+  /** Fields whose current value cannot be sent, with why. */
+  const badValues = new Map<string, string>();
   for (const e of entries) {
     if (e.operation !== 'update' || e.column_name === null) continue;
-    const field = byColumn.get(e.column_name);
-    if (!field || field.readOnly) continue;
-    const name = field.fieldName;
+    const field = e.field_id === null ? fieldOf.byColumn.get(e.column_name) : fieldOf.byId.get(e.field_id);
+    const why = unsendableField(e, field);
+    if (why !== undefined) {
+      refuse(why, [Number(e.entry_id)]);
+      continue;
+    }
+    const name = field!.fieldName;
     const ids = fieldEntryIds.get(name);
     if (ids) ids.push(Number(e.entry_id));
     else fieldEntryIds.set(name, [Number(e.entry_id)]);
@@ -243,17 +303,38 @@ function fold(
     // The row's current value; without a row, the last value captured.
     const j = current.position.get(name);
     if (row === undefined || j === undefined) values.set(name, decodeEntryValue(ctx, field, e.new_value));
-    else if (!values.has(name)) values.set(name, columnValue(ctx, current, row, j));
+    else if (!values.has(name) && !badValues.has(name)) {
+      const read = columnValue(ctx, current, row, j);
+      if ('value' in read) values.set(name, read.value);
+      else badValues.set(name, read.refused);
+    }
   }
   if (insert !== undefined) {
-    // A create sends every writable value the row holds, later updates included.
+    // A create sends every writable value the row holds, later updates included; one that
+    // cannot be sent holds the whole create back.
     if (row !== undefined) {
       for (let j = 0; j < current.writable.length; j++) {
-        const value = columnValue(ctx, current, row, j);
-        if (value !== null) values.set(current.writable[j]!.fieldName, value);
+        const read = columnValue(ctx, current, row, j);
+        if ('refused' in read) badValues.set(current.writable[j]!.fieldName, read.refused);
+        else if (read.value !== null) values.set(current.writable[j]!.fieldName, read.value);
       }
     }
-    return { ...base, operation: 'create', values, oldValues: new Map(), fieldEntryIds };
+    if (refused.size > 0 || badValues.size > 0) {
+      const message = [...refused.keys(), ...badValues.values()].join('; ');
+      return { ...base, entryIds: [], operation: 'create', values: new Map(), oldValues: new Map(), fieldEntryIds: new Map(), unsendable: [{ entryIds, message }] };
+    }
+    return { ...base, entryIds, operation: 'create', values, oldValues: new Map(), fieldEntryIds, unsendable: [] };
   }
-  return { ...base, operation: 'update', values, oldValues, fieldEntryIds };
+  if (refused.size === 0 && badValues.size === 0) return { ...base, entryIds, operation: 'update', values, oldValues, fieldEntryIds, unsendable: [] };
+  // A field whose current value cannot be sent: its entries are refused with that reason.
+  for (const [name, message] of badValues) {
+    refuse(message, fieldEntryIds.get(name) ?? []);
+    fieldEntryIds.delete(name);
+    oldValues.delete(name);
+  }
+  const out = new Set([...refused.values()].flat());
+  return {
+    ...base, entryIds: entryIds.filter((id) => !out.has(id)), operation: 'update', values, oldValues, fieldEntryIds,
+    unsendable: [...refused].map(([message, ids]) => ({ entryIds: ids, message })),
+  };
 }

@@ -66,8 +66,12 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
       // round creates no record: settling a create rewrites the temporary id in other rows, which
       // a read or a send made before it would miss.
       const overlapNext = fresh.length === roundRecords && !fresh.some((e) => e.operation === 'create');
-      let settledThisRound = 0;
-      const groups = [...groupByTable(fresh)];
+      // Entries that cannot be sent are failed at once, with why; an edit left without entries
+      // has nothing to send.
+      const unsendable = fresh.flatMap((e) => e.unsendable.map((u): EditOutcome => ({ kind: 'failed', entryIds: u.entryIds, message: u.message })));
+      await settle(ctx, unsendable, report);
+      let settledThisRound = unsendable.length;
+      const groups = [...groupByTable(fresh.filter((e) => e.entryIds.length > 0))];
       for (const [index, [tableId, edits]] of groups.entries()) {
         const target = targets.get(tableId);
         if (target === undefined) {
@@ -105,7 +109,7 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
         const alongside = previous !== undefined || readNext
           ? requestsWritten().then(async () => {
             if (previous !== undefined) await settle(ctx, previous, report);
-            return readNext ? readDue(held.size, Math.max(...fresh.map((e) => Math.min(...e.entryIds)))) : undefined;
+            return readNext ? readDue(held.size, Math.max(...fresh.map(firstEntryId))) : undefined;
           }).then((value) => ({ value }), (error: unknown) => ({ error }))
           : undefined;
         const result = await pushing;
@@ -173,6 +177,11 @@ type Outcome<T> = { value: T } | { error: unknown };
 function unwrap<T>(outcome: Outcome<T>): T {
   if ('error' in outcome) throw outcome.error;
   return outcome.value;
+}
+
+/** The edit's first entry in capture order, sendable or not. */
+function firstEntryId(edit: PendingEdit): number {
+  return Math.min(...edit.entryIds, ...edit.unsendable.flatMap((u) => u.entryIds));
 }
 
 function editKey(edit: PendingEdit): string {

@@ -82,7 +82,7 @@ export class MemoryOutbox implements PushMirror {
         attempts: Math.max(...due.map((e) => e.attempts)),
         sendingSince: due.find((e) => e.sendingSince !== null)?.sendingSince ?? null,
         sentEntryIds: due.filter((e) => e.sendingSince !== null).map((e) => e.entryId),
-        sentBody: record.sentBody ?? null,
+        sentBody: record.sentBody ?? null, unsendable: [],
       } as PendingEdit);
       if (out.length >= options.limit) break;
     }

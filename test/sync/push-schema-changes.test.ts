@@ -1,0 +1,133 @@
+import { afterEach, expect, it } from 'vitest';
+import { planSchema } from '../../src/mirror/schema-planner.ts';
+import { forEachDialect, questionMarkSql } from '../helpers/dialects.ts';
+import { catalogEntry } from '../helpers/mirror-snapshot.ts';
+import { field } from '../helpers/schema.ts';
+import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
+
+/**
+ * Local edits that wait in the outbox while upstream's schema changes under them. An edit follows
+ * its field through a rename; one whose field or table is gone, or whose value JSON cannot carry,
+ * is marked failed with a message and kept: none is counted as pushed without reaching upstream.
+ */
+
+interface OutboxRow {
+  record_id: number | string;
+  column_name: string | null;
+  status: string;
+  last_error: string | null;
+}
+
+forEachDialect('push: local edits across upstream schema changes', (dialect) => {
+  let h: SyncHarness;
+  afterEach(async () => h?.close());
+
+  async function people() {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('crm');
+    await h.upstream.createTable('crm', 'people', { hasHistory: true }, [field('name', 'string'), field('age', 'number'), field('email', 'string')]);
+    const [id] = await h.upstream.createRecords('crm', 'people', [{ name: 'Ann', age: 30, email: 'ann@example.com' }]);
+    await h.sync();
+    const entry = await catalogEntry(h.tm, 'crm', 'people');
+    return { id: Number(id), table: h.tm.table(entry!.sqlName), sql: questionMarkSql(h.tm) };
+  }
+
+  const outbox = () => h.tm.sql<OutboxRow>(`SELECT record_id, column_name, status, last_error FROM ${h.tm.table('_wsmirror_outbox')} ORDER BY entry_id`);
+
+  /** The schema step of a cycle alone: upstream's workspace planned against the catalog and applied. */
+  async function applyUpstreamSchema() {
+    await h.tm.mirror.applySchemaPlan(planSchema(await h.tm.mirror.readCatalog(), await h.client.getWorkspace()));
+  }
+
+  it('an edit waiting while its field is renamed upstream goes to the renamed field', async () => {
+    const { id, table, sql } = await people();
+    await sql(`UPDATE ${table} SET name = ? WHERE id = ?`, ['Ann local', id]);
+    await h.upstream.patchField('crm', 'people', 'name', { name: 'full_name' });
+    await applyUpstreamSchema();
+    // The outbox speaks of the column by its new name, as the mirror does.
+    expect((await outbox()).map((e) => [e.column_name, e.status])).toEqual([['full_name', 'pending']]);
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toMatchObject({ full_name: 'Ann local', age: 30 });
+    expect(await outbox()).toEqual([]);
+    await h.expectConverged('crm', 'people');
+  });
+
+  it('a failed edit of a renamed field keeps its local value through a re-read, and a retry sends it', async () => {
+    const { id, table, sql } = await people();
+    await sql(`UPDATE ${table} SET name = ? WHERE id = ?`, ['Ann local', id]);
+    // Renamed before the push: upstream refuses the old name. A new field with a default makes
+    // the cycle read the whole table again; the record changes upstream meanwhile.
+    await h.upstream.patchField('crm', 'people', 'name', { name: 'full_name' });
+    await h.upstream.addFields('crm', 'people', [field('tier', 'string', { defaultValue: 'basic' })]);
+    await h.upstream.updateRecords('crm', 'people', [{ id, age: 31 }]);
+    await h.sync();
+    expect((await outbox()).map((e) => [e.column_name, e.status])).toEqual([['full_name', 'failed']]);
+    expect((await sql<Record<string, unknown>>(`SELECT full_name, age FROM ${table} WHERE id = ?`, [id])).map((r) => [r['full_name'], Number(r['age'])]))
+      .toEqual([['Ann local', 31]]);
+    expect(await h.tm.mirror.retryOutbox({})).toBe(1);
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toMatchObject({ full_name: 'Ann local', age: 31 });
+    expect(await outbox()).toEqual([]);
+    await h.expectConverged('crm', 'people');
+  });
+
+  it('an edit whose field was deleted upstream fails with a message, also when retried, and sends nothing', async () => {
+    const { id, table, sql } = await people();
+    await sql(`UPDATE ${table} SET email = ?, age = ? WHERE id = ?`, ['ann@local.example', 31, id]);
+    await h.upstream.deleteField('crm', 'people', 'email');
+    await applyUpstreamSchema();
+    for (const attempt of [1, 2]) {
+      await h.sync();
+      expect((await outbox()).map((e) => [e.column_name, e.status])).toEqual([['email', 'failed']]);
+      expect((await outbox())[0]!.last_error).toMatch(/email.*no longer/);
+      if (attempt === 1) expect(await h.tm.mirror.retryOutbox({})).toBe(1);
+    }
+    // The record's other edit went through.
+    expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toEqual({ name: 'Ann', age: 31 });
+  });
+
+  it('an edit waiting while its field is deleted and made again under the same name is not sent to the new field', async () => {
+    const { id, table, sql } = await people();
+    await sql(`UPDATE ${table} SET age = ? WHERE id = ?`, [31, id]);
+    // A type change upstream: the field is deleted and created again with another type.
+    await h.upstream.deleteField('crm', 'people', 'age');
+    await h.upstream.addFields('crm', 'people', [field('age', 'string')]);
+    const [record] = await h.upstream.allRecords('crm', 'people');
+    await h.upstream.updateRecords('crm', 'people', [{ id: record!.id, age: 'thirty' }]);
+    await applyUpstreamSchema();
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toMatchObject({ age: 'thirty' });
+    expect((await outbox()).map((e) => [e.column_name, e.status])).toEqual([['age', 'failed']]);
+    expect((await outbox())[0]!.last_error).toMatch(/age.*no longer/);
+    // The failed edit of the old field does not hold the new field's column back.
+    await h.expectConverged('crm', 'people');
+  });
+
+  it('edits of a table deleted upstream fail with a message instead of waiting for ever', async () => {
+    const { id, table, sql } = await people();
+    await sql(`UPDATE ${table} SET age = ? WHERE id = ?`, [31, id]);
+    await h.upstream.deleteTable('crm', 'people');
+    await applyUpstreamSchema();
+    await h.sync();
+    const rows = await outbox();
+    expect(rows.map((e) => e.status)).toEqual(['failed']);
+    expect(rows[0]!.last_error).toMatch(/no longer mirrored/);
+  });
+
+  it('a number JSON cannot carry (NaN, Infinity) fails with a message and leaves upstream as it was', async () => {
+    if (dialect.dialect === 'sqlite') {
+      // SQLite stores no NaN (it reads NULL) but does store infinities: 9e999 is +Inf.
+      const { id, table, sql } = await people();
+      await sql(`UPDATE ${table} SET age = 9e999, name = ? WHERE id = ?`, ['Ann local', id]);
+      await h.sync();
+    } else {
+      const { id, table, sql } = await people();
+      await sql(`UPDATE ${table} SET age = 'NaN', name = ? WHERE id = ?`, ['Ann local', id]);
+      await h.sync();
+    }
+    expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toEqual({ name: 'Ann local', age: 30, email: 'ann@example.com' });
+    const rows = await outbox();
+    expect(rows.map((e) => [e.column_name, e.status])).toEqual([['age', 'failed']]);
+    expect(rows[0]!.last_error).toMatch(/age.*finite number/);
+  });
+});
