@@ -47,4 +47,24 @@ forEachDialect('wsmirror outbox (real process)', (dialect) => {
     expect(await h.tm.sql(`SELECT status FROM ${table}`)).toEqual([{ status: null }]);
     expect((await runWsmirror(['outbox'], env)).stdout).toBe('outbox: no entries\n');
   }, 60_000);
+  it('discards a refused local insert: its row goes, nothing is read back, and the command says so', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('crm');
+    await h.upstream.createTable('crm', 'people', { hasHistory: true }, [
+      field('name', 'string'), field('status', 'choice', { options: [{ name: 'lead' }] }),
+    ]);
+    await h.sync();
+    const table = h.tm.table((await catalogEntry(h.tm, 'crm', 'people'))!.sqlName);
+    await h.tm.sql(`INSERT INTO ${table} (name, status) VALUES ('Ada', 'no-such-option')`);
+    await h.sync();
+    const env = mirrorEnv(h.tm);
+    const [entry] = JSON.parse((await runWsmirror(['outbox', '--json'], env)).stdout) as { entryId: number; status: string; recordId: number }[];
+    expect(entry).toMatchObject({ status: 'failed' });
+    expect(entry!.recordId).toBeLessThan(0);
+    const discarded = await runWsmirror(['outbox', 'discard', String(entry!.entryId)], daemonEnv(h.emu, h.tm));
+    expect({ code: discarded.code, stdout: discarded.stdout, stderr: discarded.stderr })
+      .toEqual({ code: 0, stdout: 'outbox: 1 entry discarded, 0 records restored from upstream, 1 row inserted locally removed\n', stderr: '' });
+    expect(await h.tm.sql(`SELECT name FROM ${table}`)).toEqual([]);
+    expect(await h.upstream.allRecords('crm', 'people')).toEqual([]);
+  }, 60_000);
 });

@@ -49,14 +49,18 @@ export async function retryOutbox(mirror: AdminMirror, selection: OutboxSelectio
 /**
  * Drops local edits and gives the mirror upstream's version of their records back: the
  * records are read from upstream FIRST (an unreachable upstream discards nothing), then the
- * entries are deleted and the records written (a row created locally and never created upstream
- * is deleted). Returns the number of records restored.
+ * entries are deleted and the records written. A row inserted locally and never created upstream
+ * goes with its entries. Returns how many records were restored and local rows removed.
  */
-export async function discardOutbox(mirror: AdminMirror, upstream: Upstream, selection: OutboxSelection): Promise<{ entries: number; records: number }> {
+export async function discardOutbox(
+  mirror: AdminMirror, upstream: Upstream, selection: OutboxSelection,
+): Promise<{ entries: number; records: number; localRows: number }> {
   const catalog = await mirror.readCatalog();
   const filter = outboxFilter(catalog, requireSelection(selection));
   const entries = await mirror.listOutbox(filter);
-  if (entries.length === 0) return { entries: 0, records: 0 };
+  if (entries.length === 0) return { entries: 0, records: 0, localRows: 0 };
+  // Negative ids: rows inserted locally, which the mirror's discard deletes itself.
+  const localRows = new Set(entries.filter((e) => e.recordId < 0).map((e) => `${e.tableId}:${e.recordId}`)).size;
   const byTable = new Map<string, Set<number>>();
   for (const e of entries) {
     const ids = byTable.get(e.tableId) ?? new Set<number>();
@@ -68,9 +72,10 @@ export async function discardOutbox(mirror: AdminMirror, upstream: Upstream, sel
     const table = catalog.tables.find((t) => t.tableId === tableId);
     if (table === undefined) continue; // no longer mirrored: nothing to restore
     const upstreamIds = [...ids].filter((id) => id > 0);
-    const found = upstreamIds.length === 0 ? [] : await upstream.getRecordsByIds(table.moduleName, table.tableName, upstreamIds);
+    if (upstreamIds.length === 0) continue;
+    const found = await upstream.getRecordsByIds(table.moduleName, table.tableName, upstreamIds);
     const present = new Set(found.map((r) => Number(r.id)));
-    restore.set(tableId, { upserts: found, deletes: [...ids].filter((id) => !present.has(id)) });
+    restore.set(tableId, { upserts: found, deletes: upstreamIds.filter((id) => !present.has(id)) });
   }
   await mirror.discardOutbox({ entryIds: entries.map((e) => e.entryId) });
   let records = 0;
@@ -78,7 +83,7 @@ export async function discardOutbox(mirror: AdminMirror, upstream: Upstream, sel
     await mirror.applyRows(tableId, batch);
     records += batch.upserts.length + batch.deletes.length;
   }
-  return { entries: entries.length, records };
+  return { entries: entries.length, records, localRows };
 }
 
 function requireSelection(selection: OutboxSelection): OutboxSelection {
