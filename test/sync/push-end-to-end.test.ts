@@ -160,7 +160,7 @@ forEachDialect('push end to end', (dialect) => {
     await h.expectConverged('crm', 'people');
   });
 
-  it('pushes 97 of 100 edits and marks the 3 invalid ones failed with the upstream message', async () => {
+  it('pushes 97 of 100 edits and marks the 3 invalid ones failed with the upstream message (each record\'s valid column too)', async () => {
     await people();
     const ids = await h.upstream.createRecords('crm', 'people', Array.from({ length: 100 }, (_, i) => ({ name: `p${i}` })));
     await h.sync();
@@ -173,10 +173,26 @@ forEachDialect('push end to end', (dialect) => {
     }
     await h.sync();
     const failed = (await outbox(h)).filter((e) => e.status === 'failed');
-    expect(failed.map((e) => Number(e.record_id)).sort((a, b) => a - b)).toEqual([...bad].map((i) => Number(ids[i])).sort((a, b) => a - b).flatMap((id) => [id, id]));
-    for (const e of failed) expect(e.last_error).toMatch(/status/);
+    expect(failed.map((e) => Number(e.record_id)).sort((a, b) => a - b)).toEqual([...bad].map((i) => Number(ids[i])).sort((a, b) => a - b));
+    for (const e of failed) expect([e.column_name, e.last_error]).toEqual(['status', expect.stringMatching(/status/)]);
+    // The refused records' other column (age) went through as well: each column is an edit.
     const upstream = await h.upstream.allRecords('crm', 'people');
-    expect(upstream.filter((r) => typeof r.values.age === 'number')).toHaveLength(97);
+    expect(upstream.filter((r) => typeof r.values.age === 'number')).toHaveLength(100);
+    expect(await outbox(h)).toHaveLength(3);
+  });
+
+  it('a record whose edit upstream refuses for one field still gets its other fields; only that field fails', async () => {
+    await people();
+    const [id] = await h.upstream.createRecords('crm', 'people', [{ name: 'Ann', age: 30 }]);
+    await h.sync();
+    const sql = questionMarkSql(h.tm);
+    const table = await sqlTable(h, 'crm', 'people');
+    await sql(`UPDATE ${table} SET status = ?, name = ?, age = ?, email = ? WHERE id = ?`, ['no-such-option', 'Ann B', 31, 'ann@example.com', Number(id)]);
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toEqual({ name: 'Ann B', age: 31, email: 'ann@example.com', status: null });
+    const left = await outbox(h);
+    expect(left.map((e) => [e.column_name, e.status])).toEqual([['status', 'failed']]);
+    expect(left[0]!.last_error).toMatch(/status/);
   });
 
   it('marks an edit of a record deleted upstream as conflict', async () => {

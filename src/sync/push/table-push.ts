@@ -193,7 +193,7 @@ class TableRun {
       const sent = await sendIsolatingRejects(chunk, (batch) =>
         this.#s.upstream.updateRecords(this.#module, this.#table, batch.map((p) => ({ ...p.body, id: p.edit.recordId }))));
       for (const { items } of sent.accepted) for (const p of items) this.#r.outcomes.push({ kind: 'pushed', entryIds: p.edit.entryIds });
-      this.#rejected(sent);
+      for (const { item, message } of sent.rejected) await this.#isolateFields(item, message);
       for (const { items, failure } of sent.failed) {
         if (failure.kind !== 'not-found' || !firstTry) {
           this.#failure(items.map((p) => p.edit), failure);
@@ -210,6 +210,40 @@ class TableRun {
         await this.sendUpdates(items.filter((p) => present.has(p.edit.recordId)), false);
       }
     });
+  }
+
+  /**
+   * One record's update refused on its own: its fields are sent in halves until the refused ones
+   * stand alone, so each column's edit fails or goes through by itself (an edit is one column's
+   * change). Entries of fields not in the body go with the first half.
+   */
+  async #isolateFields(p: Prepared, message: string): Promise<void> {
+    const names = Object.keys(p.body);
+    if (names.length <= 1) {
+      this.#r.outcomes.push({ kind: 'failed', entryIds: p.edit.entryIds, message });
+      return;
+    }
+    const half = Math.ceil(names.length / 2);
+    const parts = [names.slice(0, half), names.slice(half)].map((part) => this.#fieldsOf(p, part));
+    const claimed = new Set(parts.flatMap((part) => part.edit.entryIds));
+    parts[0] = { ...parts[0]!, edit: { ...parts[0]!.edit, entryIds: [...parts[0]!.edit.entryIds, ...p.edit.entryIds.filter((id) => !claimed.has(id))] } };
+    for (const part of parts) {
+      try {
+        await this.#s.upstream.updateRecords(this.#module, this.#table, [{ ...part.body, id: part.edit.recordId }]);
+        this.#r.outcomes.push({ kind: 'pushed', entryIds: part.edit.entryIds });
+      } catch (error) {
+        const failure = classifyPushFailure(error);
+        if (failure.kind === 'rejected') await this.#isolateFields(part, failure.message);
+        else this.#failure([part.edit], failure);
+      }
+    }
+  }
+
+  /** The part of an update that changes only `names`, with those fields' entries. */
+  #fieldsOf(p: Prepared, names: readonly string[]): Prepared {
+    const body: Body = {};
+    for (const name of names) body[name] = p.body[name];
+    return { edit: { ...p.edit, entryIds: names.flatMap((name) => p.edit.fieldEntryIds.get(name) ?? []) }, body };
   }
 
   // ---- deletes ---------------------------------------------------------------------------------
