@@ -10,7 +10,14 @@ export interface TextColumn<T> {
  * apart, each line after `indent` and without trailing spaces.
  */
 export function textTable<T>(columns: readonly TextColumn<T>[], rows: readonly T[], indent = ''): string[] {
-  const cells = [columns.map((c) => c.title), ...rows.map((row) => columns.map((c) => c.value(row)))];
+  const cells = [columns.map((c) => c.title), ...rows.map((row) => columns.map((c) => oneLine(c.value(row))))];
   const widths = columns.map((_, i) => Math.max(...cells.map((line) => line[i]!.length)));
   return cells.map((line) => indent + line.map((cell, i) => (columns[i]!.right ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd());
+}
+
+const ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** A cell on one line: control characters (a value's line breaks, an error's tabs) escaped as in JSON. */
+function oneLine(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f]/g, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
