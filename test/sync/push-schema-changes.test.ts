@@ -1,5 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
 import { planSchema } from '../../src/mirror/schema-planner.ts';
+import { discardOutbox, listOutbox } from '../../src/sync/push/outbox-admin.ts';
 import { forEachDialect, questionMarkSql } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import { field } from '../helpers/schema.ts';
@@ -112,6 +113,11 @@ forEachDialect('push: local edits across upstream schema changes', (dialect) => 
     const rows = await outbox();
     expect(rows.map((e) => e.status)).toEqual(['failed']);
     expect(rows[0]!.last_error).toMatch(/no longer mirrored/);
+    // The listing names such a table by its id, and so can a selection.
+    const [listed] = await listOutbox(h.tm.mirror, {});
+    expect(listed!.table).toBe(listed!.tableId);
+    expect(await discardOutbox(h.tm.mirror, h.client, { tables: [listed!.tableId] })).toEqual({ entries: 1, records: 0, localRows: 0 });
+    expect(await outbox()).toEqual([]);
   });
 
   it('a number JSON cannot carry (NaN, Infinity) fails with a message and leaves upstream as it was', async () => {

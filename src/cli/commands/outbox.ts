@@ -88,7 +88,7 @@ export function defineOutboxCommand(program: Command): Command {
     const { listOutbox, outboxFilter } = await import('../../sync/push/outbox-admin.ts');
     const mirror = await openLocal(flags);
     try {
-      const filter = { ...outboxFilter(await mirror.readCatalog(), { tables: flags.table ?? [] }), ...(statuses ? { statuses } : {}) };
+      const filter = { ...await outboxFilter(mirror, await mirror.readCatalog(), { tables: flags.table ?? [] }), ...(statuses ? { statuses } : {}) };
       const entries = await listOutbox(mirror, filter);
       process.stdout.write(flags.json ? `${JSON.stringify(entries, null, 2)}\n` : formatOutboxText(entries));
     } finally {

@@ -12,18 +12,26 @@ export interface OutboxSelection {
   tables?: readonly string[];
 }
 
-type AdminMirror = Pick<Mirror, 'readCatalog' | 'applyRows'> & MirrorOutbox;
+type AdminMirror = Pick<Mirror, 'readCatalog' | 'applyRows' | 'outboxSummary'> & MirrorOutbox;
 
-
-/** The mirror's filter for a selection; an unknown table name is a usage error naming it. */
-export function outboxFilter(catalog: Pick<Catalog, 'tables'>, selection: OutboxSelection): Omit<OutboxFilter, 'statuses'> {
+/**
+ * The mirror's filter for a selection. A table is named `module.table`, or, when it is no longer
+ * mirrored, by the table id the listing shows for its entries; an unknown name is a usage error
+ * naming it.
+ */
+export async function outboxFilter(
+  mirror: Pick<AdminMirror, 'outboxSummary'>, catalog: Pick<Catalog, 'tables'>, selection: OutboxSelection,
+): Promise<Omit<OutboxFilter, 'statuses'>> {
   const filter: { entryIds?: readonly number[]; tableIds?: readonly string[] } = {};
   if (selection.entryIds !== undefined && selection.entryIds.length > 0) filter.entryIds = selection.entryIds;
   if (selection.tables !== undefined && selection.tables.length > 0) {
+    const mirrored = new Set(catalog.tables.map((t) => t.tableId));
+    const unmirrored = new Set((await mirror.outboxSummary()).map((c) => c.tableId).filter((id) => !mirrored.has(id)));
     filter.tableIds = selection.tables.map((name) => {
       const table = catalog.tables.find((t) => tableLabel(t) === name);
-      if (table === undefined) throw new UsageError(`no mirrored table ${JSON.stringify(name)} (give module.table, as wsmirror status lists them)`);
-      return table.tableId;
+      if (table !== undefined) return table.tableId;
+      if (unmirrored.has(name)) return name;
+      throw new UsageError(`no mirrored table ${JSON.stringify(name)} (give module.table, as wsmirror status lists them, or the table id wsmirror outbox shows for a table no longer mirrored)`);
     });
   }
   return filter;
@@ -42,7 +50,7 @@ export async function listOutbox(
 
 /** Failed and conflicting entries go back to pending (sent at the next cycle; local wins). */
 export async function retryOutbox(mirror: AdminMirror, selection: OutboxSelection): Promise<number> {
-  const filter = outboxFilter(await mirror.readCatalog(), requireSelection(selection));
+  const filter = await outboxFilter(mirror, await mirror.readCatalog(), requireSelection(selection));
   return mirror.retryOutbox(filter);
 }
 
@@ -56,7 +64,7 @@ export async function discardOutbox(
   mirror: AdminMirror, upstream: Upstream, selection: OutboxSelection,
 ): Promise<{ entries: number; records: number; localRows: number }> {
   const catalog = await mirror.readCatalog();
-  const filter = outboxFilter(catalog, requireSelection(selection));
+  const filter = await outboxFilter(mirror, catalog, requireSelection(selection));
   const entries = await mirror.listOutbox(filter);
   if (entries.length === 0) return { entries: 0, records: 0, localRows: 0 };
   // Negative ids: rows inserted locally, which the mirror's discard deletes itself.
