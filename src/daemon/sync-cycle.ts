@@ -28,6 +28,11 @@ export interface SyncCycleDeps {
   demo?: boolean;
   /** Aborts the opening (a shutdown signal during start-up). */
   signal?: AbortSignal;
+  /**
+   * Opens the mirror beside a process that syncs it, without the sync lock: for a command that
+   * runs no cycle (`outbox discard` while the daemon runs). Off by default.
+   */
+  besideSync?: boolean;
 }
 
 export interface SyncCycle {
@@ -49,7 +54,8 @@ export interface SyncCycle {
 /**
  * Opens a cycle from a validated configuration. Upstream is asked first: a rejected key or an
  * unknown workspace fails here, before the mirror (a SQLite file, a Postgres schema) is created.
- * Then the mirror is claimed for the workspace.
+ * Then the mirror's sync lock is taken (unless `besideSync`), held until `close`, and the mirror
+ * is claimed for the workspace.
  */
 export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promise<SyncCycle> {
   const { upstream, sync, tables } = config;
@@ -69,6 +75,8 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
     throw error;
   }
   try {
+    // Before anything is written: one process syncs a mirror at a time.
+    if (deps.besideSync !== true) await mirror.holdSyncLock();
     await claimMirror(mirror, upstream.workspaceId, { demo: deps.demo === true });
   } catch (error) {
     await client.close();

@@ -240,6 +240,13 @@ export interface DialectDriver {
    */
   accessProblems(tables: readonly string[]): Promise<string[]>;
 
+  /**
+   * Takes the mirror's sync lock, held until `close`: one process syncs a mirror at a time (two
+   * would both send the same local inserts). False when another process holds it. The lock goes
+   * with the process however it ends; readers and SQL clients never take it.
+   */
+  takeSyncLock(): Promise<boolean>;
+
   /** Catalog value conversions. */
   fromBool(value: unknown): boolean;
   fromJson(value: unknown): unknown;

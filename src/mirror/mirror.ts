@@ -104,6 +104,13 @@ export interface Mirror extends MirrorOutbox {
   /** Stores the outcome of a cycle (last success or failure, next run). */
   recordCycle(cycle: CycleRecord): Promise<void>;
 
+  /**
+   * Makes this the one process that syncs the mirror, until `close`: ConfigError (naming the
+   * mirror) when another process (a `wsmirror run` or `sync`) holds it. Two would read the same
+   * local inserts and create each record upstream twice.
+   */
+  holdSyncLock(): Promise<void>;
+
   /** Closes the connection(s); the mirror cannot be used afterwards. */
   close(): Promise<void>;
 }

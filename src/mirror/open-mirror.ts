@@ -12,8 +12,9 @@ import { migrateCatalog } from './operations/migrate-catalog.ts';
  */
 export async function openMirror(url: string, options: OpenMirrorOptions = {}): Promise<Mirror> {
   const location = parseMirrorUrl(url);
+  const pgSchema = options.pgSchema ?? DEFAULT_PG_SCHEMA;
   const driver = await DIALECTS[location.dialect].open(location, {
-    pgSchema: options.pgSchema ?? DEFAULT_PG_SCHEMA,
+    pgSchema,
     mustExist: options.mustExist === true,
   });
   const ctx = createContext(driver, options.logger);
@@ -25,5 +26,5 @@ export async function openMirror(url: string, options: OpenMirrorOptions = {}): 
       throw error;
     }
   }
-  return createMirror(ctx, location.display);
+  return createMirror(ctx, location.display, location.dialect === 'postgres' ? `${location.display} (schema ${pgSchema})` : location.display);
 }

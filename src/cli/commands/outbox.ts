@@ -128,7 +128,8 @@ export function defineOutboxCommand(program: Command): Command {
       import('../../sync/push/outbox-admin.ts'),
     ]);
     const { config, logger } = openCommand(flags, { toStderr: true });
-    const done = await withSyncCycle(config, { logger }, (cycle) =>
+    // Runs no cycle: it may go while the daemon runs.
+    const done = await withSyncCycle(config, { logger, besideSync: true }, (cycle) =>
       discardOutbox(cycle.mirror, cycle.client, { entryIds, tables: flags.table ?? [] }));
     const removed = done.localRows === 0 ? '' : `, ${done.localRows} ${done.localRows === 1 ? 'row' : 'rows'} inserted locally removed`;
     process.stdout.write(`outbox: ${done.entries} ${done.entries === 1 ? 'entry' : 'entries'} discarded, ${done.records} ${done.records === 1 ? 'record' : 'records'} restored from upstream${removed}\n`);

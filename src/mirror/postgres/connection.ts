@@ -13,6 +13,7 @@ import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
 import { inlineParameters } from './inline-parameters.ts';
 import { refreshOutboxStatistics } from './outbox-statistics.ts';
+import { takePostgresSyncLock, type PostgresSyncLock } from './sync-lock.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
 import { WRITER_SETTING } from './writer-marker.ts';
@@ -69,7 +70,7 @@ export async function openPostgresDriver(
   pool.on('connect', (client) => {
     client.query(SESSION_SQL).catch(() => {});
   });
-  const driver = new PostgresDriver(dialect, pool, schema);
+  const driver = new PostgresDriver(dialect, pool, schema, location.connectionString);
   try {
     const { rows } = await sql<{ v: number }>`SELECT current_setting('server_version_num')::int AS v`.execute(driver.db);
     // NOT ENFORCED foreign keys arrived in PostgreSQL 18.
@@ -107,10 +108,14 @@ class PostgresDriver implements DialectDriver {
   /** Per client in a write: opens its transaction before the first statement (see `write`). */
   readonly #opening = new WeakMap<pg.PoolClient, () => Promise<void>>();
 
-  constructor(dialect: Dialect, pool: pg.Pool, schema: string) {
+  readonly #connectionString: string;
+  #syncLock: PostgresSyncLock | undefined;
+
+  constructor(dialect: Dialect, pool: pg.Pool, schema: string, connectionString: string) {
     this.dialect = dialect;
     this.#pool = pool;
     this.#schema = schema;
+    this.#connectionString = connectionString;
     this.db = new Kysely<CatalogDb>({ dialect: new PostgresDialect({ pool }) });
   }
 
@@ -291,7 +296,13 @@ class PostgresDriver implements DialectDriver {
     return typeof value === 'string' ? value : null;
   }
 
+  async takeSyncLock(): Promise<boolean> {
+    this.#syncLock ??= await takePostgresSyncLock(this.#connectionString, this.#schema);
+    return this.#syncLock !== undefined;
+  }
+
   async close(): Promise<void> {
     await this.db.destroy();
+    await this.#syncLock?.release();
   }
 }

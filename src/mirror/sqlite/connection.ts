@@ -14,6 +14,7 @@ import type { MirrorLocation } from '../mirror-url.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
 import { BoundRows } from './bound-rows.ts';
+import { takeSqliteSyncLock, type SqliteSyncLock } from './sync-lock.ts';
 import { StatementCache, type Statement } from './statement-cache.ts';
 import { WRITER_TABLE } from './writer-marker.ts';
 
@@ -74,6 +75,7 @@ class SqliteDriver implements DialectDriver {
   readonly #upserts = new Map<string, Statement>();
   #txStatements: Record<'begin' | 'commit', Statement> | undefined;
   #markStatements: Record<'mark' | 'unmark', Statement> | undefined;
+  #syncLock: SqliteSyncLock | undefined;
 
   constructor(dialect: Dialect, raw: Database.Database) {
     this.dialect = dialect;
@@ -325,10 +327,17 @@ class SqliteDriver implements DialectDriver {
     return typeof value === 'string' ? value : null;
   }
 
+  async takeSyncLock(): Promise<boolean> {
+    if (this.#raw.memory) return true;
+    this.#syncLock ??= takeSqliteSyncLock(this.#raw.name);
+    return this.#syncLock !== undefined;
+  }
+
   async close(): Promise<void> {
     this.#statements.clear();
     this.#upserts.clear();
     await this.db.destroy();
+    this.#syncLock?.release();
   }
 }
 

@@ -1,0 +1,30 @@
+import pg from 'pg';
+
+/**
+ * The sync lock of a Postgres mirror: a session advisory lock keyed by the mirror's schema, held
+ * on a connection of its own until it closes. The server drops it when that session ends, so a
+ * process killed -9 leaves none behind. Needs no privilege; SQL clients never take it.
+ */
+export interface PostgresSyncLock {
+  release(): Promise<void>;
+}
+
+/** The advisory lock class of wsmirror's sync locks ('wsmr'); the schema's hash is the object. */
+const LOCK_CLASS = 0x77736d72;
+
+/** Takes the lock; undefined when another session holds it. */
+export async function takePostgresSyncLock(connectionString: string, schema: string): Promise<PostgresSyncLock | undefined> {
+  const client = new pg.Client({ connectionString, application_name: 'wsmirror sync lock' });
+  // A lost connection loses the lock; the next query of the mirror reports the server gone.
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS taken', [LOCK_CLASS, schema]);
+    if (rows[0]?.taken === true) return { release: () => client.end().catch(() => {}) };
+  } catch (error) {
+    await client.end().catch(() => {});
+    throw error;
+  }
+  await client.end().catch(() => {});
+  return undefined;
+}
