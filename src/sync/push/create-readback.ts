@@ -1,6 +1,7 @@
 import type { ApiRecord } from '../../api/records.ts';
 import type { MirrorTable } from '../../mirror/catalog.ts';
 import { nextSince } from '../poll-window.ts';
+import { classifyPushFailure } from './push-failure.ts';
 import type { Upstream } from '../upstream.ts';
 import { sameApiValue } from './same-value.ts';
 
@@ -82,7 +83,15 @@ async function matchingNewest(
       const scalar = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
       if (scalar && FILTERABLE.has(fieldTypes.get(name) ?? '')) filter[name] = value;
     }
-    const page = await upstream.listRecords(table.moduleName, table.tableName, { filter, sort: '-id', limit: 100 });
+    let page;
+    try {
+      page = await upstream.listRecords(table.moduleName, table.tableName, { filter, sort: '-id', limit: 100 });
+    } catch (error) {
+      // Upstream refuses a value of the body even as a filter (a date that is none): it refused
+      // the create too, so no record holds it; the create is sent again, and refused on its own.
+      if (classifyPushFailure(error).kind === 'rejected') continue;
+      throw error;
+    }
     for (const record of page.data) byId.set(record.id, record);
   }
   return [...byId.values()];

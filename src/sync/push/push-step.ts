@@ -96,6 +96,7 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
             lookbackMs: ctx.options.lookbackMs,
             now,
             markSending: (creates) => ctx.mirror.markSending(creates, new Date(now()).toISOString()),
+            ...(ctx.signal ? { signal: ctx.signal } : {}),
           },
           target,
           ready,

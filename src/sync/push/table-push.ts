@@ -30,6 +30,8 @@ export interface TablePushSettings {
   now: () => number;
   /** Marks creates as being sent (entries and body), committed before the request goes out. */
   markSending(creates: readonly SentCreate[]): Promise<void>;
+  /** A stop (shutdown): no further request goes out; what was not sent stays as it is. */
+  signal?: AbortSignal;
 }
 
 export interface TablePushResult {
@@ -145,7 +147,8 @@ class TableRun {
     await this.#eachChunk(creates, async (chunk) => {
       const sentAt = new Date(this.#s.now()).toISOString();
       const sent = await sendIsolatingRejects(chunk, (batch) =>
-        this.#s.upstream.createRecords(this.#module, this.#table, batch.map((p) => p.body)));
+        this.#s.upstream.createRecords(this.#module, this.#table, batch.map((p) => p.body)), this.#s.signal);
+      this.#unsent(sent);
       for (const { items, result } of sent.accepted) {
         items.forEach((p, i) => {
           const id = Number(result.ids[i]);
@@ -191,7 +194,8 @@ class TableRun {
   async sendUpdates(updates: Prepared[], firstTry: boolean): Promise<void> {
     await this.#eachChunk(updates, async (chunk) => {
       const sent = await sendIsolatingRejects(chunk, (batch) =>
-        this.#s.upstream.updateRecords(this.#module, this.#table, batch.map((p) => ({ ...p.body, id: p.edit.recordId }))));
+        this.#s.upstream.updateRecords(this.#module, this.#table, batch.map((p) => ({ ...p.body, id: p.edit.recordId }))), this.#s.signal);
+      this.#unsent(sent);
       for (const { items } of sent.accepted) for (const p of items) this.#r.outcomes.push({ kind: 'pushed', entryIds: p.edit.entryIds });
       for (const { item, message } of sent.rejected) await this.#isolateFields(item, message);
       for (const { items, failure } of sent.failed) {
@@ -218,6 +222,10 @@ class TableRun {
    * change). Entries of fields not in the body go with the first half.
    */
   async #isolateFields(p: Prepared, message: string): Promise<void> {
+    if (this.#s.signal?.aborted === true) {
+      this.#r.unsettled.push(p.edit);
+      return;
+    }
     const names = Object.keys(p.body);
     if (names.length <= 1) {
       this.#r.outcomes.push({ kind: 'failed', entryIds: p.edit.entryIds, message });
@@ -252,7 +260,8 @@ class TableRun {
     const items = deletes.map((edit) => ({ edit, body: edit.recordId }));
     await this.#eachChunk(items, async (chunk) => {
       const sent = await sendIsolatingRejects(chunk, (batch) =>
-        this.#s.upstream.deleteRecords(this.#module, this.#table, batch.map((p) => p.edit.recordId)));
+        this.#s.upstream.deleteRecords(this.#module, this.#table, batch.map((p) => p.edit.recordId)), this.#s.signal);
+      this.#unsent(sent);
       for (const { items: done } of sent.accepted) for (const p of done) this.#r.outcomes.push({ kind: 'pushed', entryIds: p.edit.entryIds });
       this.#rejected(sent);
       for (const { items: failedItems, failure } of sent.failed) {
@@ -280,8 +289,9 @@ class TableRun {
    */
   #eachChunk<T extends { body: unknown; edit: PendingEdit }>(items: readonly T[], send: (chunk: T[]) => Promise<void>): Promise<void> {
     return forEachInFlight(chunkByPayload(items, this.#s.batch, (p) => p.body), this.#s.inFlight, async (chunk) => {
-      // After a failure that would hit every request (401, 403…), the rest stays as it is.
-      if (this.#r.fatal !== undefined) this.#r.unsettled.push(...chunk.map((p) => p.edit));
+      // After a failure that would hit every request (401, 403…), or once asked to stop, the
+      // rest stays as it is.
+      if (this.#r.fatal !== undefined || this.#s.signal?.aborted === true) this.#r.unsettled.push(...chunk.map((p) => p.edit));
       else await send(chunk);
     });
   }
@@ -295,6 +305,11 @@ class TableRun {
       this.#failure(edits, failureOf(error));
       return undefined;
     }
+  }
+
+  /** Edits a stop kept from being sent: left as they are (a create marked as being sent is looked for by the next push). */
+  #unsent(sent: IsolatedSend<{ edit: PendingEdit }, unknown>): void {
+    this.#r.unsettled.push(...sent.unsent.map((p) => p.edit));
   }
 
   #rejected(sent: IsolatedSend<{ edit: PendingEdit }, unknown>): void {
