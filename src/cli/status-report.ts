@@ -1,6 +1,6 @@
 import type { CycleSummary, Mirror, OutboxStatus, TableError, TableMode, TableState } from '../mirror/index.ts';
 import { scanCursorKey, tableLabel } from '../mirror/index.ts';
-import { decodeCheckpoint, lagBoundMs, tableLagMs } from '../sync/index.ts';
+import { decodeCheckpoint, lagBoundMs, lastPullMs, tableLagMs } from '../sync/index.ts';
 
 export type OutboxCounts = Record<OutboxStatus, number>;
 
@@ -126,7 +126,7 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
       lastPullAt: iso(t.lastPullAt),
       currentAsOf,
       lagMs: tableLagMs(currentAsOf, now.getTime()),
-      lagBoundMs: lagBoundMs(t.mode, options.bounds),
+      lagBoundMs: lagBoundMs(t.mode, options.bounds, lastPullMs(currentAsOf, t.lastPullAt)),
       progress: checkpoint
         ? { rowsRead: checkpoint.rowsRead, estimatedRows: checkpoint.estimatedRows, percent, startedAt: checkpoint.startedAt }
         : null,

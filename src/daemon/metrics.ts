@@ -5,7 +5,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { TableMode } from '../mirror/index.ts';
-import { lagBoundMs, tableLagMs } from '../sync/index.ts';
+import { lagBoundMs, lastPullMs, tableLagMs } from '../sync/index.ts';
 
 export type CycleResult = 'success' | 'failure' | 'aborted';
 export type RowOperation = 'upsert' | 'delete';
@@ -55,6 +55,8 @@ export class Metrics {
   // so it keeps growing while the daemon is stuck.
   readonly #currentAsOf = new Map<string, number>();
   readonly #modes = new Map<string, TableMode>();
+  /** How long each table's last pull took (sync/table-lag.ts `lastPullMs`): a full-scan table's bound includes it. */
+  readonly #lastPullMs = new Map<string, number>();
   // Unix ms of the oldest pending local edit; its age is derived at scrape time.
   #oldestPendingAt: number | null = null;
   #lastSuccessAt: number | undefined;
@@ -155,15 +157,20 @@ export class Metrics {
     if (count > 0) this.#rowsApplied.inc({ table, operation }, count);
   }
 
-  /** After a table's pull commits: the start of that pull, the upstream state it holds (sync/table-lag.ts). */
-  setTableCurrentAsOf(table: string, asOf: Date | number): void {
+  /**
+   * After a table's pull commits: the start of that pull, the upstream state it holds
+   * (sync/table-lag.ts), and when it ended (by default now).
+   */
+  setTableCurrentAsOf(table: string, asOf: Date | number, pulledAt: Date | number = this.#now()): void {
     this.#currentAsOf.set(table, typeof asOf === 'number' ? asOf : asOf.getTime());
+    this.#lastPullMs.set(table, lastPullMs(asOf, pulledAt));
   }
 
   /** A table left the mirror (dropped upstream or excluded). */
   forgetTable(table: string): void {
     this.#currentAsOf.delete(table);
     this.#modes.delete(table);
+    this.#lastPullMs.delete(table);
   }
 
   /**
@@ -171,18 +178,18 @@ export class Metrics {
    * a restarted daemon knows every table's lag at once; tables not listed (dropped from the
    * mirror) stop counting.
    */
-  setTables(tables: readonly { table: string; mode?: TableMode; currentAsOf: Date | null }[]): void {
+  setTables(tables: readonly { table: string; mode?: TableMode; currentAsOf: Date | null; lastPullAt?: Date | null }[]): void {
     const keep = new Set(tables.map((t) => t.table));
     for (const table of [...this.#currentAsOf.keys()]) if (!keep.has(table)) this.forgetTable(table);
-    for (const { table, mode, currentAsOf } of tables) {
+    for (const { table, mode, currentAsOf, lastPullAt } of tables) {
       if (mode !== undefined) this.#modes.set(table, mode);
-      if (currentAsOf !== null) this.setTableCurrentAsOf(table, currentAsOf);
+      if (currentAsOf !== null) this.setTableCurrentAsOf(table, currentAsOf, lastPullAt ?? currentAsOf);
     }
   }
 
   /**
    * The table furthest beyond its own lag bound (sync/table-lag.ts `lagBoundMs`: a full-scan table
-   * may lag by a scan interval more), with its lag and that bound, or null when no table has been
+   * may lag by a scan interval and its last scan's length more), with its lag and that bound, or null when no table has been
    * pulled yet: what `/readyz` judges by, as `wsmirror status` does.
    */
   maxLag(bounds: { maxLagMs: number; fullScanEveryMs: number }): TableLag | null {
@@ -191,7 +198,7 @@ export class Metrics {
     const now = this.#now();
     for (const [table, asOf] of this.#currentAsOf) {
       const seconds = tableLagMs(asOf, now)! / 1000;
-      const boundSeconds = lagBoundMs(this.#modes.get(table) ?? 'history', bounds) / 1000;
+      const boundSeconds = lagBoundMs(this.#modes.get(table) ?? 'history', bounds, this.#lastPullMs.get(table)) / 1000;
       if (seconds - boundSeconds > worstExcess) {
         worstExcess = seconds - boundSeconds;
         worst = { table, seconds, boundSeconds };

@@ -144,7 +144,7 @@ export class SyncEngine {
       const asOf = new Map((await mirror.readSyncState()).tables.map((t) => [t.tableId, t.currentAsOf]));
       observer.tablesMirrored(catalog.tables.map((t) => {
         const at = asOf.get(t.tableId);
-        return { table: tableLabel(t), mode: t.mode, currentAsOf: at ? new Date(at) : null };
+        return { table: tableLabel(t), mode: t.mode, currentAsOf: at ? new Date(at) : null, lastPullAt: t.lastPullAt === null ? null : new Date(t.lastPullAt) };
       }));
     }
     const tables: TableReport[] = [];

@@ -8,7 +8,7 @@ export type { SyncLogger, SyncObserver } from './observer.ts';
 export type { ChangeFeed, Upstream } from './upstream.ts';
 export { CONFLICT_POLICIES } from './push/conflict-policy.ts';
 export type { ConflictPolicy, ConflictPolicyRule } from './push/conflict-policy.ts';
-export { lagBoundMs, tableLagMs } from './table-lag.ts';
+export { lagBoundMs, lastPullMs, tableLagMs } from './table-lag.ts';
 export type { ScanCheckpoint } from './scan-checkpoint.ts';
 export { decodeCheckpoint } from './scan-checkpoint.ts';
 export { refusedTables } from './name-rule.ts';

@@ -25,7 +25,7 @@ export interface SyncObserver {
    * time each is current as of (null before its first pull), so lag is known for every table
    * from the first cycle of a process, including full-scan tables between two scans.
    */
-  tablesMirrored?(tables: readonly { table: string; mode: TableMode; currentAsOf: Date | null }[]): void;
+  tablesMirrored?(tables: readonly { table: string; mode: TableMode; currentAsOf: Date | null; lastPullAt: Date | null }[]): void;
 }
 
 /** pino-compatible subset. */

@@ -14,9 +14,22 @@ export function tableLagMs(currentAsOf: Date | string | number | null, now: numb
 
 /**
  * The lag beyond which a table needs attention (`wsmirror status` exit code 1, `/readyz`):
- * `sync.maxLag`, plus `sync.fullScanEvery` for a full-scan table, whose lag climbs by that
- * much between two scans by design.
+ * `sync.maxLag`, plus for a full-scan table what its lag climbs by between two scans by design:
+ * `sync.fullScanEvery` (the next scan is due that long after the last one ended) and the length
+ * of its last scan (`lastScanMs`: lag counts from a scan's start, and a scan holds the rows it
+ * read only once it ends). A scan as long as the last keeps a healthy table within its bound.
  */
-export function lagBoundMs(mode: 'history' | 'fullscan', bounds: { maxLagMs: number; fullScanEveryMs: number }): number {
-  return mode === 'fullscan' ? bounds.maxLagMs + bounds.fullScanEveryMs : bounds.maxLagMs;
+export function lagBoundMs(mode: 'history' | 'fullscan', bounds: { maxLagMs: number; fullScanEveryMs: number }, lastScanMs = 0): number {
+  return mode === 'fullscan' ? bounds.maxLagMs + bounds.fullScanEveryMs + lastScanMs : bounds.maxLagMs;
+}
+
+/**
+ * How long a table's last pull took: from the upstream state it holds (its start) to its end
+ * (`last_pull_at`); for a full-scan table the length of its last scan (a resumed one counted from
+ * its first start). 0 when either is unknown.
+ */
+export function lastPullMs(currentAsOf: Date | string | number | null, lastPullAt: Date | string | number | null): number {
+  const ms = (at: Date | string | number | null) => (at === null ? Number.NaN : at instanceof Date ? at.getTime() : typeof at === 'string' ? Date.parse(at) : at);
+  const length = ms(lastPullAt) - ms(currentAsOf);
+  return Number.isFinite(length) ? Math.max(0, length) : 0;
 }

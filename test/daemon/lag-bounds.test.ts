@@ -39,4 +39,18 @@ describe('lag bounds of /readyz', () => {
       ready: false, maxLag: { table: 'crm.notes', boundSeconds: 900 },
     });
   });
+  it('a full-scan table whose scans take long keeps the daemon ready until its next scan is overdue', () => {
+    const now = Date.parse('2026-03-02T10:00:00Z');
+    // The last scan began 18 minutes ago and took 7: due 10 minutes after it ended, it starts
+    // within the next minute, and its rows count only once it ends.
+    const metricsWith = (lagMs: number) => {
+      const metrics = new Metrics({ processMetrics: false, now: () => now });
+      metrics.setTables([{ table: 'crm.notes', mode: 'fullscan', currentAsOf: new Date(now - lagMs), lastPullAt: new Date(now - lagMs + 7 * MIN) }]);
+      return metrics;
+    };
+    expect(evaluateReadiness({ lastCycle, maxLag: metricsWith(18 * MIN).maxLag(bounds) })).toMatchObject({
+      ready: true, maxLag: { table: 'crm.notes', seconds: 1080, boundSeconds: 1320 },
+    });
+    expect(evaluateReadiness({ lastCycle, maxLag: metricsWith(23 * MIN).maxLag(bounds) })).toMatchObject({ ready: false });
+  });
 });
