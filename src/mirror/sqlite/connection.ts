@@ -21,6 +21,8 @@ import { WRITER_TABLE } from './writer-marker.ts';
 /** Rows per multi-row INSERT (fewer native calls), kept under SQLite's 32766 bound variables. */
 const ROWS_PER_STATEMENT = 50;
 const MAX_VARIABLES = 32766;
+/** How long a write waits for another connection's write transaction to end. */
+const BUSY_TIMEOUT_MS = 10_000;
 
 /**
  * SQLite through better-sqlite3 (WAL). Queries go through Kysely; the row writes run prepared
@@ -38,7 +40,7 @@ export async function openSqliteDriver(
   try {
     // fileMustExist: a file removed since the check above is still not created.
     raw = new Database(location.path, { fileMustExist: mustExist });
-    raw.pragma('busy_timeout = 10000');
+    raw.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   } catch (error) {
     throw new ConfigError(`cannot open the SQLite mirror ${location.display}: ${(error as Error).message}`, { cause: error });
   }
@@ -147,7 +149,16 @@ class SqliteDriver implements DialectDriver {
       // instead of failing halfway when a read transaction cannot be upgraded. These run on the
       // raw connection, prepared once: every batch of a pull is one such transaction.
       const tx = this.#transaction;
-      tx.begin.run();
+      try {
+        tx.begin.run();
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+        throw new MirrorError(
+          `the SQLite mirror ${this.#raw.name} is locked: another connection has held a write transaction on it for over `
+            + `${BUSY_TIMEOUT_MS / 1000} s (a BEGIN left open in sqlite3 or an application?); wsmirror writes once it commits or rolls back`,
+          { cause: error },
+        );
+      }
       try {
         if (marked) this.#marker.mark.run();
         const last: CompiledQuery[] = [];
