@@ -1,7 +1,8 @@
 import * as z from 'zod';
 
-// YYYY-MM-DDTHH:MM[:SS[.fraction]]Z, as the spec's "Timestamp parameters" section fixes it.
-const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?Z$/;
+// YYYY-MM-DDTHH:MM[:SS[.fraction]]Z, as the spec's "Timestamp parameters" section fixes it: the
+// fraction may have any number of digits.
+const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?Z$/;
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) {

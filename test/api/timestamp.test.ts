@@ -39,11 +39,12 @@ describe('parseTimestamp', () => {
     expect(parseTimestamp('2026-01-31T12:00:07Z')).toBe(iso('2026-01-31T12:00:07.000Z'));
   });
 
-  it('truncates fractions finer than a millisecond', () => {
+  it('takes fractions of any length, truncating those finer than a millisecond', () => {
     expect(parseTimestamp('2026-01-31T12:00:00.5Z')).toBe(iso('2026-01-31T12:00:00.500Z'));
     expect(parseTimestamp('2026-01-31T12:00:00.123456789Z')).toBe(iso('2026-01-31T12:00:00.123Z'));
     expect(parseTimestamp('2026-01-31T23:59:59.9999Z')).toBe(iso('2026-01-31T23:59:59.999Z'));
-    expect(parseTimestamp('2026-01-31T12:00:00.1234567891Z')).toBeUndefined();
+    expect(parseTimestamp('2026-01-31T12:00:00.1234567891Z')).toBe(iso('2026-01-31T12:00:00.123Z'));
+    expect(parseTimestamp(`2026-01-31T12:00:00.${'9'.repeat(40)}Z`)).toBe(iso('2026-01-31T12:00:00.999Z'));
     expect(parseTimestamp('2026-01-31T12:00.5Z')).toBeUndefined();
   });
 

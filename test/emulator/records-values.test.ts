@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPUTED_FIELDS, TARGET_COUNT, allTypeFields, caseLabel, valueCases, type CaseContext } from '../../src/conformance/checks/record-value-cases.ts';
-import { MODULE, startRecordsFixture, type RecordsFixture } from './record-fixtures.ts';
+import { MODULE, startRecordsFixture, valuesOf, type RecordsFixture } from './record-fixtures.ts';
 
 // Which values each type takes, and how they read back, are the conformance checks records.values.*
 // (test/emulator/conformance.test.ts). What stays here is the emulator's own wording, which the
@@ -45,5 +45,17 @@ describe('messages of refused record values', () => {
         expect(updated.body.error.message).toMatch(new RegExp(`body\\.records\\[0\\]\\.${name}: .*computed`));
       }
     }
+  });
+});
+
+describe('timestamps and dates', () => {
+  it('take a fraction of seconds of any length, kept to the millisecond', async () => {
+    const long = `2024-01-01T10:00:00.123${'4'.repeat(20)}Z`;
+    const [id] = await fx.ws.createRecords(MODULE, 'things', [{ ts: long, ap: `[${long},${long})` }]);
+    const updated = await fx.api('PATCH', fx.records('things'), { records: [{ id, d: long }] });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    expect(await valuesOf(fx, 'things', id!)).toMatchObject({
+      ts: '2024-01-01T10:00:00.123Z', ap: '[2024-01-01T10:00:00.123Z,2024-01-01T10:00:00.123Z)', d: '2024-01-01',
+    });
   });
 });

@@ -72,6 +72,19 @@ describe('schema changes', () => {
     expect(await names('since=2026-03-01T10:00:02Z&asOf=2026-03-01T10:00:01Z')).toEqual([]);
   });
 
+  it('takes a fraction of seconds of any length, truncated to the millisecond', async () => {
+    ok(await admin('PUT', 'clock', { now: '2026-03-01T10:00:01.000Z', frozen: true }));
+    await makeModule(emu, 'a');
+    const names = async (query: string) => {
+      const res = await changes(query);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.data.map((c: any) => c.changedAt);
+    };
+    expect(await names('since=2026-03-01T10:00:01.0009999999999Z')).toEqual(['2026-03-01T10:00:01.000Z']);
+    expect(await names('since=2026-03-01T10:00:01.0019999999999Z')).toEqual([]);
+    expect(await names(`since=2026-01-01T00:00Z&asOf=2026-03-01T10:00:01.${'9'.repeat(30)}Z`)).toEqual(['2026-03-01T10:00:01.000Z']);
+  });
+
   it('echoes a given asOf (with milliseconds) and opens a poll at the current time without one', async () => {
     ok(await admin('PUT', 'clock', { now: '2026-03-01T10:00:00.000Z', frozen: true }));
     expect((await changes('since=2026-01-01T00:00Z&asOf=2026-02-01T08:30Z')).body.meta.asOf).toBe('2026-02-01T08:30:00.000Z');
