@@ -42,6 +42,13 @@ export function parseTimestamp(text: string): number | undefined {
   return utcMillis(year, month, day, hour, minute, second, millis);
 }
 
+/**
+ * The instants a timestamp or date can be written for: the years 0000 to 9999, as `YYYY` has four
+ * digits. Unix milliseconds outside them (JavaScript dates reach ±275760) have no such form.
+ */
+export const EARLIEST_TIMESTAMP_MS = utcMillis(0, 1, 1);
+export const LATEST_TIMESTAMP_MS = utcMillis(9999, 12, 31, 23, 59, 59, 999);
+
 /** Formats Unix milliseconds the way the service writes timestamps: always with milliseconds. */
 export function formatTimestamp(ms: number): string {
   return new Date(ms).toISOString();

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { formatAppointment, parseAppointment } from './appointment.ts';
 import type { FieldType } from './field-types.ts';
 import { isReadOnlyType } from './field-types.ts';
-import { formatTimestamp, parseDate, parseTimestamp } from './timestamp.ts';
+import { EARLIEST_TIMESTAMP_MS, LATEST_TIMESTAMP_MS, formatTimestamp, parseDate, parseTimestamp } from './timestamp.ts';
 
 /**
  * Value shapes by field type (spec, "Value shapes by field type"), for record create and update
@@ -15,11 +15,12 @@ const HH_MM = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;
 const HH_MM_SS = /^([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]$/;
 const HH_MM_RANGE = /^(([01][0-9]|2[0-3]):[0-5][0-9])-(([01][0-9]|2[0-3]):[0-5][0-9])$/;
 
+const OUT_OF_RANGE = `Unix milliseconds must be ${EARLIEST_TIMESTAMP_MS} to ${LATEST_TIMESTAMP_MS} (the years 0000 to 9999)`;
 const unixMillis = z
   .number()
   .int('Unix timestamps are whole milliseconds')
-  .min(-8.64e15)
-  .max(8.64e15);
+  .min(EARLIEST_TIMESTAMP_MS, OUT_OF_RANGE)
+  .max(LATEST_TIMESTAMP_MS, OUT_OF_RANGE);
 
 const isoTimestamp = z.string({ error: 'expected an ISO 8601 UTC timestamp string' }).transform((s, ctx) => {
   const ms = parseTimestamp(s);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPUTED_FIELDS, TARGET_COUNT, allTypeFields, caseLabel, valueCases, type CaseContext } from '../../src/conformance/checks/record-value-cases.ts';
+import { ok } from '../helpers/schema.ts';
 import { MODULE, startRecordsFixture, valuesOf, type RecordsFixture } from './record-fixtures.ts';
 
 // Which values each type takes, and how they read back, are the conformance checks records.values.*
@@ -56,6 +57,31 @@ describe('timestamps and dates', () => {
     expect(updated.status, JSON.stringify(updated.body)).toBe(200);
     expect(await valuesOf(fx, 'things', id!)).toMatchObject({
       ts: '2024-01-01T10:00:00.123Z', ap: '[2024-01-01T10:00:00.123Z,2024-01-01T10:00:00.123Z)', d: '2024-01-01',
+    });
+  });
+});
+
+describe('Unix milliseconds', () => {
+  const first = Date.parse('0000-01-01T00:00:00.000Z');
+  const last = Date.parse('9999-12-31T23:59:59.999Z');
+
+  it('are refused (400) outside the years 0000 to 9999, which dates and timestamps are written in', async () => {
+    const [id] = await fx.ws.createRecords(MODULE, 'things', [{}]);
+    for (const ms of [8_640_000_000_000_000, -8_640_000_000_000_000, -62_198_755_200_000, first - 1, last + 1]) {
+      for (const name of ['d', 'ts', 'ap']) {
+        const res = await fx.api('PATCH', fx.records('things'), { records: [{ id, [name]: ms }] });
+        expect(res.status, `${name} ← ${ms}: ${JSON.stringify(res.body)}`).toBe(400);
+        expect(res.body.error.message).toContain(`body.records[0].${name}`);
+      }
+    }
+    expect(await valuesOf(fx, 'things', id!)).toMatchObject({ d: null, ts: null, ap: null });
+  });
+
+  it('are taken at both ends of that range', async () => {
+    const [id] = await fx.ws.createRecords(MODULE, 'things', [{}]);
+    ok(await fx.api('PATCH', fx.records('things'), { records: [{ id, d: first, ts: first, ap: last }] }));
+    expect(await valuesOf(fx, 'things', id!)).toMatchObject({
+      d: '0000-01-01', ts: '0000-01-01T00:00:00.000Z', ap: '[9999-12-31T23:59:59.999Z,9999-12-31T23:59:59.999Z)',
     });
   });
 });
