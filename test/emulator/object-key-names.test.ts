@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkspaceClient } from '../../src/client/index.ts';
 import { rawCall, startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
+import { postCsv } from '../helpers/csv-upload.ts';
 import { adminOf, ok } from '../helpers/schema.ts';
 
 /**
@@ -77,6 +78,22 @@ describe('names that are JavaScript object keys', () => {
 
     const changes = ok(await send('GET', `${path}/records/changes?since=2000-01-01T00:00Z`)).body.data;
     expect(changes.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it.each(NAMES)('field %s: imported from CSV by header and by mappings, created and updated', async (name) => {
+    const module = `csv_${NAMES.indexOf(name)}`;
+    ok(await send('POST', '/_emulator/modules', `{"name":"${module}"}`, emu.adminToken), 'module');
+    ok(await send('POST', `${emu.base}/modules/${module}/tables`, '{"name":"t"}'), 'table');
+    const fields = `[{"name":"key","type":"string","labels":{}},{"name":${JSON.stringify(name)},"type":"string","labels":{}}]`;
+    ok(await send('POST', `${table(module, 't')}/fields/batch`, fields), 'fields');
+    const values = async () => ok(await send('GET', `${table(module, 't')}/records`)).body.data.map((r: any) => r.values);
+
+    ok(await postCsv(emu, module, 't', `key,${name}\na,first\n`), 'append');
+    const mappings = JSON.stringify([
+      { csvColumnName: 'k', fieldName: 'key', updatePolicy: 'key' }, { csvColumnName: 'v', fieldName: name },
+    ]);
+    ok(await postCsv(emu, module, 't', 'k,v\na,second\nb,third\n', { importMode: 'upsert', mappings }), 'upsert');
+    expect(await values()).toEqual([valuesOf([['key', 'a'], [name, 'second']]), valuesOf([['key', 'b'], [name, 'third']])]);
   });
 
   it('an unknown name that is an object key is refused, not ignored', async () => {

@@ -155,7 +155,7 @@ class RecordImport {
       if (cells.length > this.#width && !isBlank(cells, this.#width)) {
         issues.add(`${this.#place(record.line)}: ${cells.length} cells where the ${this.#options.hasHeader ? 'header' : 'first row'} has ${this.#width}`);
       }
-      const values: Record<string, unknown> = {};
+      const values = recordValues();
       for (let b = 0; b < bindings.length; b++) {
         const binding = bindings[b]!;
         const text = cells[binding.index] ?? '';
@@ -219,7 +219,8 @@ class RecordImport {
   /** An update writes the non-key cells; an empty cell clears its field, unless its policy is ignoreEmpty. */
   #update(rows: readonly (KeyedRow & { id: number })[]): void {
     const records = rows.map((row): RecordUpdate => {
-      const values: Record<string, unknown> = { id: row.id };
+      const values = recordValues();
+      values.id = row.id;
       for (const binding of this.#bindings) {
         if (binding.policy === 'key') continue;
         const name = binding.field.name;
@@ -282,6 +283,14 @@ class RecordImport {
     }
     return found;
   }
+}
+
+/**
+ * An empty record of request values, keyed by field name. Null prototype: a field may be called
+ * `__proto__`, which on a plain object would set the prototype instead of holding the value.
+ */
+function recordValues(): Record<string, unknown> {
+  return Object.create(null) as Record<string, unknown>;
 }
 
 /** Whether every cell from `from` on is empty or spaces. */
