@@ -4,9 +4,26 @@ import { timestampSchema } from './timestamp.ts';
 /** Map of locale key to label; the empty-string key carries the base label. */
 export const labelsSchema = z.record(z.string(), z.string());
 
+/**
+ * A label map in a request. The key `__proto__` is refused: it is no locale code, and a record
+ * schema would drop it without a word (and leave its value unchecked), since on a plain object it
+ * names the prototype. Every other key is a locale key, its label a string.
+ */
+function labelsInput(label: z.ZodString) {
+  return z.preprocess((value, ctx) => {
+    if (typeof value === 'object' && value !== null && Object.hasOwn(value, '__proto__')) {
+      ctx.addIssue({ code: 'custom', path: ['__proto__'], input: value, message: '"__proto__" is not a locale key' });
+      return z.NEVER;
+    }
+    return value;
+  }, z.record(z.string(), label));
+}
+
+/** Labels in table and option requests and in the admin surface's module body. */
+export const labelsInputSchema = labelsInput(z.string());
+
 /** Labels in field requests: each label 1 to 100 characters. */
-export const requestLabelsSchema = z.record(
-  z.string(),
+export const requestLabelsSchema = labelsInput(
   z.string().min(1, 'each label must be 1 to 100 characters').max(100, 'each label must be 1 to 100 characters'),
 );
 

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { hexColorSchema, labelsSchema, requestLabelsSchema } from './common.ts';
+import { hexColorSchema, labelsInputSchema, labelsSchema, requestLabelsSchema } from './common.ts';
 import {
   CHOICE_TYPES, DYNAMIC_CHOICE_TYPES, NO_CAN_WRITE_TYPES, REFERENCE_TYPES, STRING_VARIANTS,
   creatableFieldTypeSchema, fieldTypeSchema,
@@ -26,7 +26,7 @@ export const optionInputSchema = z.strictObject({
   id: objectIdSchema.optional(),
   name: z.string().min(1, 'option name must not be empty'),
   order: z.number().int().min(0, 'option order must be 0 or more').optional(),
-  labels: labelsSchema.optional(),
+  labels: labelsInputSchema.optional(),
   color: hexColorSchema.optional(),
   textColor: hexColorSchema.optional(),
   icon: z.string().optional(),

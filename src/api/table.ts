@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { iconInputSchema, iconSchema, labelsSchema } from './common.ts';
+import { iconInputSchema, iconSchema, labelsInputSchema, labelsSchema } from './common.ts';
 import { fieldSchema } from './field.ts';
 import { objectIdSchema, tableNameSchema } from './identifiers.ts';
 import { rolesSchema } from './roles.ts';
@@ -23,7 +23,7 @@ export const tableSchema = z.object({
 export type Table = z.infer<typeof tableSchema>;
 
 const tableFlags = {
-  labels: labelsSchema.optional(),
+  labels: labelsInputSchema.optional(),
   icon: iconInputSchema.optional(),
   hasFiles: z.boolean().optional(),
   hasGlobalSearch: z.boolean().optional(),

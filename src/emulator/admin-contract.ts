@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { iconInputSchema, labelsSchema, moduleNameSchema, roleSchema, timestampSchema } from '../api/index.ts';
+import { iconInputSchema, labelsInputSchema, moduleNameSchema, roleSchema, timestampSchema } from '../api/index.ts';
 
 /**
  * Bodies of the emulator's own `/_emulator/` surface (not part of the upstream API). Modules are
@@ -7,7 +7,7 @@ import { iconInputSchema, labelsSchema, moduleNameSchema, roleSchema, timestampS
  */
 export const moduleCreateSchema = z.strictObject({
   name: moduleNameSchema,
-  labels: labelsSchema.optional(),
+  labels: labelsInputSchema.optional(),
   icon: iconInputSchema.optional(),
   isHidden: z.boolean().optional(),
   hideNavigation: z.boolean().optional(),

@@ -96,6 +96,34 @@ describe('names that are JavaScript object keys', () => {
     expect(await values()).toEqual([valuesOf([['key', 'a'], [name, 'second']]), valuesOf([['key', 'b'], [name, 'third']])]);
   });
 
+  it('a label map refuses the key __proto__ (400), which is no locale code, and names it; and any label that is not a string', async () => {
+    ok(await send('POST', '/_emulator/modules', '{"name":"lbl"}', emu.adminToken));
+    ok(await send('POST', `${emu.base}/modules/lbl/tables`, '{"name":"base","labels":{"":"Base"}}'));
+    ok(await send('POST', `${table('lbl', 'base')}/fields`, '{"name":"c","type":"choice","labels":{"":"C"},"options":[{"name":"a"}]}'));
+    const proto = ['{"__proto__":"P","":"Base"}', '{"__proto__":{"polluted":1}}', '{"":"Base","__proto__":null}'];
+    const notText = ['{"en":5}', '{"":"Base","en":{"x":1}}', '{"en":null}', '{"en":["a"]}'];
+    const requests = (labels: string): [string, string, string, string?][] => [
+      ['POST', `${emu.base}/modules/lbl/tables`, `{"name":"t1","labels":${labels}}`],
+      ['PATCH', table('lbl', 'base'), `{"labels":${labels}}`],
+      ['POST', `${table('lbl', 'base')}/fields`, `{"name":"f1","type":"string","labels":${labels}}`],
+      ['PATCH', `${table('lbl', 'base')}/fields/c`, `{"labels":${labels}}`],
+      ['PATCH', `${table('lbl', 'base')}/fields/c`, `{"options":[{"name":"a","labels":${labels}}]}`],
+      ['POST', '/_emulator/modules', `{"name":"m1","labels":${labels}}`, emu.adminToken],
+    ];
+    for (const labels of [...proto, ...notText]) {
+      for (const [method, path, body, token] of requests(labels)) {
+        const res = await send(method, path, body, token);
+        expect(res.status, `${method} ${path} ${body}: ${JSON.stringify(res.body)}`).toBe(400);
+        if (proto.includes(labels)) expect(res.body.error.message).toContain('__proto__');
+      }
+    }
+    const workspace = ok(await send('GET', emu.base)).body.data;
+    const lbl = workspace.modules.find((m: any) => m.name === 'lbl');
+    expect(lbl.tables.map((t: any) => [t.name, t.labels])).toEqual([['base', { '': 'Base' }]]);
+    expect(lbl.tables[0].fields.map((f: any) => [f.name, f.labels, f.options[0].labels])).toEqual([['c', { '': 'C' }, undefined]]);
+    expect(workspace.modules.map((m: any) => m.name)).not.toContain('m1');
+  });
+
   it('an unknown name that is an object key is refused, not ignored', async () => {
     ok(await send('POST', '/_emulator/modules', '{"name":"plain"}', emu.adminToken));
     ok(await send('POST', `${emu.base}/modules/plain/tables`, '{"name":"people"}'));
