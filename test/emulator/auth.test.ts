@@ -112,6 +112,24 @@ describe('authentication', () => {
       expect((await apiOf(emu)('PATCH', `${path}/name`, { [prop]: value }, 'perm-only')).status).toBe(200);
     });
 
+    it.each(['createRoles', 'deleteRoles', 'readRoles', 'writeRoles'])("setting a table's %s needs the grant", async (list) => {
+      const before = await snapshot(emu);
+      for (const key of ['no-grants', 'other-grant']) {
+        const res = await apiOf(emu)('PATCH', 'modules/crm/tables/people', { isHidden: true, [list]: ['admin'] }, key);
+        expect(res.status, key).toBe(403);
+        expect(res.body.error.message).toContain('schema:manage-permissions');
+        expect(res.body.error.message).toContain(`body.${list}`);
+      }
+      expect(await snapshot(emu)).toEqual(before);
+      const granted = await apiOf(emu)('PATCH', 'modules/crm/tables/people', { [list]: ['admin', 'editor'] }, 'perm-only');
+      expect(granted.status).toBe(200);
+    });
+
+    it("a table's other properties need no grant", async () => {
+      const res = await apiOf(emu)('PATCH', 'modules/crm/tables/people', { labels: { '': 'People' }, hasHistory: true }, 'no-grants');
+      expect(res.status).toBe(200);
+    });
+
     it('updating other properties needs no grant', async () => {
       const res = await apiOf(emu)('PATCH', `${path}/name`, { required: true, labels: { '': 'Name' } }, 'no-grants');
       expect(res.status).toBe(200);

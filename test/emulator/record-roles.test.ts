@@ -76,6 +76,13 @@ describe('roles on records', () => {
     expect((await api('GET', path)).body.data[0].values).toMatchObject({ title: 'e', stage: 'new' });
   });
 
+  it('a key without the grant cannot open a table to its own role: the role lists need schema:manage-permissions', async () => {
+    const res = await api('PATCH', tablePath('crm', 'secrets'), { readRoles: ['admin', 'editor'] }, 'editor');
+    expect(res.status).toBe(403);
+    expect(res.body.error.message).toContain('body.readRoles: setting readRoles needs the grant schema:manage-permissions');
+    expect((await api('GET', recordsPath('crm', 'secrets'), undefined, 'editor')).status).toBe(403);
+  });
+
   it('roles changed by a PATCH apply to the next request', async () => {
     ok(await api('PATCH', tablePath('crm', 'deals'), { readRoles: ['admin'] }));
     expect((await api('GET', path, undefined, 'editor')).status).toBe(403);

@@ -19,9 +19,9 @@ export function registerTableRoutes(app: FastifyInstance, ctx: EmulatorContext):
     data: tableView(ctx, ctx.schema.requireTable(params.moduleName, params.tableName)),
   }));
 
-  defineRoute(app, ctx, endpoints.updateTable, ({ params, body }) => {
+  defineRoute(app, ctx, endpoints.updateTable, ({ params, body, apiKey }) => {
     const table = ctx.schema.requireTable(params.moduleName, params.tableName);
-    return { data: tableView(ctx, updateTable(ctx, table, body)) };
+    return { data: tableView(ctx, updateTable(ctx, table, body, apiKey)) };
   });
 
   defineRoute(app, ctx, endpoints.deleteTable, ({ params }) => ({

@@ -1,36 +1,23 @@
 import {
-  CHOICE_TYPES, DYNAMIC_CHOICE_TYPES, NO_CAN_WRITE_TYPES, PERMISSION_PROPERTIES, describeIssues, isReadOnlyType,
+  CHOICE_TYPES, DYNAMIC_CHOICE_TYPES, NO_CAN_WRITE_TYPES, describeIssues, isReadOnlyType,
   recordValueSchema, type FieldBatchUpdateItem, type FieldType, type Option, type OptionInput,
 } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
-import { BadRequestError, ForbiddenError } from '../errors.ts';
+import { BadRequestError } from '../errors.ts';
 import { describeDiagnostic } from '../expression/diagnostics.ts';
 import { compile } from '../expression/compile.ts';
-import { MANAGE_PERMISSIONS, hasGrant, type ApiKeyGrant } from '../options.ts';
 import { ModuleTables, tableScope } from './expression-scope.ts';
 import type { FieldProps, FieldRow, TableRow } from './schema-rows.ts';
 import { normalizeRoles } from './schema-writes.ts';
 
 /**
- * The rules a field request must pass before anything is written: the permission grant, guards
- * that compile, the referenced table, option lists and default values, and what an update may
+ * The rules a field request must pass before anything is written: guards that compile, the referenced table, option lists and default values, and what an update may
  * change for the field's type. They read the schema but never write it: the writes are in
  * field-store.ts.
  */
 
 /** An option before it is saved: new options have no id yet. */
 export type PlannedOption = Omit<Option, 'id'> & { id?: string };
-
-export function requirePermissionGrant(actor: ApiKeyGrant, item: object, where: string): void {
-  if (hasGrant(actor, MANAGE_PERMISSIONS)) return;
-  for (const property of PERMISSION_PROPERTIES) {
-    if ((item as Record<string, unknown>)[property] !== undefined) {
-      throw new ForbiddenError(
-        `${where}.${property}: setting ${property} needs the grant ${MANAGE_PERMISSIONS}, which this API key lacks`,
-      );
-    }
-  }
-}
 
 /**
  * Guards are compiled before a field is saved (a guard that does not compile is 400), against the

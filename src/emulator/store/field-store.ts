@@ -1,5 +1,5 @@
 import {
-  CHOICE_TYPES, type FieldBatchUpdateItem, type FieldCreate, type FieldType, type Option,
+  CHOICE_TYPES, PERMISSION_PROPERTIES, type FieldBatchUpdateItem, type FieldCreate, type FieldType, type Option,
 } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
@@ -8,9 +8,9 @@ import { nextSequenceValue } from './database.ts';
 import { ModuleTables, tableScope } from './expression-scope.ts';
 import { checkNewFlags } from './flag-checks.ts';
 import {
-  GuardCompiler, isNx, optionsOf, planDefault, planFieldUpdate, planOptions, refTableId, requirePermissionGrant,
-  type PlannedOption,
+  GuardCompiler, isNx, optionsOf, planDefault, planFieldUpdate, planOptions, refTableId, type PlannedOption,
 } from './field-rules.ts';
+import { requireGrantForProperties } from './permission-grant.ts';
 import { publicId } from './ids.ts';
 import type { FieldProps, FieldRow, TableRow } from './schema-rows.ts';
 import { normalizeRoles, sameJson, transaction } from './schema-writes.ts';
@@ -82,7 +82,7 @@ interface PlannedCreate {
 export function createFields(
   ctx: EmulatorContext, table: TableRow, inputs: readonly FieldCreate[], opts: FieldWriteOptions,
 ): FieldRow[] {
-  inputs.forEach((input, i) => requirePermissionGrant(opts.actor, input, opts.at(i)));
+  inputs.forEach((input, i) => requireGrantForProperties(opts.actor, input, PERMISSION_PROPERTIES, opts.at(i)));
   const current = ctx.schema.fieldsOf(table.key);
   const existing = new Set(current.map((f) => f.name));
   const batchNames = inputs.map((f) => f.name);
@@ -192,7 +192,7 @@ export function updateFields(
     }
     return field;
   });
-  items.forEach((item, i) => requirePermissionGrant(opts.actor, item, opts.at(i)));
+  items.forEach((item, i) => requireGrantForProperties(opts.actor, item, PERMISSION_PROPERTIES, opts.at(i)));
   const seen = new Set<string>();
   items.forEach((item, i) => {
     if (seen.has(item.fieldName)) {

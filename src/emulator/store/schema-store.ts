@@ -2,8 +2,10 @@ import { REFERENCE_TYPES, type TableCreate, type TablePatch } from '../../api/in
 import type { ModuleCreate } from '../admin-contract.ts';
 import type { EmulatorContext } from '../context.ts';
 import { BadRequestError } from '../errors.ts';
+import type { ApiKeyGrant } from '../options.ts';
 import { removeFields } from './field-store.ts';
 import { publicId } from './ids.ts';
+import { requireGrantForProperties } from './permission-grant.ts';
 import type { ModuleProps, ModuleRow, TableProps, TableRow } from './schema-rows.ts';
 import { normalizeRoles, sameJson, transaction } from './schema-writes.ts';
 import { dropTableIndexes } from './table-indexes.ts';
@@ -101,8 +103,12 @@ export function createTable(ctx: EmulatorContext, moduleName: string, input: Tab
   });
 }
 
-/** Renames, toggles flags, sets roles; `labels` replaces the map, `icon` merges into the current one. */
-export function updateTable(ctx: EmulatorContext, table: TableRow, patch: TablePatch): TableRow {
+/**
+ * Renames, toggles flags, sets roles; `labels` replaces the map, `icon` merges into the current one.
+ * Role lists decide who reads and writes the records: setting them needs the permission grant.
+ */
+export function updateTable(ctx: EmulatorContext, table: TableRow, patch: TablePatch, actor: ApiKeyGrant): TableRow {
+  requireGrantForProperties(actor, patch, ROLE_LISTS, 'body');
   return transaction(ctx, () => {
     const name = patch.name ?? table.name;
     if (name !== table.name && ctx.schema.findTable(table.moduleName, name)) {
