@@ -1,6 +1,6 @@
 import type { EmulatorContext } from '../context.ts';
 import { describeDiagnostic, EvaluationError } from '../expression/diagnostics.ts';
-import { Budget, evaluate, runTrigger } from '../expression/evaluator.ts';
+import { evaluate, runTrigger } from '../expression/evaluator.ts';
 import { isRecordValue, type RecordValue, type Value } from '../expression/scope.ts';
 import { ForbiddenError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
@@ -100,7 +100,7 @@ export class RecordExpressions {
         const expressions = plan && this.#of(plan);
         if (!plan || !expressions || plan.field.props.canWrite === undefined) continue;
         const data = p.id === undefined ? p.data : (JSON.parse(before!.get(p.id)!) as Record<string, unknown>);
-        if (!this.#allows(expressions, 'canWrite', this.#record(p.id, data))) {
+        if (!this.#host.allows(expressions, 'canWrite', this.#record(p.id, data))) {
           denied.push(`${place(p.index, name)}: canWrite of field ${name} denies this write`);
         }
       }
@@ -216,18 +216,6 @@ export class RecordExpressions {
     return updated;
   }
 
-  #allows(expressions: FieldExpressions, guard: 'canRead' | 'canWrite', record: RecordValue, budget?: Budget): boolean {
-    if (expressions.brokenGuards.has(guard)) return false;
-    const compiled = expressions[guard];
-    if (!compiled) return true;
-    try {
-      return evaluate(compiled.program, record, this.#host, budget) === true;
-    } catch (e) {
-      if (e instanceof EvaluationError) return false;
-      throw e;
-    }
-  }
-
   // ---- reads ------------------------------------------------------------------------------------
 
   /**
@@ -240,7 +228,7 @@ export class RecordExpressions {
     const stored = data[plan.field.id] ?? null;
     if (!expressions) return stored;
     const record = this.#record(id, data);
-    if (plan.field.props.canRead !== undefined && !this.#allows(expressions, 'canRead', record)) return null;
+    if (plan.field.props.canRead !== undefined && !this.#host.allows(expressions, 'canRead', record)) return null;
     if (plan.type !== 'function') return stored;
     try {
       return valueToJson(this.#host.compute(record, expressions.field));

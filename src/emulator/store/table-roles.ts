@@ -33,16 +33,22 @@ export function allowsRole(roles: readonly string[] | undefined, role: string): 
   return role === 'admin' || roles === undefined || roles.includes(role);
 }
 
-export function requireTableRole(ctx: EmulatorContext, table: TableRow, actor: ApiKeyGrant, action: RecordAction): void {
-  const role = roleOf(actor);
-  if (role === 'admin') return;
+/** Why the role may not act on the table's records, or undefined when the lists allow it. */
+export function tableRoleRefusal(ctx: EmulatorContext, table: TableRow, role: string, action: RecordAction): string | undefined {
+  if (role === 'admin') return undefined;
   const module = ctx.schema.requireModule(table.moduleName);
   if (!allowsRole(module.props.openRoles, role)) {
-    throw new ForbiddenError(`role ${role} may not open module ${module.name} (openRoles: ${(module.props.openRoles ?? []).join(', ')})`);
+    return `role ${role} may not open module ${module.name} (openRoles: ${(module.props.openRoles ?? []).join(', ')})`;
   }
   const list = LIST[action];
   const roles = table.props[list];
   if (!allowsRole(roles, role)) {
-    throw new ForbiddenError(`role ${role} may not ${action} records of table ${table.moduleName}.${table.name} (${list}: ${(roles ?? []).join(', ')})`);
+    return `role ${role} may not ${action} records of table ${table.moduleName}.${table.name} (${list}: ${(roles ?? []).join(', ')})`;
   }
+  return undefined;
+}
+
+export function requireTableRole(ctx: EmulatorContext, table: TableRow, actor: ApiKeyGrant, action: RecordAction): void {
+  const refusal = tableRoleRefusal(ctx, table, roleOf(actor), action);
+  if (refusal !== undefined) throw new ForbiddenError(refusal);
 }
