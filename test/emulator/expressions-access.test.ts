@@ -79,3 +79,69 @@ describe('expressions read as the caller reads', () => {
     expect((await list('pp', '?fields=gated', ED))[0]!.values).toEqual({ gated: 'visible' });
   });
 });
+
+describe('triggers and defaults that reach past a guard need the grant', () => {
+  // What a trigger or a default stores outlives the request, and it runs with the access of
+  // whoever fires it: set by a key without the grant, one that writes a guarded field, or reads
+  // what that key may not, would act for a key that may (a trigger fired by an admin's update).
+  beforeAll(async () => {
+    await makeTable(emu, 'crm', 'gw', {}, [
+      field('title', 'string'),
+      field('locked', 'string', { canWrite: 'userRole() = "admin"' }),
+      field('owner', 'string', { writeRoles: ['admin'] }),
+      field('note', 'string'),
+    ]);
+  });
+  const gw = fieldsPath('crm', 'gw');
+
+  it('an onUpdate trigger that writes a field with a write guard (canWrite, writeRoles)', async () => {
+    for (const [target, guard] of [['locked', 'canWrite'], ['owner', 'writeRoles: admin']]) {
+      const res = await api('PATCH', `${gw}/title`, { onUpdate: `${target} := "pwned"` }, ED);
+      expect(res.status, JSON.stringify(res.body)).toBe(403);
+      expect(res.body.error.message).toBe(
+        `body.onUpdate: a trigger that writes field ${target}, which has a write guard (${guard}), needs the grant schema:manage-permissions, which this API key lacks`,
+      );
+    }
+    const created = await api('POST', gw, field('t2', 'string', { onUpdate: 'this.locked := "pwned"' }), ED);
+    expect(created.status).toBe(403);
+    expect((await api('GET', `${gw}/title`)).body.data).not.toHaveProperty('onUpdate');
+    expect((await api('GET', gw)).body.data.map((f: any) => f.name)).not.toContain('t2');
+  });
+
+  it('a default (literal or $nx) of a field with a write guard', async () => {
+    for (const [name, defaultValue] of [['locked', 'pwned'], ['owner', { $nx: '"pwned"' }]] as const) {
+      const res = await api('PATCH', `${gw}/${name}`, { defaultValue }, ED);
+      expect(res.status, JSON.stringify(res.body)).toBe(403);
+      expect(res.body.error.message).toContain(`body.defaultValue: a default of field ${name}, which has a write guard`);
+    }
+    expect((await api('GET', `${gw}/locked`)).body.data).not.toHaveProperty('defaultValue');
+  });
+
+  it('a trigger or default that reads a field or a table the key may not read', async () => {
+    const cases: [string, unknown, string][] = [
+      ['onUpdate', 'note := concat((select vault).secret)', 'reads table vault (role editor may not read records of table crm.vault (readRoles: admin))'],
+      ['defaultValue', { $nx: 'first((select pp).notes)' }, 'reads field notes, which role editor may not read (readRoles: admin)'],
+      ['defaultValue', { $nx: 'first((select pp).pin)' }, 'reads field pin, which has a read guard (canRead)'],
+    ];
+    for (const [property, value, why] of cases) {
+      const res = await api('PATCH', `${gw}/note`, { [property]: value }, ED);
+      expect(res.status, JSON.stringify(res.body)).toBe(403);
+      expect(res.body.error.message).toContain(`body.${property}: a ${property === 'onUpdate' ? 'trigger' : 'default'} that ${why}`);
+    }
+  });
+
+  it('the grant sets them, and they then act for every caller (a trigger keeps a guarded field up to date)', async () => {
+    ok(await api('PATCH', `${gw}/title`, { onUpdate: 'locked := upper(title); owner := userRole()' }));
+    ok(await api('PATCH', `${gw}/note`, { defaultValue: { $nx: 'concat("by ", userRole())' } }));
+    const [id] = ok(await api('POST', recordsPath('crm', 'gw'), { records: [{ title: 'a' }] }, ED)).body.data.ids;
+    ok(await api('PATCH', recordsPath('crm', 'gw'), { records: [{ id, title: 'b' }] }, ED));
+    expect((await list('gw', '')).find((r) => r.id === id)!.values).toMatchObject({ title: 'b', locked: 'B', owner: 'editor', note: 'by editor' });
+  });
+
+  it('without the grant a key still sets triggers and defaults that stay within its own access', async () => {
+    ok(await api('PATCH', `${gw}/title`, { onUpdate: 'note := concat(title, "!")' }, ED));
+    ok(await api('PATCH', `${gw}/note`, { defaultValue: { $nx: 'upper(title)' } }, ED));
+    ok(await api('PATCH', `${gw}/note`, { defaultValue: 'plain' }, ED));
+    ok(await api('PATCH', `${gw}/title`, { onUpdate: '' }, ED));
+  });
+});

@@ -10,10 +10,11 @@ import { checkNewFlags } from './flag-checks.ts';
 import {
   GuardCompiler, isNx, optionsOf, planDefault, planFieldUpdate, planOptions, refTableId, type PlannedOption,
 } from './field-rules.ts';
-import { requireGrantForProperties } from './permission-grant.ts';
 import { publicId } from './ids.ts';
+import { requireGrantForProperties } from './permission-grant.ts';
 import type { FieldProps, FieldRow, TableRow } from './schema-rows.ts';
 import { normalizeRoles, sameJson, transaction } from './schema-writes.ts';
+import { requireGrantForStoredEffects, type SavedEffects } from './stored-effects-grant.ts';
 import { compileField } from './table-expressions.ts';
 import { dropTableIndexes } from './table-indexes.ts';
 
@@ -144,9 +145,20 @@ export function createFields(
       ctx.changes.schemaChanged('Field', publicId('field', key), 'upserted', at);
       return key;
     });
+    requireGrantForStoredEffects(ctx, opts.actor, table, plans.map((plan, i) => ({
+      key: keys[i]!, where: opts.at(i), onUpdate: setsTrigger(plan.input), defaultValue: setsDefault(plan.input),
+    })));
     saveExpressionErrors(ctx, table, keys);
     return keys.map((key) => fieldByKey(ctx, table, key));
   });
+}
+
+/** Whether a request item sets a trigger or a default (removing one sets nothing). */
+function setsTrigger(item: { onUpdate?: string | undefined }): boolean {
+  return item.onUpdate !== undefined && item.onUpdate !== '';
+}
+function setsDefault(item: { defaultValue?: unknown }): boolean {
+  return item.defaultValue !== undefined && item.defaultValue !== null;
 }
 
 /**
@@ -223,7 +235,8 @@ export function updateFields(
     const at = ctx.changes.stamp();
     const update = ctx.db.prepare('UPDATE fields SET name = ?, props = ? WHERE id = ?');
     const changed: number[] = [];
-    for (const { field, item, props } of plans) {
+    const effects: SavedEffects[] = [];
+    for (const [i, { field, item, props }] of plans.entries()) {
       const name = item.name ?? field.name;
       const options = Array.isArray(props.options) ? saveOptions(ctx, props.options as PlannedOption[]) : undefined;
       const saved = ordered({
@@ -234,10 +247,12 @@ export function updateFields(
       if (name === field.name && sameJson(saved, field.props)) continue;
       update.run(name, JSON.stringify(saved), field.key);
       changed.push(field.key);
+      effects.push({ key: field.key, where: opts.at(i), onUpdate: setsTrigger(item), defaultValue: setsDefault(item) });
       // The unique check's index is of no use any more; it is made again if the flag returns.
       if (field.props.unique === true && saved.unique !== true) dropTableIndexes(ctx.db, { tableKey: table.key, fieldIds: [field.id] });
       ctx.changes.schemaChanged('Field', field.id, 'upserted', at);
     }
+    requireGrantForStoredEffects(ctx, opts.actor, table, effects);
     saveExpressionErrors(ctx, table, changed);
     return plans.map(({ field }) => fieldByKey(ctx, table, field.key));
   });
