@@ -118,3 +118,27 @@ it('refuses a body that is not multipart with 400, and an option part over 1 MiB
   expect(long.status).toBe(400);
   expect(long.body.error.message).toContain('form.mappings: longer than 1048576 bytes');
 });
+
+it('an import may spend the budget of a request on expressions, plus a share per row: a big file with cheap defaults passes', async () => {
+  // About 75 steps per row: 40,000 rows spend 3 million steps, more than a request's 2 million.
+  const cost = Array.from({ length: 15 }, (_, i) => `upper(text + "${i}")`).join(' + ');
+  await ws.createTable('big', 'stamped', {}, [field('text', 'string'), field('derived', 'string', { defaultValue: { $nx: cost } })]);
+  const rows = Array.from({ length: 40_000 }, (_, i) => `r${i}`);
+  const res = await postCsv(emu, 'big', 'stamped', `text\n${rows.join('\n')}\n`, { batchSize: '10000' });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  expect(res.body.data.rowsImported).toBe(40_000);
+});
+
+it('an import whose expressions cost more than that is 400 within a second or two, and changes nothing', async () => {
+  await ws.createTable('big', 'costly', {}, [field('text', 'string')]);
+  await ws.createRecords('big', 'costly', Array.from({ length: 100 }, () => ({ text: 'x' })));
+  await ws.addFields('big', 'costly', [field('heavy', 'string', {
+    defaultValue: { $nx: 'text(count(select costly where count(select costly where count(select costly) > 0) > 0))' },
+  })]);
+  const started = performance.now();
+  const res = await postCsv(emu, 'big', 'costly', `text\n${Array.from({ length: 200 }, () => 'y').join('\n')}\n`);
+  expect(res.status, JSON.stringify(res.body)).toBe(400);
+  expect(res.body.error.message).toContain('took more than');
+  expect(performance.now() - started).toBeLessThan(2_500);
+  expect(await ws.allRecords('big', 'costly')).toHaveLength(100);
+});

@@ -263,3 +263,31 @@ describe('dynamic choices', () => {
     expect(res.body.error.message).toContain('field broken_pick has no valid selection expression');
   });
 });
+
+describe('the budget of a request', () => {
+  it('bounds all the evaluations of one request together: one that would take longer is 400 within a second or two, and others are answered meanwhile', async () => {
+    await makeTable(emu, 'shop', 'big', {}, [field('n', 'number')]);
+    await idsOf('big', Array.from({ length: 150 }, (_, j) => ({ n: j })));
+    // Each record's value stops at its own budget (200,000 steps); a sort needs every record's.
+    ok(await api('POST', fieldsPath('shop', 'big'), field('heavy', 'function', {
+      expression: 'count(select big where count(select big where count(select big) > 0) > 0)',
+    })));
+    const started = performance.now();
+    const heavy = api('GET', `${recordsPath('shop', 'big')}?sort=heavy&limit=1`).then((res) => ({ res, at: performance.now() - started }));
+    const light = api('GET', '').then((res) => ({ res, at: performance.now() - started }));
+    const [h, l] = await Promise.all([heavy, light]);
+    expect(h.res.status, JSON.stringify(h.res.body)).toBe(400);
+    expect(h.res.body.error.message).toMatch(/^the expressions of this request took more than .* together and were stopped/);
+    expect(h.at).toBeLessThan(2_500);
+    expect(l.res.status).toBe(200);
+    expect(l.at).toBeLessThan(2_500);
+  });
+
+  it('leaves room for ordinary work: a sort over a function field of a few thousand records', async () => {
+    await makeTable(emu, 'shop', 'wide', {}, [field('n', 'number')]);
+    await idsOf('wide', Array.from({ length: 3000 }, (_, j) => ({ n: j % 100 })));
+    ok(await api('POST', fieldsPath('shop', 'wide'), field('twice', 'function', { expression: 'if n > 50 then n * 2 else n + 1 end' })));
+    const rows = await list('wide', '?sort=-twice&limit=2');
+    expect(rows.map((r) => r.values.twice)).toEqual([198, 198]);
+  });
+});

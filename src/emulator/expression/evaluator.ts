@@ -1,6 +1,7 @@
 import { ConversionFailure, checkedText, compare, equals, isTrue, toText } from './conversions.ts';
 import { EvaluationError, type Position } from './diagnostics.ts';
 import type { FunctionEnvironment } from './functions.ts';
+import type { RequestBudget } from './request-budget.ts';
 import { isRecordValue, type FieldInfo, type RecordValue, type TableScope, type Value } from './scope.ts';
 import type { Node, Program } from './syntax.ts';
 
@@ -9,13 +10,17 @@ import type { Node, Program } from './syntax.ts';
  * every record a `select` visits costs a step from a budget shared by everything one top-level
  * evaluation triggers (function fields reading other function fields included), and the budget
  * also has a deadline, so a hostile expression ends with an EvaluationError instead of hanging
- * the emulator. Depth is bounded by the parser (MAX_NESTING) and by the host for field chains.
+ * the emulator. The steps and the time are charged to the host's request budget too, which
+ * bounds all the evaluations of one request together (request-budget.ts). Depth is bounded by the
+ * parser (MAX_NESTING) and by the host for field chains.
  */
 
 export const STEP_LIMIT = 200_000;
 export const TIME_LIMIT_MS = 250;
 
 export interface EvaluationHost extends FunctionEnvironment {
+  /** What the evaluations of the host's request may spend together; none bounds only each one. */
+  readonly request?: RequestBudget | undefined;
   /** A field's value as expressions see it (function fields computed, choices as option names). */
   readField(record: RecordValue, field: FieldInfo, budget: Budget): Value;
   /** Visits the table's records in id order until `visit` returns false. */
@@ -25,22 +30,37 @@ export interface EvaluationHost extends FunctionEnvironment {
 export class Budget {
   #steps: number;
   readonly #deadline: number;
+  readonly #request: RequestBudget | undefined;
   #sinceClockCheck = 0;
 
-  constructor(steps = STEP_LIMIT, millis = TIME_LIMIT_MS) {
+  constructor(steps = STEP_LIMIT, millis = TIME_LIMIT_MS, request?: RequestBudget) {
     this.#steps = steps;
     this.#deadline = performance.now() + millis;
+    this.#request = request;
   }
 
   charge(at: Position, steps = 1): void {
     this.#steps -= steps;
     if (this.#steps < 0) throw new EvaluationError(at, `the evaluation took more than ${STEP_LIMIT} steps and was stopped`);
+    this.#request?.charge(steps);
     this.#sinceClockCheck += steps;
     if (this.#sinceClockCheck >= 512) {
       this.#sinceClockCheck = 0;
-      if (performance.now() > this.#deadline) throw new EvaluationError(at, `the evaluation took longer than ${TIME_LIMIT_MS} ms and was stopped`);
+      const now = performance.now();
+      if (now > this.#deadline) throw new EvaluationError(at, `the evaluation took longer than ${TIME_LIMIT_MS} ms and was stopped`);
+      this.#request?.checkTime(now);
     }
   }
+
+  /** Runs an evaluation on the request's account (its time counts there). */
+  spend<T>(work: () => T): T {
+    return this.#request ? this.#request.run(work) : work();
+  }
+}
+
+/** A fresh budget for one top-level evaluation on the host, charged to the host's request. */
+export function budgetFor(host: EvaluationHost): Budget {
+  return new Budget(STEP_LIMIT, TIME_LIMIT_MS, host.request);
 }
 
 interface Frame {
@@ -53,9 +73,9 @@ interface Frame {
 }
 
 /** The value of an expression for a record. Throws EvaluationError (only) when it fails. */
-export function evaluate(program: Program, record: RecordValue, host: EvaluationHost, budget = new Budget()): Value {
+export function evaluate(program: Program, record: RecordValue, host: EvaluationHost, budget = budgetFor(host)): Value {
   if (program.kind !== 'expression') throw new Error('evaluate() runs expressions; triggers go through runTrigger()');
-  return value(program.body, { host, budget, self: record, candidate: undefined });
+  return budget.spend(() => value(program.body, { host, budget, self: record, candidate: undefined }));
 }
 
 export interface TriggerWrite {
@@ -68,17 +88,19 @@ export interface TriggerWrite {
  * A trigger's assignments in order. Each one sees the record as the earlier ones left it, so the
  * caller gets the writes to apply and `record` is not changed.
  */
-export function runTrigger(program: Program, record: RecordValue, host: EvaluationHost, budget = new Budget()): TriggerWrite[] {
+export function runTrigger(program: Program, record: RecordValue, host: EvaluationHost, budget = budgetFor(host)): TriggerWrite[] {
   if (program.kind !== 'trigger') throw new Error('runTrigger() runs triggers');
-  const writes: TriggerWrite[] = [];
-  let current = record;
-  for (const a of program.assignments) {
-    const field = a.resolved!;
-    const v = value(a.value, { host, budget, self: current, candidate: undefined });
-    writes.push({ field, value: v, at: a.value.at });
-    current = { ...current, data: { ...current.data, [field.id]: v } };
-  }
-  return writes;
+  return budget.spend(() => {
+    const writes: TriggerWrite[] = [];
+    let current = record;
+    for (const a of program.assignments) {
+      const field = a.resolved!;
+      const v = value(a.value, { host, budget, self: current, candidate: undefined });
+      writes.push({ field, value: v, at: a.value.at });
+      current = { ...current, data: { ...current.data, [field.id]: v } };
+    }
+    return writes;
+  });
 }
 
 function fail(at: Position, message: string): never {

@@ -1,6 +1,8 @@
 import type { EmulatorContext } from '../context.ts';
 import { EvaluationError } from '../expression/diagnostics.ts';
-import { Budget, evaluate, type EvaluationHost } from '../expression/evaluator.ts';
+import { BadRequestError } from '../errors.ts';
+import { Budget, budgetFor, evaluate, type EvaluationHost } from '../expression/evaluator.ts';
+import { REQUEST_STEP_LIMIT, REQUEST_TIME_LIMIT_MS, RequestBudget } from '../expression/request-budget.ts';
 import { isRecordValue, type FieldInfo, type RecordValue, type TableScope, type Value } from '../expression/scope.ts';
 import type { ApiKeyGrant } from '../options.ts';
 import type { StoreFieldInfo, StoreTableScope } from './expression-scope.ts';
@@ -43,6 +45,21 @@ export function valueToJson(value: Value): unknown {
   return value;
 }
 
+/** The budget of one request's evaluations; running out of it is 400. */
+export function requestBudget(): RequestBudget {
+  return new RequestBudget(exhausted);
+}
+
+/** A request whose evaluations ran out of its budget: the client is told what to send instead. */
+function exhausted(reason: string): Error {
+  return new BadRequestError(
+    `the expressions of this request took ${reason} together and were stopped (a request may spend ` +
+    `${REQUEST_STEP_LIMIT} steps and ${REQUEST_TIME_LIMIT_MS} ms evaluating function fields, guards, defaults, ` +
+    'triggers and selections): evaluate fewer of them per request (fewer records or fields, a narrower filter, ' +
+    'no sort or filter on a costly function field), or make the expressions cheaper',
+  );
+}
+
 /** Whose access an evaluation reads with: the caller's, or every value (guards). */
 type Reads = 'as-caller' | 'everything';
 
@@ -56,17 +73,21 @@ export class StoreHost implements EvaluationHost {
   readonly #readableTables = new Map<number, boolean>();
   #guardHost: StoreHost | undefined;
 
-  constructor(ctx: EmulatorContext, actor: ApiKeyGrant, reads: Reads = 'as-caller') {
+  /** What the request's evaluations may spend together, guards included. */
+  readonly request: RequestBudget;
+
+  constructor(ctx: EmulatorContext, actor: ApiKeyGrant, reads: Reads = 'as-caller', request = requestBudget()) {
     this.#ctx = ctx;
     this.#actor = actor;
     this.#role = roleOf(actor);
     this.#reads = reads;
+    this.request = request;
   }
 
-  /** The host guards run on: the same caller and role, reading every value. */
+  /** The host guards run on: the same caller, role and request budget, reading every value. */
   get forGuards(): StoreHost {
     if (this.#reads === 'everything') return this;
-    this.#guardHost ??= new StoreHost(this.#ctx, this.#actor, 'everything');
+    this.#guardHost ??= new StoreHost(this.#ctx, this.#actor, 'everything', this.request);
     return this.#guardHost;
   }
 
@@ -125,7 +146,7 @@ export class StoreHost implements EvaluationHost {
   }
 
   /** A function field's value for a record; null when its expression does not compile. */
-  compute(record: RecordValue, field: StoreFieldInfo, budget = new Budget()): Value {
+  compute(record: RecordValue, field: StoreFieldInfo, budget = budgetFor(this)): Value {
     const compiled = this.#expressionsOf(record.table as StoreTableScope).byFieldId.get(field.id)?.compute;
     if (!compiled) return null;
     const key = `${field.id}:${record.id ?? 'new'}`;

@@ -4,7 +4,7 @@ import { evaluate, runTrigger } from '../expression/evaluator.ts';
 import { isRecordValue, type RecordValue, type Value } from '../expression/scope.ts';
 import { ForbiddenError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
-import { StoreHost, valueToJson } from './expression-host.ts';
+import { StoreHost, requestBudget, valueToJson } from './expression-host.ts';
 import type { PendingRecord, RecordPlace } from './record-checks.ts';
 import type { FieldPlan, FieldPlans } from './record-plans.ts';
 import { INVALID, Issues, convertValue } from './record-values.ts';
@@ -33,10 +33,14 @@ export class RecordExpressions {
   /** Some field's `canWrite` or `writeRoles` may refuse the caller's writes. */
   readonly #guardsWrites: boolean;
 
-  constructor(ctx: EmulatorContext, table: TableRow, fields: readonly FieldRow[], plans: FieldPlans, actor: ApiKeyGrant) {
+  /** `budget`: what the request's evaluations may spend together (a fresh request budget by default). */
+  constructor(
+    ctx: EmulatorContext, table: TableRow, fields: readonly FieldRow[], plans: FieldPlans, actor: ApiKeyGrant,
+    budget = requestBudget(),
+  ) {
     this.#table = table;
     this.#plans = plans;
-    this.#host = new StoreHost(ctx, actor);
+    this.#host = new StoreHost(ctx, actor, 'as-caller', budget);
     this.#expressions = tableExpressions(ctx, table, fields);
     this.#role = roleOf(actor);
     this.#unreadable = new Set(plans.list.filter((p) => !allowsRole(p.field.props.readRoles, this.#role)).map((p) => p.field.id));

@@ -5,6 +5,7 @@ import { bindColumns, type ColumnBinding } from '../csv/column-mapping.ts';
 import type { CsvRecord } from '../csv/csv-reader.ts';
 import { BadRequestError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
+import { requestBudget } from './expression-host.ts';
 import type { RecordPlace } from './record-checks.ts';
 import { dynamicStatement } from './record-statements.ts';
 import { RecordWriter, type RecordUpdate } from './record-store.ts';
@@ -26,6 +27,15 @@ import type { FieldRow, TableRow } from './schema-rows.ts';
  * that wrote nothing: blank rows (every cell empty) and, in `update` mode, rows whose key matches
  * no record. The three add up to the data rows of the file.
  */
+
+/**
+ * An import is one request, but its rows are its own work: on top of a request's budget its
+ * expressions (defaults, guards, triggers, selections) may spend this much per row, a few times
+ * what reading and writing a row costs. A file of cheap expressions imports whole; costly ones
+ * are stopped (400) before they hold the store much longer than the file's reading does.
+ */
+const EVALUATION_STEPS_PER_ROW = 100;
+const EVALUATION_MS_PER_ROW = 0.05;
 
 export interface ImportCounts {
   rowsImported: number;
@@ -85,13 +95,15 @@ class RecordImport {
   #width = 0;
   /** update/upsert: records written so far, with the line that wrote them (a key may not come back). */
   readonly #written = new Map<number, number>();
+  /** What the import's evaluations may spend: a request's budget, plus a share per row read. */
+  readonly #budget = requestBudget();
 
   constructor(ctx: EmulatorContext, table: TableRow, fields: readonly FieldRow[], options: CsvImportOptions, actor: ApiKeyGrant) {
     this.#ctx = ctx;
     this.#table = table;
     this.#fields = fields;
     this.#options = options;
-    this.#writer = new RecordWriter(ctx, table, fields, actor, true);
+    this.#writer = new RecordWriter(ctx, table, fields, actor, { budget: this.#budget });
   }
 
   async run(records: AsyncIterable<CsvRecord>): Promise<ImportCounts> {
@@ -170,6 +182,7 @@ class RecordImport {
   }
 
   #flush(batch: readonly CsvRecord[]): void {
+    this.#budget.extend(batch.length * EVALUATION_STEPS_PER_ROW, batch.length * EVALUATION_MS_PER_ROW);
     const issues = new Issues();
     const rows = this.#readRows(batch, issues);
     issues.throwIfAny();

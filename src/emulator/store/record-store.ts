@@ -3,6 +3,7 @@ import {
 } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { NotFoundError } from '../errors.ts';
+import type { RequestBudget } from '../expression/request-budget.ts';
 import type { ApiKeyGrant } from '../options.ts';
 import type { Db } from './db.ts';
 import {
@@ -109,13 +110,17 @@ export class RecordWriter {
 
   /**
    * `bulk`: the caller holds a transaction over every call and abandons it at the first error (the
-   * CSV import), so a call needs no savepoint of its own.
+   * CSV import), so a call needs no savepoint of its own; it also brings the budget its calls'
+   * evaluations share.
    */
-  constructor(ctx: EmulatorContext, table: TableRow, fields: readonly FieldRow[], actor: ApiKeyGrant = SYSTEM_ACTOR, bulk = false) {
+  constructor(
+    ctx: EmulatorContext, table: TableRow, fields: readonly FieldRow[], actor: ApiKeyGrant = SYSTEM_ACTOR,
+    bulk?: { budget: RequestBudget },
+  ) {
     this.#ctx = ctx;
     this.#table = table;
     this.#plans = buildFieldPlans(fields);
-    this.#expressions = new RecordExpressions(ctx, table, fields, this.#plans, actor);
+    this.#expressions = new RecordExpressions(ctx, table, fields, this.#plans, actor, bulk?.budget);
     this.#forCreate = new Map(this.#plans.list.map((plan) => [plan.field.name, new ValueConverter(plan, 'create')]));
     this.#forUpdate = new Map(this.#plans.list.map((plan) => [plan.field.name, new ValueConverter(plan, 'update')]));
     const literal = literalDefaults(this.#plans);
