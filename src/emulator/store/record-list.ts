@@ -20,8 +20,12 @@ import { SYSTEM_ACTOR } from './table-roles.ts';
  */
 
 export interface RecordPage {
-  data: ApiRecord[];
-  page_info: PageInfo;
+  readonly page_info: PageInfo;
+  /**
+   * The page's records in order, each read and computed as it is reached, so no more than one is
+   * held at a time (a page may hold 100 records of 6 MB each). Walk it at once: it reads the store.
+   */
+  records(): Generator<ApiRecord>;
 }
 
 function requireKnown(names: readonly string[], plans: FieldPlans, where: string, table: TableRow): void {
@@ -272,16 +276,17 @@ export function listRecords(
 
   hasMore = ids.length > limit;
   if (hasMore) ids = ids.slice(0, limit);
-  const rows = ids.length === 0 ? [] : (st.rowsByIds.all(JSON.stringify(ids)) as { id: number; data: string }[]);
-  const byId = new Map(rows.map((r) => [r.id, r.data]));
   const evaluated = expressions.affectsReads;
-  const data: ApiRecord[] = ids.map((id) => {
-    const stored = JSON.parse(byId.get(id) ?? '{}') as Record<string, unknown>;
-    // Null prototype: a field may be called `__proto__`, which on a plain object would set the
-    // prototype instead of holding the value.
-    const values: Record<string, unknown> = Object.create(null);
-    for (const plan of selected) values[plan.field.name] = evaluated ? expressions.readValue(plan, id, stored) : (stored[plan.field.id] ?? null);
-    return { id: String(id), values };
-  });
-  return { data, page_info: { has_more: hasMore, limit, offset } };
+  function* records(): Generator<ApiRecord> {
+    for (const id of ids) {
+      const row = st.rowById.get(id) as { data: string } | undefined;
+      const stored = JSON.parse(row?.data ?? '{}') as Record<string, unknown>;
+      // Null prototype: a field may be called `__proto__`, which on a plain object would set the
+      // prototype instead of holding the value.
+      const values: Record<string, unknown> = Object.create(null);
+      for (const plan of selected) values[plan.field.name] = evaluated ? expressions.readValue(plan, id, stored) : (stored[plan.field.id] ?? null);
+      yield { id: String(id), values };
+    }
+  }
+  return { page_info: { has_more: hasMore, limit, offset }, records };
 }

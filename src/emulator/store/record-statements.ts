@@ -15,7 +15,7 @@ interface Statements {
   remove: Statement;
   rowsIn: Statement;
   idsIn: Statement;
-  rowsByIds: Statement;
+  rowById: Statement;
   dynamic: Map<string, Statement>;
 }
 
@@ -29,7 +29,7 @@ export function recordStatements(db: Db): Statements {
       remove: db.prepare('DELETE FROM records WHERE id = ?'),
       rowsIn: db.prepare('SELECT id, data FROM records WHERE table_id = ? AND id IN (SELECT value FROM json_each(?))'),
       idsIn: db.prepare('SELECT id FROM records WHERE table_id = ? AND id IN (SELECT value FROM json_each(?))'),
-      rowsByIds: db.prepare('SELECT id, data FROM records WHERE id IN (SELECT value FROM json_each(?))'),
+      rowById: db.prepare('SELECT data FROM records WHERE id = ?'),
       dynamic: new Map(),
     };
     statementsByDb.set(db, st);
