@@ -60,11 +60,12 @@ function errorInfo(error: unknown): { code: string; message: string } {
 }
 
 /**
- * One sync cycle (DESIGN §4.1): push local edits, pull the schema, then the records of every
- * mirrored table. Pure orchestration over the upstream port and the mirror. A push that stops
- * (refused key, mirror error) is reported and the pull still runs (it never overwrites a column
- * with a pending local edit); a failing table does not stop the others; a failing schema pull
- * stops the cycle (records cannot be placed without it).
+ * One sync cycle (DESIGN §4.1): pull the schema, push local edits, then pull the records of every
+ * mirrored table (the schema comes first so each edit goes to its field as upstream has it now;
+ * docs/sync.md, "A cycle"). Pure orchestration over the upstream port and the mirror. A push that
+ * stops (refused key, mirror error) is reported and the pull still runs (it never overwrites a
+ * column with a pending local edit); a failing table does not stop the others; a failing schema
+ * pull stops the cycle after the push (records cannot be placed without it).
  */
 export class SyncEngine {
   readonly #ctx: SyncContext;
@@ -134,12 +135,25 @@ export class SyncEngine {
     // Each table's pull changes only its own cursors: one read serves every table's first look.
     let catalog = await mirror.readCatalog();
     let cursors = await mirror.readCursors();
-    const push = await this.#push(ctx, catalog);
-    const { cursors: schemaCursors, ...schema } = await pullSchema(ctx, cursors);
-    if (schema.reread) {
+    // Upstream's schema is applied before the push, so the push sends each waiting edit to its
+    // field as upstream has it now: an edit follows a rename, and one whose field was deleted
+    // (even if made again under its name) fails instead of landing in another field. A schema
+    // pull that fails does not hold the push back; its error ends the cycle after it.
+    let pulled: Awaited<ReturnType<typeof pullSchema>> | undefined;
+    let schemaFailure: { error: unknown } | undefined;
+    try {
+      pulled = await pullSchema(ctx, cursors);
+    } catch (error) {
+      if (opts.signal?.aborted) throw error;
+      schemaFailure = { error };
+    }
+    if (pulled?.reread) {
       catalog = await mirror.readCatalog();
       cursors = await mirror.readCursors();
     }
+    const push = await this.#push(ctx, catalog);
+    if (schemaFailure !== undefined) throw schemaFailure.error;
+    const { cursors: schemaCursors, ...schema } = pulled!;
     if (observer.tablesMirrored) {
       const asOf = new Map((await mirror.readSyncState()).tables.map((t) => [t.tableId, t.currentAsOf]));
       observer.tablesMirrored(catalog.tables.map((t) => {

@@ -53,11 +53,34 @@ forEachDialect('push: local edits across upstream schema changes', (dialect) => 
     await h.expectConverged('crm', 'people');
   });
 
+  it('a cycle applies upstream\'s schema before it pushes: an edit of a field renamed since goes out under the new name', async () => {
+    const { id, table, sql } = await people();
+    await sql(`UPDATE ${table} SET name = ? WHERE id = ?`, ['Ann local', id]);
+    await h.upstream.patchField('crm', 'people', 'name', { name: 'full_name' });
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toMatchObject({ full_name: 'Ann local' });
+    expect(await outbox()).toEqual([]);
+  });
+
+  it('a cycle applies upstream\'s schema before it pushes: an edit of a field deleted and made again under its name is not sent', async () => {
+    const { id, table, sql } = await people();
+    await sql(`UPDATE ${table} SET email = ? WHERE id = ?`, ['old-field local edit', id]);
+    await h.upstream.deleteField('crm', 'people', 'email');
+    await h.upstream.addFields('crm', 'people', [field('email', 'string')]);
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toMatchObject({ email: null });
+    expect((await outbox()).map((e) => [e.column_name, e.status])).toEqual([['email', 'failed']]);
+    await h.expectConverged('crm', 'people');
+  });
+
   it('a failed edit of a renamed field keeps its local value through a re-read, and a retry sends it', async () => {
     const { id, table, sql } = await people();
     await sql(`UPDATE ${table} SET name = ? WHERE id = ?`, ['Ann local', id]);
-    // Renamed before the push: upstream refuses the old name. A new field with a default makes
-    // the cycle read the whole table again; the record changes upstream meanwhile.
+    // An edit upstream refused once (say a rule upstream has since dropped): failed, waiting for
+    // the operator.
+    await h.tm.sql(`UPDATE ${h.tm.table('_wsmirror_outbox')} SET status = 'failed', last_error = 'refused'`);
+    // Renamed meanwhile; a new field with a default makes the cycle read the whole table again,
+    // and the record changes upstream.
     await h.upstream.patchField('crm', 'people', 'name', { name: 'full_name' });
     await h.upstream.addFields('crm', 'people', [field('tier', 'string', { defaultValue: 'basic' })]);
     await h.upstream.updateRecords('crm', 'people', [{ id, age: 31 }]);

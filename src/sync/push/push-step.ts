@@ -26,7 +26,7 @@ export interface PushContext {
 }
 
 /**
- * The push step, first in every cycle (DESIGN §4.1): sends the outbox's pending edits upstream
+ * The push step, after the schema pull of every cycle (DESIGN §4.1): sends the outbox's pending edits upstream
  * and records what became of each. Works in rounds of at most `pushRoundRecords` records (by
  * default the mirror's `preferredPushRoundRecords`): read the due edits, push them table by
  * table, settle each table's outcomes in one mirror transaction. Unless a round creates records,
