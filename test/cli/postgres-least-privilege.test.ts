@@ -103,4 +103,30 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(`${run.stdout}${run.stderr}`).not.toMatch(/permission denied/i);
   }, 120_000);
+
+  it('a BI role that may edit one table edits it without any right on the outbox, which it can neither read nor forge', async () => {
+    const env = daemonEnv(emu, { url: roleUrl, pgSchema: schema });
+    expect((await runWsmirror(['sync'], env, { cwd })).code).toBe(0);
+    const writer = `wsm_writer_${suffix}`;
+    await admin.query(`CREATE ROLE ${quoteId(writer)} LOGIN`);
+    const editor = new pg.Client({ connectionString: Object.assign(new URL(testPgUrl!), { username: writer, password: '' }).toString() });
+    try {
+      const deals = `${quoteId(schema)}."crm__deals"`;
+      await admin.query(`GRANT USAGE ON SCHEMA ${quoteId(schema)} TO ${quoteId(writer)}`);
+      await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${deals} TO ${quoteId(writer)}`);
+      await editor.connect();
+      await editor.query(`UPDATE ${deals} SET "title" = 'a, edited in a BI tool' WHERE "title" = 'a'`);
+      await editor.query(`INSERT INTO ${deals} ("title") VALUES ('new from a BI tool')`);
+      // Only the daemon writes the outbox: a forged entry would be pushed with its API key.
+      await expect(editor.query(`INSERT INTO ${quoteId(schema)}."_wsmirror_outbox" ("table_id", "sql_table", "record_id", "operation") VALUES ('x', 'crm__notes', 1, 'delete')`))
+        .rejects.toThrow(/permission denied/);
+      expect((await runWsmirror(['sync'], env, { cwd })).code).toBe(0);
+      const titles = (await new UpstreamWorkspace(emu).allRecords('crm', 'deals')).map((r) => r.values.title);
+      expect(titles).toEqual(expect.arrayContaining(['a, edited in a BI tool', 'new from a BI tool']));
+    } finally {
+      await editor.end().catch(() => {});
+      await admin.query(`DROP OWNED BY ${quoteId(writer)}`).catch(() => {});
+      await admin.query(`DROP ROLE IF EXISTS ${quoteId(writer)}`);
+    }
+  }, 120_000);
 });

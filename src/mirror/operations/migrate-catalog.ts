@@ -18,9 +18,10 @@ import { createReferenceIndex } from './reference-indexes.ts';
  * INSERT needs to name no system column. 3: Postgres captures updated values with fixed time
  * zone and date style. 4: SQLite captures an UPDATE with one trigger per column. 5: Postgres turns
  * only the changed columns' values into JSON. 6: Postgres' insert trigger skips the daemon's
- * writes in its WHEN clause.
+ * writes in its WHEN clause. 7: Postgres' capture functions write the outbox as their owner, so
+ * an editing role needs no right on it.
  */
-export const CAPTURE_VERSION = 6;
+export const CAPTURE_VERSION = 7;
 
 /**
  * Brings an existing catalog to this version's layout (CATALOG_MIGRATIONS) and installs the

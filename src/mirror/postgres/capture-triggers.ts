@@ -49,6 +49,14 @@ function createFunction(qualifiedName: string, body: string, settings = ''): str
  */
 const VALUE_TEXT_SETTINGS = `SET TimeZone TO 'UTC' SET DateStyle TO 'ISO, YMD'`;
 
+/**
+ * The functions that write the outbox run as their owner, the daemon's role: an editing role
+ * needs rights on the tables it edits and none on the outbox, so it cannot write entries of its
+ * own (the daemon would push them with its API key). Every name in them is schema-qualified,
+ * and the search path is fixed so that nothing the caller created can stand in for a function.
+ */
+const OUTBOX_WRITER = `SECURITY DEFINER SET search_path = pg_catalog, pg_temp`;
+
 export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
   const n = objectNames(t);
   const table = names.qualify(t.sqlName);
@@ -72,7 +80,7 @@ BEGIN
   NEW.${id} := -entry;
   INSERT INTO ${outbox} (entry_id, table_id, sql_table, record_id, operation) VALUES (entry, ${tableId}, ${sqlTable}, -entry, 'insert');
   RETURN NEW;
-END`));
+END`, OUTBOX_WRITER));
   // The WHEN clause keeps the daemon's own inserts (a backfill's COPY) from calling the function
   // at all: a PL/pgSQL call per row cost a third of a plain insert.
   out.push(`CREATE TRIGGER ${quoteIdent(n.insert.trigger)} BEFORE INSERT ON ${table} FOR EACH ROW
@@ -107,7 +115,7 @@ BEGIN
     CROSS JOIN LATERAL (VALUES ${columnsList.join(', ')}) AS c(position, column_name, field_id, changed)
     WHERE c.changed ORDER BY n.${id}, c.position;`}
   RETURN NULL;
-END`, VALUE_TEXT_SETTINGS));
+END`, `${OUTBOX_WRITER} ${VALUE_TEXT_SETTINGS}`));
   out.push(`CREATE TRIGGER ${quoteIdent(n.update.trigger)} AFTER UPDATE ON ${table}
     REFERENCING OLD TABLE AS _wsmirror_old NEW TABLE AS _wsmirror_new FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify(n.update.fn)}()`);
 
@@ -117,7 +125,7 @@ BEGIN
   INSERT INTO ${outbox} (table_id, sql_table, record_id, operation)
     SELECT ${tableId}, ${sqlTable}, o.${id}, 'delete' FROM _wsmirror_old o ORDER BY o.${id};
   RETURN NULL;
-END`));
+END`, OUTBOX_WRITER));
   out.push(`CREATE TRIGGER ${quoteIdent(n.delete.trigger)} AFTER DELETE ON ${table}
     REFERENCING OLD TABLE AS _wsmirror_old FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify(n.delete.fn)}()`);
   return out;
