@@ -4,6 +4,7 @@
  * the daemon could write it, then plans the schema as a sync would and estimates the records of
  * every table a sync would read whole. Writes nothing, upstream or in the mirror.
  */
+import { redactUrlPasswords } from '../api/secret-redaction.ts';
 import { existsSync, accessSync, constants } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Workspace } from '../api/workspace.ts';
@@ -55,7 +56,8 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
     configFile: config.configFile,
     upstream: { baseUrl: config.upstream.baseUrl, workspaceId: config.upstream.workspaceId, ok: false },
     mirror: {
-      url: mirrorUrlOf(config),
+      // The mirror's display form: a password in the URL is never printed.
+      url: redactUrlPasswords(mirrorUrlOf(config)),
       schema: config.mirror.dialect === 'postgres' ? config.mirror.pgSchema : null,
       exists: false, ok: false, problems: [],
     },

@@ -112,6 +112,20 @@ forEachDialect('wsmirror check (real processes)', ({ dialect, fresh }) => {
     expect(badMirror.report!.mirror.ok).toBe(false);
     expect(badMirror.text).toContain('FAIL mirror: ');
 
+    if (dialect === 'postgres') {
+      // A password in the mirror URL is never printed, whether the mirror is there or not.
+      const withPassword = (schema: string): MirrorLocation => {
+        const url = new URL(t.url);
+        url.password = 's3cret-pw';
+        return { url: url.toString(), pgSchema: schema };
+      };
+      for (const location of [withPassword('wsm_no_such_schema'), { url: 'postgres://nobody:s3cret-pw@127.0.0.1:1/none', pgSchema: 'public' }]) {
+        const report = await check(location);
+        expect(`${report.text}${report.stderr}${JSON.stringify(report.report)}`).not.toContain('s3cret-pw');
+        expect(report.text).toMatch(/mirror: postgres:\/\/[^ ]*:\[Redacted\]@/);
+      }
+    }
+
     const badSetting = await check(t, { WSMIRROR_SCHEDULE: 'every now and then' });
     expect(badSetting.code).toBe(78);
     expect(badSetting.stderr).toContain('WSMIRROR_SCHEDULE');
