@@ -174,6 +174,19 @@ forEachDialect('readable views', ({ dialect, fresh }) => {
     expect((await view(t, 'crm__deals_v', '"stage_label"')).map((r) => r['stage_label'])).toEqual(['Prospecting', 'Closed', 'o_gone']);
   });
 
+  if (dialect === 'postgres') {
+    it('a view of your own on a readable view blocks a schema change with an error that names your view', async () => {
+      const t = await seeded(fresh);
+      const mine = `wsm_own_${t.pgSchema!.slice(-8)}`;
+      await t.sql(`CREATE VIEW ${t.table(mine)} AS SELECT "id", "stage_label" FROM ${t.table('crm__deals_v')}`);
+      await expect(sync(t.mirror, crm([...DEAL_FIELDS, field('fn', 'notes', 'string')])))
+        .rejects.toThrow(new RegExp(`crm__deals_v because other objects depend on it: view [^ ]*${mine} depends on view [^ ]*crm__deals_v$`));
+      await t.sql(`DROP VIEW ${t.table(mine)}`);
+      await sync(t.mirror, crm([...DEAL_FIELDS, field('fn', 'notes', 'string')]));
+      expect(await viewColumns(t, 'crm__deals_v')).toContain('notes');
+    });
+  }
+
   it('follows field add, rename, retype and drop, and the display field of the referenced table', async () => {
     const t = await seeded(fresh);
     // Rename stage → phase, retype tags multi → string, drop meeting, add a second reference.

@@ -13,6 +13,7 @@ import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
 import { inlineParameters } from './inline-parameters.ts';
 import { refreshOutboxStatistics } from './outbox-statistics.ts';
+import { withServerDetail } from './server-detail.ts';
 import { takePostgresSyncLock, type PostgresSyncLock } from './sync-lock.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
@@ -227,7 +228,7 @@ class PostgresDriver implements DialectDriver {
           broken = e as Error;
         });
       }
-      throw error;
+      throw withServerDetail(error);
     } finally {
       this.#opening.delete(client);
       client.release(broken);
