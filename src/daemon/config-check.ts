@@ -5,11 +5,9 @@
  * every table a sync would read whole. Writes nothing, upstream or in the mirror.
  */
 import { redactUrlPasswords } from '../api/secret-redaction.ts';
-import { existsSync, accessSync, constants } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Workspace } from '../api/workspace.ts';
 import type { Catalog, MirrorTable, TableMode } from '../mirror/index.ts';
-import { describeOp, planSchema, tableLabel } from '../mirror/index.ts';
+import { describeOp, mirrorCreationProblems, planSchema, tableLabel } from '../mirror/index.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { refusedTables } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
@@ -81,13 +79,9 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
       report.mirror.problems = await mirror.accessProblems();
     } catch (error) {
       if (!NOT_CREATED_YET.test(message(error))) report.mirror.problems.push(message(error));
-      else if (config.mirror.dialect === 'sqlite' && !existsSync(config.mirror.path)) {
-        const dir = dirname(config.mirror.path);
-        try {
-          accessSync(dir, constants.W_OK);
-        } catch {
-          report.mirror.problems.push(`the mirror ${config.mirror.path} does not exist and this user cannot create files in ${dir}`);
-        }
+      else {
+        const pgSchema = config.mirror.dialect === 'postgres' ? { pgSchema: config.mirror.pgSchema } : {};
+        report.mirror.problems.push(...await mirrorCreationProblems(mirrorUrlOf(config), pgSchema).catch((e: unknown) => [message(e)]));
       }
     }
     report.mirror.ok = report.mirror.problems.length === 0;

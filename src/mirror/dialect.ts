@@ -76,6 +76,11 @@ export interface Dialect {
   createViewSql(names: SqlNames, view: ReadableView): string[];
   /** Opens the database at `location`, creating the catalog unless `mustExist`. */
   open(location: MirrorLocation, options: DialectOpenOptions): Promise<DialectDriver>;
+  /**
+   * For a mirror not made yet: what would keep this process from creating it at `location`, one
+   * line each, naming the missing right (`wsmirror check`). Reads only, creates nothing.
+   */
+  creationProblems(location: MirrorLocation, options: { pgSchema: string }): Promise<string[]>;
 }
 
 /** The stored form of appointments (`[start,end)` upstream) in one dialect. */

@@ -2,6 +2,7 @@
 export type { CursorWrites, EncodedRows, Mirror, MirrorLogger, OpenMirrorOptions, OutboxCount, RecordId, RowBatch, RowBatchResult } from './mirror.ts';
 export type { CycleRecord, CycleSummary, TableError, TableStatePatch, TableSyncState } from './mirror.ts';
 export { openMirror } from './open-mirror.ts';
+export { mirrorCreationProblems } from './creation-problems.ts';
 export type { Dialect, DialectName, SqlValue } from './dialect.ts';
 export { DIALECTS, sqlTypeOf } from './dialects.ts';
 export type { Catalog, Labels, MirrorField, MirrorTable, TableMode, TableState } from './catalog.ts';

@@ -57,9 +57,9 @@ describe('wsmirror check: Postgres privileges (real processes)', () => {
     expect(report.mirror.exists).toBe(true);
     expect(report.mirror.problems).toEqual(expect.arrayContaining([
       `role ${reader} cannot CREATE in schema ${schema} (new upstream tables could not be mirrored)`,
-      `role ${reader} cannot SELECT, INSERT, UPDATE and DELETE in ${schema}.crm__deals`,
+      `role ${reader} has no INSERT, UPDATE, DELETE on ${schema}.crm__deals`,
       `role ${reader} does not own ${schema}.crm__deals (schema changes would fail)`,
-      `role ${reader} cannot SELECT, INSERT, UPDATE and DELETE in ${schema}._wsmirror_outbox`,
+      `role ${reader} has no INSERT, UPDATE, DELETE on ${schema}._wsmirror_outbox`,
     ]));
 
     const owner = await runWsmirror(['check'], daemonEnv(emu, { url: testPgUrl!, pgSchema: schema }));

@@ -129,4 +129,28 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
       await admin.query(`DROP ROLE IF EXISTS ${quoteId(writer)}`);
     }
   }, 120_000);
+  it('check names the privilege a first sync would lack: CREATE on the database, or on the schema', async () => {
+    const bare = `wsm_bare_${suffix}`;
+    await admin.query(`CREATE ROLE ${quoteId(bare)} LOGIN`);
+    const database = (await admin.query<{ db: string }>('SELECT current_database() AS db')).rows[0]!.db;
+    await admin.query(`REVOKE CREATE ON DATABASE ${quoteId(database)} FROM ${quoteId(bare)}`);
+    const bareUrl = Object.assign(new URL(testPgUrl!), { username: bare, password: '' }).toString();
+    const usable = `wsm_usable_${suffix}`;
+    try {
+      // No schema yet, and no right to create one.
+      const missing = await runWsmirror(['check'], daemonEnv(emu, { url: bareUrl, pgSchema: `wsm_none_${suffix}` }), { cwd });
+      expect(missing.code, missing.stdout).toBe(78);
+      expect(missing.stdout).toMatch(new RegExp(`role ${bare} cannot create schema wsm_none_${suffix}: it has no CREATE on database ${database}`));
+      // A schema it may use but not create in.
+      await admin.query(`CREATE SCHEMA ${quoteId(usable)}`);
+      await admin.query(`GRANT USAGE ON SCHEMA ${quoteId(usable)} TO ${quoteId(bare)}`);
+      const noCreate = await runWsmirror(['check'], daemonEnv(emu, { url: bareUrl, pgSchema: usable }), { cwd });
+      expect(noCreate.code, noCreate.stdout).toBe(78);
+      expect(noCreate.stdout).toMatch(new RegExp(`role ${bare} has no CREATE on schema ${usable}`));
+    } finally {
+      await admin.query(`DROP SCHEMA IF EXISTS ${quoteId(usable)} CASCADE`);
+      await admin.query(`DROP OWNED BY ${quoteId(bare)}`).catch(() => {});
+      await admin.query(`DROP ROLE IF EXISTS ${quoteId(bare)}`);
+    }
+  }, 60_000);
 });

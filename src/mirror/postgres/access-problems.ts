@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { CatalogDb } from '../catalog-tables.ts';
+import { temporaryProblem } from './creation-problems.ts';
 
 /**
  * What would keep the daemon's role from writing the mirror's tables in `schema` and creating
@@ -7,20 +8,24 @@ import type { CatalogDb } from '../catalog-tables.ts';
  */
 export async function accessProblems(db: Kysely<CatalogDb>, schema: string, tables: readonly string[]): Promise<string[]> {
   const problems: string[] = [];
-  const { rows: [role] } = await sql<{ role: string; usage: boolean; create: boolean }>`SELECT current_user AS role,
+  const { rows: [role] } = await sql<{ role: string; db: string; usage: boolean; create: boolean; temporary: boolean }>`SELECT current_user AS role,
+    current_database() AS db,
     has_schema_privilege(current_user, ${schema}, 'USAGE') AS usage,
-    has_schema_privilege(current_user, ${schema}, 'CREATE') AS create`.execute(db);
+    has_schema_privilege(current_user, ${schema}, 'CREATE') AS create,
+    has_database_privilege(current_database(), 'TEMPORARY') AS temporary`.execute(db);
   if (!role!.usage) problems.push(`role ${role!.role} has no USAGE on schema ${schema}`);
   if (!role!.create) problems.push(`role ${role!.role} cannot CREATE in schema ${schema} (new upstream tables could not be mirrored)`);
+  problems.push(...temporaryProblem(role!));
   // Rows are written with INSERT, UPDATE and DELETE; schema changes and capture triggers need the owner.
-  const { rows } = await sql<{ name: string; owns: boolean; write: boolean }>`SELECT c.relname AS name,
+  const { rows } = await sql<{ name: string; owns: boolean; select: boolean; insert: boolean; update: boolean; delete: boolean }>`SELECT c.relname AS name,
       pg_has_role(current_user, c.relowner, 'USAGE') AS owns,
-      has_table_privilege(c.oid, 'SELECT') AND has_table_privilege(c.oid, 'INSERT')
-        AND has_table_privilege(c.oid, 'UPDATE') AND has_table_privilege(c.oid, 'DELETE') AS write
+      has_table_privilege(c.oid, 'SELECT') AS select, has_table_privilege(c.oid, 'INSERT') AS insert,
+      has_table_privilege(c.oid, 'UPDATE') AS update, has_table_privilege(c.oid, 'DELETE') AS delete
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE n.nspname = ${schema} AND c.relname = ANY(${[...tables]}) ORDER BY c.relname`.execute(db);
   for (const r of rows) {
-    if (!r.write) problems.push(`role ${role!.role} cannot SELECT, INSERT, UPDATE and DELETE in ${schema}.${r.name}`);
+    const missing = (['select', 'insert', 'update', 'delete'] as const).filter((p) => !r[p]).map((p) => p.toUpperCase());
+    if (missing.length > 0) problems.push(`role ${role!.role} has no ${missing.join(', ')} on ${schema}.${r.name}`);
     if (!r.owns) problems.push(`role ${role!.role} does not own ${schema}.${r.name} (schema changes would fail)`);
   }
   const found = new Set(rows.map((r) => r.name));

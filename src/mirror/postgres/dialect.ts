@@ -52,4 +52,9 @@ export const postgresDialect: Dialect = {
     const { openPostgresDriver } = await import('./connection.ts');
     return openPostgresDriver(postgresDialect, location, options);
   },
+  async creationProblems(location, options) {
+    if (location.dialect !== 'postgres') throw new Error(`not a Postgres location: ${location.display}`);
+    const { creationProblems } = await import('./creation-problems.ts');
+    return creationProblems(location.connectionString, options.pgSchema);
+  },
 };

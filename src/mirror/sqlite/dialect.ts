@@ -1,3 +1,5 @@
+import { accessSync, constants, existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { sql } from 'kysely';
 import type { Dialect } from '../dialect.ts';
 import { CATALOG_PREFIX } from '../naming.ts';
@@ -45,5 +47,16 @@ export const sqliteDialect: Dialect = {
     if (location.dialect !== 'sqlite') throw new Error(`not a SQLite location: ${location.display}`);
     const { openSqliteDriver } = await import('./connection.ts');
     return openSqliteDriver(sqliteDialect, location, options);
+  },
+  async creationProblems(location) {
+    if (location.dialect !== 'sqlite' || location.path === ':memory:' || existsSync(location.path)) return [];
+    // SQLite creates the file, and its -wal and -shm files, in its directory.
+    const dir = dirname(location.path);
+    try {
+      accessSync(dir, constants.W_OK);
+      return [];
+    } catch {
+      return [`the mirror ${location.path} does not exist and this user cannot create files in ${dir}`];
+    }
   },
 };

@@ -1,0 +1,37 @@
+import pg from 'pg';
+
+/**
+ * What would keep the role of `connectionString` from creating the mirror in `schema` at its first
+ * sync, one line each, naming the privilege (see Dialect.creationProblems). Reads only.
+ */
+export async function creationProblems(connectionString: string, schema: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    const { rows: [r] } = await client.query<{ role: string; db: string; exists: boolean; dbCreate: boolean; temporary: boolean; usage: boolean; create: boolean }>(
+      `SELECT current_user AS role, current_database() AS db,
+        EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS exists,
+        has_database_privilege(current_database(), 'CREATE') AS "dbCreate",
+        has_database_privilege(current_database(), 'TEMPORARY') AS temporary,
+        EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1 AND has_schema_privilege(oid, 'USAGE')) AS usage,
+        EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1 AND has_schema_privilege(oid, 'CREATE')) AS create`,
+      [schema],
+    );
+    const problems: string[] = [];
+    if (!r!.exists && !r!.dbCreate) {
+      problems.push(`role ${r!.role} cannot create schema ${schema}: it has no CREATE on database ${r!.db} (or create it for the role: CREATE SCHEMA ${schema} AUTHORIZATION ${r!.role})`);
+    }
+    if (r!.exists && !r!.usage) problems.push(`role ${r!.role} has no USAGE on schema ${schema}`);
+    if (r!.exists && !r!.create) problems.push(`role ${r!.role} has no CREATE on schema ${schema} (the first sync creates the mirror's tables there)`);
+    problems.push(...temporaryProblem(r!));
+    return problems;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** Rows are staged in temporary tables before they are written (copy-upsert.ts). */
+export function temporaryProblem(r: { role: string; db: string; temporary: boolean }): string[] {
+  return r.temporary ? [] : [`role ${r.role} has no TEMPORARY on database ${r.db} (wsmirror stages rows in temporary tables)`];
+}
