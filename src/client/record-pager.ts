@@ -246,6 +246,16 @@ export async function readRecordsByIds(
     if (page.page_info.has_more || page.data.length > chunk.length) {
       throw new InvalidResponseError(call, 'paging', `a filter on ${chunk.length} ids returned more records`);
     }
+    // Every id not in the answer is taken for gone (the caller deletes its row): an answer
+    // holding other records, or one twice, cannot be trusted to have looked for the rest.
+    const asked = new Set(chunk);
+    for (const record of page.data) {
+      const id = Number(record.id);
+      if (!asked.delete(id)) {
+        const why = chunk.includes(id) ? `record ${record.id} twice` : `record ${record.id}, which was not asked for`;
+        throw new InvalidResponseError(call, 'paging', `a filter on ${chunk.length} ids returned ${why}`);
+      }
+    }
     checkRecordFields(page.data, options.expectFields ?? options.fields ?? [], call);
     return page.data;
   }, options.signal)));

@@ -334,6 +334,17 @@ describe('getRecordsByIds', () => {
     }
   });
 
+  it('refuses an answer holding a record it did not ask for, or one twice (a wrong answer would read as the ids asked for being gone)', async () => {
+    for (const answer of [[1, 7], [1, 1]]) {
+      const { client } = await setup(() => json(200, {
+        data: answer.map((id) => ({ id: String(id), values: { n: id } })), page_info: { has_more: false, limit: 2, offset: 0 },
+      }));
+      const err = await rejectionOf(client.getRecordsByIds('crm', 'deals', [1, 2]));
+      expect(err).toBeInstanceOf(InvalidResponseError);
+      expect(err.message).toMatch(answer[1] === 7 ? /record 7, which was not asked for/ : /record 1 twice/);
+    }
+  });
+
   it('makes no request for no ids', async () => {
     const { fake, client } = await setup(recordsUpstream(5));
     expect(await client.getRecordsByIds('crm', 'deals', [])).toEqual([]);
