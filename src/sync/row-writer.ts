@@ -53,6 +53,8 @@ export class RowWriter {
   #ids: number[] = [];
   #inFlight: Promise<void> | undefined;
   #checkpoint: CursorWrites | undefined;
+  /** The checkpoint of the last write started: what the mirror holds rows for. */
+  #writtenCheckpoint: CursorWrites | undefined;
   readonly #tally: PullTally;
 
   constructor(ctx: SyncContext, table: MirrorTable, tally: PullTally = new PullTally()) {
@@ -77,11 +79,23 @@ export class RowWriter {
       const queued = new Set(this.#ids);
       if (deletes.some((id) => queued.has(Number(id)))) await this.#writeQueued();
     }
-    if (checkpoint) this.#checkpoint = checkpoint;
     if (upserts.length > 0) {
-      this.#rows = await this.#mirror.encodeRows(this.#tableId, upserts, this.#rows);
+      try {
+        this.#rows = await this.#mirror.encodeRows(this.#tableId, upserts, this.#rows);
+      } catch (error) {
+        // A page that fails to encode may leave part of itself in the queued batch: the batch is
+        // dropped and the checkpoint goes back to the one last written with its rows, so a
+        // resumed run reads those pages again instead of starting after rows never written.
+        this.#rows = undefined;
+        this.#ids = [];
+        this.#deletes = [];
+        this.#checkpoint = this.#writtenCheckpoint;
+        throw error;
+      }
       for (const row of upserts) this.#ids.push(Number(row.id));
     }
+    // Only once the page is queued whole does the checkpoint that vouches for it hold.
+    if (checkpoint) this.#checkpoint = checkpoint;
     for (const id of deletes) this.#deletes.push(id);
     if ((this.#rows?.count ?? 0) + this.#deletes.length >= this.#batchRows) await this.#writeQueued();
   }
@@ -116,6 +130,7 @@ export class RowWriter {
   }
 
   async #write(final: FinalWrite): Promise<void> {
+    this.#writtenCheckpoint = this.#checkpoint;
     const rows = this.#rows;
     const ids = this.#ids;
     const deletes = this.#deletes;

@@ -119,4 +119,24 @@ forEachDialect('pull: bad upstream answers', (dialect) => {
     await h.expectConverged('shop', 'items');
     await h.expectConverged('shop', 'plain');
   });
+  it('a backfill page with a value its field cannot hold fails the table, and the rows of that page are read again once upstream answers well', async () => {
+    // No lookback: the catch-up after the backfill reads no change made before it, so a row the
+    // backfill skipped stays missing.
+    h = await startSyncHarness(dialect, { pageSize: 50, writeBatchRows: 500, backfillConcurrency: 1, lookbackMs: 0 }, { maxRetries: 0, proxy: true });
+    await h.upstream.createModule('shop');
+    await h.upstream.createTable('shop', 'items', { hasHistory: true }, [{ name: 'qty', type: 'number', labels: { '': 'Qty' } }]);
+    await h.upstream.createRecords('shop', 'items', Array.from({ length: 300 }, (_, i) => ({ qty: i })));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The third page holds, in its tenth record, a number that is none.
+    h.proxy!.rewrite = (path, body) => {
+      if (!path.includes('/records?') || !/offset=100\b/.test(path)) return undefined;
+      let n = 0;
+      return body.replace(/"qty":(\d+)/g, (all) => (++n === 10 ? '"qty":"abc"' : all));
+    };
+    const failed = await h.engine.runCycle({ forceFullScan: true });
+    expect(failed.tables[0]).toMatchObject({ action: 'failed' });
+    h.proxy!.rewrite = undefined;
+    expect((await h.engine.runCycle({ forceFullScan: true })).ok).toBe(true);
+    await h.expectConverged('shop', 'items');
+  });
 });
