@@ -70,6 +70,8 @@ export class ChangePoll<T> implements AsyncIterable<T[]> {
     if (this.#started) throw new Error('a change poll can be iterated only once; start a new poll');
     this.#started = true;
     let offset = 0;
+    /** The last page's items, to tell a page that repeats it (an upstream ignoring `offset`). */
+    let previous: { offset: number; key: string } | undefined;
     for (;;) {
       const query: ChangesQuery = { since: this.#since, limit: this.#pageSize, offset };
       if (this.#asOf !== undefined) query.asOf = this.#asOf;
@@ -80,6 +82,16 @@ export class ChangePoll<T> implements AsyncIterable<T[]> {
         // Offset would not move: the same page forever.
         throw new InvalidResponseError(this.#call, 'paging', `page at offset ${offset} is empty but has_more is true`);
       }
+      // In one window (`asOf` fixed) every page holds other changes: the same one again, or an
+      // answer for another offset, means upstream ignores `offset`, and the poll would not end.
+      if (page.page_info.offset !== offset) {
+        throw new InvalidResponseError(this.#call, 'paging', `asked for offset ${offset}, the page says offset ${page.page_info.offset}`);
+      }
+      const key = JSON.stringify(page.data);
+      if (previous !== undefined && page.data.length > 0 && key === previous.key) {
+        throw new InvalidResponseError(this.#call, 'paging', `page at offset ${offset} repeats the page at offset ${previous.offset}`);
+      }
+      previous = { offset, key };
       offset += page.data.length;
       if (!more) this.#done = true;
       yield page.data;

@@ -45,7 +45,8 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
     // First run: only the server's "now" is needed; the whole workspace is read below.
     asOf = (await client.listSchemaChanges({ since: BEGINNING, limit: 1 })).meta.asOf;
   } else {
-    const poll = client.pollSchemaChanges({ since, pageSize: options.pageSize });
+    // A stop (SIGTERM) ends the poll at its next page.
+    const poll = client.pollSchemaChanges({ since, pageSize: options.pageSize, ...(ctx.signal ? { signal: ctx.signal } : {}) });
     for await (const page of poll) {
       if (page.length > 0) changed = true;
     }

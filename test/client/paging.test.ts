@@ -109,6 +109,22 @@ describe('change polls', () => {
     expect(err.reason).toBe('paging');
   });
 
+  it('fails on a page that answers another offset than asked, or repeats the page before (an upstream ignoring offset would loop forever)', async () => {
+    const page = (offset: number) => json(200, {
+      data: [{ id: '7', changeType: 'update', changedAt: T0 }], meta: { asOf: ASOF }, page_info: { has_more: true, limit: 100, offset },
+    });
+    // The same page again and again, its offset echoed as asked.
+    const echo = await setup((seen) => page(Number(seen.query.get('offset') ?? 0)));
+    const repeated = await rejectionOf(collect(echo.client.pollRecordChanges('crm', 'deals', { since: T0 })));
+    expect(repeated).toBeInstanceOf(InvalidResponseError);
+    expect(repeated.message).toMatch(/page at offset 1 repeats the page at offset 0/);
+    expect(echo.fake.requests).toHaveLength(2);
+    // The same page, saying offset 0 whatever was asked.
+    const stuck = await setup(() => page(0));
+    const wrong = await rejectionOf(collect(stuck.client.pollRecordChanges('crm', 'deals', { since: T0 })));
+    expect(wrong.message).toMatch(/asked for offset 1, the page says offset 0/);
+  });
+
   it('fails on a page without meta.asOf', async () => {
     const { client } = await setup(() => json(200, { data: [], page_info: { has_more: false, limit: 100, offset: 0 } }));
     const err = await rejectionOf(collect(client.pollRecordChanges('crm', 'deals', { since: T0 })));
