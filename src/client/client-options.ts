@@ -58,7 +58,9 @@ export const CLIENT_DEFAULTS = {
   retryMaxMs: 30_000,
   retryAfterMaxMs: 120_000,
   concurrency: 4,
-  maxResponseBytes: 64 * 1024 * 1024,
+  // A page is held as text and parsed while others are in flight: 32 MiB keeps a few of them
+  // inside the service's heap bound (bin/wsmirror); 60 MiB pages ran it out of memory.
+  maxResponseBytes: 32 * 1024 * 1024,
 } as const;
 
 /** Accepted ranges (inclusive), also the configuration's. */

@@ -71,7 +71,7 @@ describe('defaults', () => {
         timeoutMs: 30_000,
         retries: 6,
         concurrency: 4,
-        maxResponseBytes: 64 * 1024 * 1024,
+        maxResponseBytes: 32 * 1024 * 1024,
       },
       mirror: { dialect: 'sqlite', url: 'sqlite:./wsmirror.db', path: join(dir, 'wsmirror.db'), pgSchema: 'public' },
       tables: { include: ['*'], exclude: [], conflictPolicy: 'local-wins', conflictPolicies: [] },
