@@ -9,6 +9,8 @@ import type { UpstreamConfig } from './config-types.ts';
 
 type Upstream = Pick<UpstreamConfig, 'baseUrl' | 'apiKeySource' | 'workspaceId'>;
 
+/** The client's message for a body over upstream.maxResponseBytes (client/bounded-body.ts). */
+const TOO_LARGE = /response body exceeds the \d+-byte limit/;
 const KEY_SETTINGS = 'WSMIRROR_API_KEY or WSMIRROR_API_KEY_FILE (upstream.apiKey or upstream.apiKeyFile)';
 // Network failures where the address itself is the likely mistake, not a passing outage.
 const UNREACHABLE = /^(?:ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNRESET|UND_ERR_CONNECT_TIMEOUT|TIMEOUT|CERT_|ERR_TLS|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_VERIFY)/;
@@ -25,6 +27,9 @@ export function explainFailure(failure: { code: string; message: string; causeCo
   }
   if (code === 'UPSTREAM_FORBIDDEN') {
     return `${message}: the API key from ${upstream.apiKeySource} lacks a grant this needs; give the key that grant, or set another key in ${KEY_SETTINGS}`;
+  }
+  if (code === 'INVALID_RESPONSE' && TOO_LARGE.test(message)) {
+    return `${message}; lower sync.pageSize (WSMIRROR_SYNC_PAGE_SIZE), or raise upstream.maxResponseBytes (WSMIRROR_UPSTREAM_MAX_RESPONSE_BYTES) and the heap with it`;
   }
   if (code === 'NETWORK' && (failure.causeCode === undefined || UNREACHABLE.test(failure.causeCode))) {
     return `cannot reach upstream at ${upstream.baseUrl}: ${message}; check WSMIRROR_BASE_URL (upstream.baseUrl) and that the server is up`;

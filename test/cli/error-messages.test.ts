@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
 import { WSMIRROR_BIN, daemonEnv, runWsmirror } from '../helpers/processes.ts';
+import { UpstreamWorkspace } from '../helpers/workspace.ts';
 
 /**
  * Every error names the setting to fix, as a user sees it: real `wsmirror` processes, their exit
@@ -82,6 +83,23 @@ describe('errors name the setting to fix (real processes)', () => {
     expect(res.code, res.stderr).toBe(1);
     expect(res.stderr).toContain('WSMIRROR_API_KEY or WSMIRROR_API_KEY_FILE');
     expect(res.stderr).not.toContain('rejected-key-0123');
+  });
+
+  it('a page over upstream.maxResponseBytes names the settings that fix it', async () => {
+    const own = await startEmulator();
+    let res: Awaited<ReturnType<typeof runWsmirror>>;
+    try {
+      const ws = new UpstreamWorkspace(own);
+      await ws.createModule('crm');
+      await ws.createTable('crm', 'notes', { hasHistory: true }, [{ name: 'body', type: 'string', labels: { '': 'Body' } }]);
+      await ws.createRecords('crm', 'notes', Array.from({ length: 20 }, () => ({ body: 'x'.repeat(200) })));
+      res = await runWsmirror(['sync'], daemonEnv(own, mirror('too-large.db'), { WSMIRROR_UPSTREAM_MAX_RESPONSE_BYTES: '2KB' }), { cwd: dir });
+    } finally {
+      await own.close();
+    }
+    expect(res.code, res.stderr).toBe(1);
+    expect(res.stderr).toMatch(/response body exceeds the 2048-byte limit/);
+    expect(res.stderr).toContain('lower sync.pageSize (WSMIRROR_SYNC_PAGE_SIZE), or raise upstream.maxResponseBytes (WSMIRROR_UPSTREAM_MAX_RESPONSE_BYTES)');
   });
 
   it('an unreachable upstream names the base URL and WSMIRROR_BASE_URL', async () => {
