@@ -7,11 +7,11 @@ import type {
 import { stat } from 'node:fs/promises';
 import { csvImportOptionParts, type CsvImportOptionsInput } from '../api/csv-import.ts';
 import type { RecordIdInput } from '../api/identifiers.ts';
-import { UsageError } from '../errors.ts';
+import { UsageError, type UpstreamCall } from '../errors.ts';
 import { CSV_FILE_LIMIT_BYTES, type ApiRecord, type recordCreateBodySchema, type recordUpdateBodySchema } from '../api/records.ts';
 import type { Table, tableCreateSchema, tablePatchSchema } from '../api/table.ts';
 import type { Workspace } from '../api/workspace.ts';
-import { checkAsOf } from './as-of-bounds.ts';
+import { AsOfProgress, checkAsOf } from './as-of-bounds.ts';
 import { ChangePoll, type PollOptions } from './change-poller.ts';
 import { resolveClientOptions, type WorkspaceClientOptions } from './client-options.ts';
 import { HttpTransport, type CallOptions, type QueryValue } from './http-transport.ts';
@@ -70,6 +70,8 @@ export interface FieldPage {
 export class WorkspaceClient {
   readonly workspaceId: string;
   readonly #transport: HttpTransport;
+  /** Each changes feed's last `meta.asOf`: how far the next may run ahead (as-of-bounds.ts). */
+  readonly #asOf = new AsOfProgress();
 
   constructor(options: WorkspaceClientOptions) {
     const resolved = resolveClientOptions(options);
@@ -88,10 +90,20 @@ export class WorkspaceClient {
     return (await this.#transport.call('getWorkspace', { params: this.#ws() }, opts)).data;
   }
 
+  /**
+   * A window's end (no `asOf` sent) may become a cursor: checked against this clock and the
+   * feed's last one. A later page's, asked with the window's `asOf`, is not taken; it is checked
+   * against this clock only.
+   */
+  #checkAsOf(call: UpstreamCall, query: ChangesQueryParams, asOf: string): void {
+    if (query.asOf === undefined) this.#asOf.check(call, query.since, asOf);
+    else checkAsOf(call, query.since, asOf);
+  }
+
   async listSchemaChanges(query: ChangesQueryParams, opts?: CallOptions): Promise<ChangesPage<SchemaChange>> {
     const params = this.#ws();
     const page = await this.#transport.call('listSchemaChanges', { params, query: changesQuery(query) }, opts);
-    checkAsOf(this.#transport.describe('listSchemaChanges', params), query.since, page.meta.asOf);
+    this.#checkAsOf(this.#transport.describe('listSchemaChanges', params), query, page.meta.asOf);
     return page;
   }
 
@@ -237,7 +249,7 @@ export class WorkspaceClient {
   ): Promise<ChangesPage<RecordChange>> {
     const params = this.#tbl(moduleName, tableName);
     const page = await this.#transport.call('listRecordChanges', { params, query: changesQuery(query) }, opts);
-    checkAsOf(this.#transport.describe('listRecordChanges', params), query.since, page.meta.asOf);
+    this.#checkAsOf(this.#transport.describe('listRecordChanges', params), query, page.meta.asOf);
     return page;
   }
 

@@ -109,6 +109,25 @@ describe('change polls', () => {
     expect(err.reason).toBe('paging');
   });
 
+  it('refuses a meta.asOf that runs ahead of the same feed\'s last one by more than the time passed here (plus a minute)', async () => {
+    const at = (ms: number) => new Date(ms).toISOString();
+    const since = at(Date.now() - 60_000);
+    let asOf = at(Date.now());
+    const { client } = await setup(() => json(200, { data: [], meta: { asOf }, page_info: { has_more: false, limit: 100, offset: 0 } }));
+    expect((await client.listRecordChanges('crm', 'deals', { since })).meta.asOf).toBe(asOf);
+    // Four minutes later at once: within the skew allowed against this clock, but not a clock.
+    const first = asOf;
+    asOf = at(Date.parse(first) + 4 * 60_000);
+    const err = await rejectionOf(client.listRecordChanges('crm', 'deals', { since }));
+    expect(err).toBeInstanceOf(InvalidResponseError);
+    expect(err.reason).toBe('clock');
+    expect(err.message).toContain(`meta.asOf ${asOf} is 240 s after this feed's last (${first})`);
+    // Another feed has no past here; the same feed goes on once the answer is plausible again.
+    expect((await client.listRecordChanges('crm', 'notes', { since })).meta.asOf).toBe(asOf);
+    asOf = at(Date.parse(first) + 30_000);
+    expect((await client.listRecordChanges('crm', 'deals', { since })).meta.asOf).toBe(asOf);
+  });
+
   it('fails on a page that answers another offset than asked, or repeats the page before (an upstream ignoring offset would loop forever)', async () => {
     const page = (offset: number) => json(200, {
       data: [{ id: '7', changeType: 'update', changedAt: T0 }], meta: { asOf: ASOF }, page_info: { has_more: true, limit: 100, offset },
