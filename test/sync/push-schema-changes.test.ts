@@ -127,6 +127,18 @@ forEachDialect('push: local edits across upstream schema changes', (dialect) => 
     await h.expectConverged('crm', 'people');
   });
 
+  it('a local insert whose later edit names a field deleted upstream since is still created; only that edit fails', async () => {
+    const { table, sql } = await people();
+    await sql(`INSERT INTO ${table} (name, email) VALUES (?, ?)`, ['Bob', 'bob@example.com']);
+    await sql(`UPDATE ${table} SET email = ? WHERE name = ?`, ['bob@local.example', 'Bob']);
+    await h.upstream.deleteField('crm', 'people', 'email');
+    await applyUpstreamSchema();
+    await h.sync();
+    const names = (await h.upstream.allRecords('crm', 'people')).map((r) => r.values.name);
+    expect(names).toEqual(['Ann', 'Bob']);
+    expect((await outbox()).map((e) => [e.column_name, e.status])).toEqual([['email', 'failed']]);
+  });
+
   it('edits of a table deleted upstream fail with a message instead of waiting for ever', async () => {
     const { id, table, sql } = await people();
     await sql(`UPDATE ${table} SET age = ? WHERE id = ?`, [31, id]);

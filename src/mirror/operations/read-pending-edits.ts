@@ -309,32 +309,36 @@ function fold(
       else badValues.set(name, read.refused);
     }
   }
-  if (insert !== undefined) {
-    // A create sends every writable value the row holds, later updates included; one that
-    // cannot be sent holds the whole create back.
-    if (row !== undefined) {
-      for (let j = 0; j < current.writable.length; j++) {
-        const read = columnValue(ctx, current, row, j);
-        if ('refused' in read) badValues.set(current.writable[j]!.fieldName, read.refused);
-        else if (read.value !== null) values.set(current.writable[j]!.fieldName, read.value);
-      }
+  if (insert !== undefined && row !== undefined) {
+    // A create sends every writable value the row holds, later updates included.
+    for (let j = 0; j < current.writable.length; j++) {
+      const read = columnValue(ctx, current, row, j);
+      if ('refused' in read) badValues.set(current.writable[j]!.fieldName, read.refused);
+      else if (read.value !== null) values.set(current.writable[j]!.fieldName, read.value);
     }
-    if (refused.size > 0 || badValues.size > 0) {
-      const message = [...refused.keys(), ...badValues.values()].join('; ');
-      return { ...base, entryIds: [], operation: 'create', values: new Map(), oldValues: new Map(), fieldEntryIds: new Map(), unsendable: [{ entryIds, message }] };
+  }
+  // An update's field whose current value cannot be sent: its entries are refused with that reason.
+  if (insert === undefined) {
+    for (const [name, message] of badValues) {
+      refuse(message, fieldEntryIds.get(name) ?? []);
+      fieldEntryIds.delete(name);
+      oldValues.delete(name);
     }
-    return { ...base, entryIds, operation: 'create', values, oldValues: new Map(), fieldEntryIds, unsendable: [] };
   }
-  if (refused.size === 0 && badValues.size === 0) return { ...base, entryIds, operation: 'update', values, oldValues, fieldEntryIds, unsendable: [] };
-  // A field whose current value cannot be sent: its entries are refused with that reason.
-  for (const [name, message] of badValues) {
-    refuse(message, fieldEntryIds.get(name) ?? []);
-    fieldEntryIds.delete(name);
-    oldValues.delete(name);
+  const unsendable = [...refused].map(([message, ids]) => ({ entryIds: ids, message }));
+  let kept = entryIds;
+  if (unsendable.length > 0) {
+    const out = new Set(unsendable.flatMap((u) => u.entryIds));
+    kept = entryIds.filter((id) => !out.has(id));
   }
-  const out = new Set([...refused.values()].flat());
-  return {
-    ...base, entryIds: entryIds.filter((id) => !out.has(id)), operation: 'update', values, oldValues, fieldEntryIds,
-    unsendable: [...refused].map(([message, ids]) => ({ entryIds: ids, message })),
-  };
+  if (insert === undefined) return { ...base, entryIds: kept, operation: 'update', values, oldValues, fieldEntryIds, unsendable };
+  // A value of the row that cannot be sent holds the whole create back; an edit of a field no
+  // longer there fails alone, and the row is created without it.
+  if (badValues.size > 0) {
+    return {
+      ...base, entryIds: [], operation: 'create', values: new Map(), oldValues: new Map(), fieldEntryIds: new Map(),
+      unsendable: [...unsendable, { entryIds: kept, message: [...badValues.values()].join('; ') }],
+    };
+  }
+  return { ...base, entryIds: kept, operation: 'create', values, oldValues: new Map(), fieldEntryIds, unsendable };
 }
