@@ -1,5 +1,5 @@
-import { accessSync, constants, existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { CompiledQuery, RawBuilder } from 'kysely';
@@ -14,7 +14,9 @@ import type { MirrorLocation } from '../mirror-url.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
 import { BoundRows } from './bound-rows.ts';
+import { accessProblems } from './access-problems.ts';
 import { takeSqliteSyncLock, type SqliteSyncLock } from './sync-lock.ts';
+import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
 import { StatementCache, type Statement } from './statement-cache.ts';
 import { WRITER_TABLE } from './writer-marker.ts';
 
@@ -106,21 +108,7 @@ class SqliteDriver implements DialectDriver {
   }
 
   async accessProblems(): Promise<string[]> {
-    const file = this.#raw.name;
-    if (this.#raw.memory) return [];
-    const problems: string[] = [];
-    const writable = (path: string) => {
-      try {
-        accessSync(path, constants.W_OK);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    if (this.#raw.readonly || !writable(file)) problems.push(`this user cannot write ${resolve(file)}`);
-    // The WAL and shared-memory files are created beside the database.
-    if (!writable(dirname(resolve(file)))) problems.push(`this user cannot create files in ${dirname(resolve(file))} (the -wal and -shm files live beside the mirror)`);
-    return problems;
+    return this.#raw.memory ? [] : accessProblems(this.#raw.name, this.#raw.readonly);
   }
 
   async verifyCatalog(): Promise<void> {
@@ -299,22 +287,7 @@ class SqliteDriver implements DialectDriver {
   /** Replaces the stored CREATE statement of `sqlTable` by `edit` of it, when that changes it. */
   #rewriteTableSql(sqlTable: string, edit: (ddl: string) => string): void {
     this.#assertInTransaction();
-    const row = this.#raw.prepare(`SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?`).get(sqlTable) as { sql: string } | undefined;
-    if (!row) throw new MirrorError(`no table ${sqlTable} in the SQLite mirror`);
-    const rewritten = edit(row.sql);
-    if (rewritten === row.sql) return;
-    const version = this.#raw.pragma('schema_version', { simple: true }) as number;
-    this.#raw.unsafeMode(true);
-    try {
-      this.#raw.pragma('writable_schema = ON');
-      this.#raw.prepare(`UPDATE sqlite_schema SET sql = ? WHERE type = 'table' AND name = ?`).run(rewritten, sqlTable);
-      this.#raw.pragma(`schema_version = ${version + 1}`);
-    } finally {
-      this.#raw.pragma('writable_schema = OFF');
-      this.#raw.unsafeMode(false);
-    }
-    const check = this.#raw.pragma(`integrity_check(${quoteIdent(sqlTable)})`) as { integrity_check: string }[];
-    if (check[0]?.integrity_check !== 'ok') throw new MirrorError(`the SQLite mirror failed its integrity check after rewriting the definition of ${sqlTable}`);
+    rewriteTableDefinition(this.#raw, sqlTable, edit);
   }
 
   async comment(): Promise<void> {
@@ -350,8 +323,4 @@ class SqliteDriver implements DialectDriver {
     await this.db.destroy();
     this.#syncLock?.release();
   }
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -1,5 +1,3 @@
-import { accessSync, constants, existsSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { sql } from 'kysely';
 import type { Dialect } from '../dialect.ts';
 import { CATALOG_PREFIX } from '../naming.ts';
@@ -49,14 +47,8 @@ export const sqliteDialect: Dialect = {
     return openSqliteDriver(sqliteDialect, location, options);
   },
   async creationProblems(location) {
-    if (location.dialect !== 'sqlite' || location.path === ':memory:' || existsSync(location.path)) return [];
-    // SQLite creates the file, and its -wal and -shm files, in its directory.
-    const dir = dirname(location.path);
-    try {
-      accessSync(dir, constants.W_OK);
-      return [];
-    } catch {
-      return [`the mirror ${location.path} does not exist and this user cannot create files in ${dir}`];
-    }
+    if (location.dialect !== 'sqlite') throw new Error(`not a SQLite location: ${location.display}`);
+    const { creationProblems } = await import('./access-problems.ts');
+    return creationProblems(location.path);
   },
 };
