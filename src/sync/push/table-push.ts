@@ -8,6 +8,7 @@ import { checkConflicts, deletedMessage } from './conflict-check.ts';
 import { findCreatedRecords } from './create-readback.ts';
 import { forEachInFlight } from './in-flight.ts';
 import { sendIsolatingRejects, type IsolatedSend } from './isolate-rejects.ts';
+import { sendFieldsApart } from './isolate-fields.ts';
 import { chunkByPayload } from './payload-chunks.ts';
 import { classifyPushFailure, nextAttemptAt, type PushFailure, type RetrySchedule } from './push-failure.ts';
 import { toRequestValue } from './write-shape.ts';
@@ -216,42 +217,14 @@ class TableRun {
     });
   }
 
-  /**
-   * One record's update refused on its own: its fields are sent in halves until the refused ones
-   * stand alone, so each column's edit fails or goes through by itself (an edit is one column's
-   * change). Entries of fields not in the body go with the first half.
-   */
+  /** One record's update refused on its own: its fields go apart (isolate-fields.ts). */
   async #isolateFields(p: Prepared, message: string): Promise<void> {
-    if (this.#s.signal?.aborted === true) {
-      this.#r.unsettled.push(p.edit);
-      return;
-    }
-    const names = Object.keys(p.body);
-    if (names.length <= 1) {
-      this.#r.outcomes.push({ kind: 'failed', entryIds: p.edit.entryIds, message });
-      return;
-    }
-    const half = Math.ceil(names.length / 2);
-    const parts = [names.slice(0, half), names.slice(half)].map((part) => this.#fieldsOf(p, part));
-    const claimed = new Set(parts.flatMap((part) => part.edit.entryIds));
-    parts[0] = { ...parts[0]!, edit: { ...parts[0]!.edit, entryIds: [...parts[0]!.edit.entryIds, ...p.edit.entryIds.filter((id) => !claimed.has(id))] } };
-    for (const part of parts) {
-      try {
-        await this.#s.upstream.updateRecords(this.#module, this.#table, [{ ...part.body, id: part.edit.recordId }]);
-        this.#r.outcomes.push({ kind: 'pushed', entryIds: part.edit.entryIds });
-      } catch (error) {
-        const failure = classifyPushFailure(error);
-        if (failure.kind === 'rejected') await this.#isolateFields(part, failure.message);
-        else this.#failure([part.edit], failure);
-      }
-    }
-  }
-
-  /** The part of an update that changes only `names`, with those fields' entries. */
-  #fieldsOf(p: Prepared, names: readonly string[]): Prepared {
-    const body: Body = {};
-    for (const name of names) body[name] = p.body[name];
-    return { edit: { ...p.edit, entryIds: names.flatMap((name) => p.edit.fieldEntryIds.get(name) ?? []) }, body };
+    const apart = await sendFieldsApart(p, message, (part) =>
+      this.#s.upstream.updateRecords(this.#module, this.#table, [{ ...part.body, id: part.edit.recordId }]), this.#s.signal);
+    for (const part of apart.accepted) this.#r.outcomes.push({ kind: 'pushed', entryIds: part.edit.entryIds });
+    for (const { part, message: refusal } of apart.rejected) this.#r.outcomes.push({ kind: 'failed', entryIds: part.edit.entryIds, message: refusal });
+    for (const { part, failure } of apart.failed) this.#failure([part.edit], failure);
+    this.#r.unsettled.push(...apart.unsent.map((part) => part.edit));
   }
 
   // ---- deletes ---------------------------------------------------------------------------------
