@@ -34,6 +34,15 @@ forEachDialect('push: local edits across upstream schema changes', (dialect) => 
   }
 
   const outbox = () => h.tm.sql<OutboxRow>(`SELECT record_id, column_name, status, last_error FROM ${h.tm.table('_wsmirror_outbox')} ORDER BY entry_id`);
+  /** Each entry's column and status. */
+  const entries = async () => (await outbox()).map((e) => [e.column_name, e.status]);
+
+  /** Upstream's record holds `values`, nothing waits in the outbox, and the mirror equals upstream. */
+  async function expectPushed(values: Record<string, unknown>) {
+    expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toMatchObject(values);
+    expect(await outbox()).toEqual([]);
+    await h.expectConverged('crm', 'people');
+  }
 
   /** The schema step of a cycle alone: upstream's workspace planned against the catalog and applied. */
   async function applyUpstreamSchema() {
@@ -46,11 +55,9 @@ forEachDialect('push: local edits across upstream schema changes', (dialect) => 
     await h.upstream.patchField('crm', 'people', 'name', { name: 'full_name' });
     await applyUpstreamSchema();
     // The outbox speaks of the column by its new name, as the mirror does.
-    expect((await outbox()).map((e) => [e.column_name, e.status])).toEqual([['full_name', 'pending']]);
+    expect(await entries()).toEqual([['full_name', 'pending']]);
     await h.sync();
-    expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toMatchObject({ full_name: 'Ann local', age: 30 });
-    expect(await outbox()).toEqual([]);
-    await h.expectConverged('crm', 'people');
+    await expectPushed({ full_name: 'Ann local', age: 30 });
   });
 
   it('a cycle applies upstream\'s schema before it pushes: an edit of a field renamed since goes out under the new name', async () => {
@@ -69,7 +76,7 @@ forEachDialect('push: local edits across upstream schema changes', (dialect) => 
     await h.upstream.addFields('crm', 'people', [field('email', 'string')]);
     await h.sync();
     expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toMatchObject({ email: null });
-    expect((await outbox()).map((e) => [e.column_name, e.status])).toEqual([['email', 'failed']]);
+    expect(await entries()).toEqual([['email', 'failed']]);
     await h.expectConverged('crm', 'people');
   });
 
@@ -85,14 +92,12 @@ forEachDialect('push: local edits across upstream schema changes', (dialect) => 
     await h.upstream.addFields('crm', 'people', [field('tier', 'string', { defaultValue: 'basic' })]);
     await h.upstream.updateRecords('crm', 'people', [{ id, age: 31 }]);
     await h.sync();
-    expect((await outbox()).map((e) => [e.column_name, e.status])).toEqual([['full_name', 'failed']]);
+    expect(await entries()).toEqual([['full_name', 'failed']]);
     expect((await sql<Record<string, unknown>>(`SELECT full_name, age FROM ${table} WHERE id = ?`, [id])).map((r) => [r['full_name'], Number(r['age'])]))
       .toEqual([['Ann local', 31]]);
     expect(await h.tm.mirror.retryOutbox({})).toBe(1);
     await h.sync();
-    expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toMatchObject({ full_name: 'Ann local', age: 31 });
-    expect(await outbox()).toEqual([]);
-    await h.expectConverged('crm', 'people');
+    await expectPushed({ full_name: 'Ann local', age: 31 });
   });
 
   it('an edit whose field was deleted upstream fails with a message, also when retried, and sends nothing', async () => {
@@ -102,7 +107,7 @@ forEachDialect('push: local edits across upstream schema changes', (dialect) => 
     await applyUpstreamSchema();
     for (const attempt of [1, 2]) {
       await h.sync();
-      expect((await outbox()).map((e) => [e.column_name, e.status])).toEqual([['email', 'failed']]);
+      expect(await entries()).toEqual([['email', 'failed']]);
       expect((await outbox())[0]!.last_error).toMatch(/email.*no longer/);
       if (attempt === 1) expect(await h.tm.mirror.retryOutbox({})).toBe(1);
     }
@@ -121,7 +126,7 @@ forEachDialect('push: local edits across upstream schema changes', (dialect) => 
     await applyUpstreamSchema();
     await h.sync();
     expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toMatchObject({ age: 'thirty' });
-    expect((await outbox()).map((e) => [e.column_name, e.status])).toEqual([['age', 'failed']]);
+    expect(await entries()).toEqual([['age', 'failed']]);
     expect((await outbox())[0]!.last_error).toMatch(/age.*no longer/);
     // The failed edit of the old field does not hold the new field's column back.
     await h.expectConverged('crm', 'people');
@@ -136,7 +141,7 @@ forEachDialect('push: local edits across upstream schema changes', (dialect) => 
     await h.sync();
     const names = (await h.upstream.allRecords('crm', 'people')).map((r) => r.values.name);
     expect(names).toEqual(['Ann', 'Bob']);
-    expect((await outbox()).map((e) => [e.column_name, e.status])).toEqual([['email', 'failed']]);
+    expect(await entries()).toEqual([['email', 'failed']]);
   });
 
   it('edits of a table deleted upstream fail with a message instead of waiting for ever', async () => {
