@@ -8,7 +8,8 @@ export type OutboxCounts = Record<OutboxStatus, number>;
  * What a table is doing, for people and monitoring:
  * - `backfilling`: every record is being read (new, retyped or resynced table), see `progress`;
  * - `ready`: pulled incrementally (history) or by periodic full scans;
- * - `blocked`: the delete safety valve stopped its full scan (`sync.maxDeleteShare`); nothing was deleted;
+ * - `blocked`: a safety valve stopped its pull (a full scan's deletes over `sync.maxDeleteShare`, or a
+ *   drop upstream contradicts); nothing was deleted or dropped;
  * - `failing`: its last pull failed (see `lastError`); it is retried every cycle.
  */
 export type TableCondition = 'backfilling' | 'ready' | 'blocked' | 'failing';
@@ -153,7 +154,7 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
 function attentionOf(report: StatusReport): string[] {
   const out: string[] = [];
   for (const t of report.tables) {
-    if (t.status === 'blocked') out.push(`${t.table} is blocked by the delete safety valve: ${t.lastError!.message}`);
+    if (t.status === 'blocked') out.push(`${t.table} is blocked by a safety valve: ${t.lastError!.message}`);
     else if (t.status === 'failing') out.push(`${t.table} is failing since ${t.lastError!.at}: ${t.lastError!.message}`);
     else if (t.lagMs !== null && t.lagMs > t.lagBoundMs) out.push(`${t.table} lags upstream by more than ${Math.round(t.lagBoundMs / 1000)} s`);
     if (t.error !== undefined) out.push(`${t.table}: ${t.error}`);

@@ -163,7 +163,7 @@ export class SyncEngine {
     }
     const tables: TableReport[] = [];
     for (const r of schema.refused) {
-      const error = { code: 'INVALID_RESPONSE', message: r.message };
+      const error = { code: r.code, message: r.message };
       logger.error({ table: r.table, err: error }, 'table refused');
       await this.#recordTableError(r.tableId, error);
       tables.push({ tableId: r.tableId, table: r.table, mode: r.mode, action: 'failed', upserted: 0, deleted: 0, error });

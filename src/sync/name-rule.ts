@@ -9,7 +9,9 @@ export interface RefusedTable {
   /** `module.table` as upstream spells them (names that break the rule included). */
   table: string;
   mode: 'history' | 'fullscan';
-  /** Names the name at fault and the rule it breaks. */
+  /** `INVALID_RESPONSE` for a name outside the rule; `SAFETY_VALVE` for a drop upstream contradicts. */
+  code: 'INVALID_RESPONSE' | 'SAFETY_VALVE';
+  /** What is wrong: the name at fault and the rule it breaks, or the drop held back. */
   message: string;
 }
 
@@ -34,6 +36,7 @@ export function refusedTables(workspace: Workspace, filter: TableFilter): Refuse
         tableId: table.id,
         table: label,
         mode: table.hasHistory === true ? 'history' : 'fullscan',
+        code: 'INVALID_RESPONSE',
         message: `the workspace answer names table ${JSON.stringify(label)} with ${problem}; the table is not mirrored until upstream fixes the name`,
       });
     }

@@ -1,6 +1,7 @@
 import { SCHEMA_CURSOR_KEY } from '../mirror/catalog.ts';
 import type { CursorWrites } from '../mirror/mirror.ts';
 import { describeOp, planSchema } from '../mirror/schema-planner.ts';
+import { unconfirmedDrops } from './drop-check.ts';
 import { refusedTables, type RefusedTable } from './name-rule.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
 import type { SyncContext } from './sync-context.ts';
@@ -15,7 +16,10 @@ export interface SchemaPullResult {
   reread: boolean;
   /** DDL operations applied. */
   operations: string[];
-  /** Tables left out of the plan (names outside the API's rule); the engine reports them failed. */
+  /**
+   * Tables left out of the plan, held as the mirror has them: names outside the API's rule, and
+   * drops that upstream's own answer for the table contradicts. The engine reports them failed.
+   */
   refused: RefusedTable[];
   /**
    * The schema cursor after a poll that found no change, for the caller to store with the
@@ -27,15 +31,15 @@ export interface SchemaPullResult {
 /**
  * Schema pull (DESIGN §4.2): poll schema changes from the saved cursor; on any change, on the
  * first run, or when the table patterns changed, read the whole workspace, diff it against the
- * catalog and apply the plan. DDL, catalog and the new cursor commit together. `cursors`: every
+ * catalog and apply the plan, less the drops upstream contradicts (drop-check.ts). DDL, catalog and the new cursor commit together. `cursors`: every
  * cursor of the mirror, as read at the start of the cycle.
  */
 export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, string>): Promise<SchemaPullResult> {
   const { client, mirror, options } = ctx;
   const since = cursors.get(SCHEMA_CURSOR_KEY);
   const filterKey = JSON.stringify({ include: options.tables.include ?? [], exclude: options.tables.exclude ?? [] });
-  // While tables are refused the workspace is read every cycle: an upstream that fixes a name
-  // need not log a schema change for it.
+  // While tables are refused or held the workspace is read every cycle: an upstream that fixes a
+  // name or an answer need not log a schema change for it.
   let changed = since === undefined
     || cursors.get(FILTER_CURSOR_KEY) !== filterKey
     || cursors.get(REFUSED_CURSOR_KEY) !== undefined;
@@ -58,7 +62,12 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
   const workspace = await client.getWorkspace();
   const catalog = await mirror.readCatalog();
   const refused = refusedTables(workspace, options.tables);
-  const plan = planSchema(catalog, workspace, options.tables, new Set(refused.map((r) => r.tableId)));
+  let plan = planSchema(catalog, workspace, options.tables, new Set(refused.map((r) => r.tableId)));
+  const contradicted = await unconfirmedDrops(client, workspace, plan, catalog.tables);
+  if (contradicted.length > 0) {
+    refused.push(...contradicted);
+    plan = planSchema(catalog, workspace, options.tables, new Set(refused.map((r) => r.tableId)));
+  }
   await mirror.applySchemaPlan(plan, {
     cursors: { ...next, [REFUSED_CURSOR_KEY]: refused.length === 0 ? null : JSON.stringify(refused) },
   });

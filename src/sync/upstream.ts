@@ -1,6 +1,7 @@
 import type { ChangesPage, RecordChange, SchemaChange } from '../api/changes.ts';
 import type { RecordIdInput } from '../api/identifiers.ts';
 import type { ApiRecord } from '../api/records.ts';
+import type { Table } from '../api/table.ts';
 import type { Workspace } from '../api/workspace.ts';
 import type {
   ChangesQueryParams, IterateRecordsOptions, KnownRecordChange, PollOptions, RecordCreateInput, RecordListParams,
@@ -24,6 +25,8 @@ export interface ChangeFeed<T> extends AsyncIterable<T[]> {
  */
 export interface Upstream {
   getWorkspace(): Promise<Workspace>;
+  /** One table with its fields; an `UpstreamError` with status 404 when upstream has no such table. */
+  getTable(moduleName: string, tableName: string): Promise<Table>;
   listSchemaChanges(query: ChangesQueryParams): Promise<ChangesPage<SchemaChange>>;
   pollSchemaChanges(options: PollOptions): ChangeFeed<SchemaChange>;
 

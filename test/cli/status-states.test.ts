@@ -6,7 +6,7 @@ import { startRewritingProxy, type RewritingProxy } from '../helpers/rewriting-p
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
 
 /**
- * `wsmirror status` tells each table's state — ready, blocked by the delete safety valve,
+ * `wsmirror status` tells each table's state — ready, blocked by a safety valve,
  * failing, backfilling with its progress — the last error and the cycles, all from what real
  * `wsmirror sync` processes stored in the mirror; its exit code says whether anything needs
  * attention.
@@ -102,7 +102,7 @@ forEachDialect('wsmirror status: table states (real processes)', ({ fresh }) => 
     expect(after.json.cycle.lastFailure).toContain('s.broken');
     expect(after.json.attention).toEqual([
       expect.stringContaining('s.broken is failing since'),
-      expect.stringContaining('s.valve is blocked by the delete safety valve'),
+      expect.stringContaining('s.valve is blocked by a safety valve'),
       expect.stringContaining('the last cycle failed'),
     ]);
     const cells = (name: string) => after.text.split('\n').find((l) => l.startsWith(`${name} `))!.split(/ {2,}/);

@@ -139,4 +139,54 @@ forEachDialect('pull: bad upstream answers', (dialect) => {
     expect((await h.engine.runCycle({ forceFullScan: true })).ok).toBe(true);
     await h.expectConverged('shop', 'items');
   });
+  /** Rewrites the workspace answer (GET …/workspace/{id}) through `edit`, other answers pass. */
+  const workspaceAnswer = (edit: (workspace: { modules: { tables: { name: string; fields: { name: string }[] }[] }[] }) => void): Rewrite =>
+    (path, body) => {
+      if (!/\/workspace\/[^/?]+(\?|$)/.test(path)) return undefined;
+      const answer = JSON.parse(body);
+      edit(answer.data);
+      return JSON.stringify(answer);
+    };
+
+  it('a workspace answer that leaves out a table or field upstream still serves drops nothing: the table is held and reported, the others sync', async () => {
+    const { ids } = await mirroredItems();
+    const rowsOfItems = async () => h.tm.mirror.countRows((await h.tm.mirror.readCatalog()).tables.find((t) => t.tableName === 'items')!.tableId);
+    // A schema change, so the next cycle reads the workspace again.
+    await h.upstream.createTable('shop', 'other', { hasHistory: true }, [{ name: 'n', type: 'number', labels: { '': 'N' } }]);
+    await h.upstream.createRecords('shop', 'other', [{ n: 7 }]);
+    await h.upstream.updateRecords('shop', 'items', [{ id: ids[0], qty: 100 }]);
+
+    h.proxy!.rewrite = workspaceAnswer((w) => {
+      for (const m of w.modules) m.tables = m.tables.filter((t) => t.name !== 'items');
+    });
+    const withoutTable = await h.engine.runCycle();
+    expect(withoutTable.ok).toBe(false);
+    expect(withoutTable.tables.find((t) => t.table === 'shop.items')).toMatchObject({
+      action: 'failed', error: { code: 'SAFETY_VALVE', message: expect.stringMatching(/leaves out table shop\.items.*still serves it.*nothing was dropped/) },
+    });
+    expect(await rowsOfItems()).toBe(2);
+    await h.expectConverged('shop', 'other');
+
+    h.proxy!.rewrite = workspaceAnswer((w) => {
+      for (const m of w.modules) for (const t of m.tables) if (t.name === 'items') t.fields = t.fields.filter((f) => f.name !== 'note');
+    });
+    const withoutField = await h.engine.runCycle();
+    expect(withoutField.tables.find((t) => t.table === 'shop.items')).toMatchObject({
+      action: 'failed', error: { code: 'SAFETY_VALVE', message: expect.stringMatching(/leaves out field note of table shop\.items/) },
+    });
+    expect((await h.tm.mirror.readCatalog()).fields.map((f) => f.fieldName)).toContain('note');
+
+    h.proxy!.rewrite = undefined;
+    expect((await h.engine.runCycle()).ok).toBe(true);
+    await h.expectConverged('shop', 'items');
+    expect(await rowsOfItems()).toBe(2);
+
+    // Upstream's own deletes still go through.
+    await h.upstream.deleteField('shop', 'items', 'note');
+    await h.upstream.deleteTable('shop', 'other');
+    expect((await h.engine.runCycle()).ok).toBe(true);
+    const catalog = await h.tm.mirror.readCatalog();
+    expect(catalog.tables.map((t) => t.tableName)).toEqual(['items']);
+    expect(catalog.fields.map((f) => f.fieldName)).not.toContain('note');
+  });
 });
