@@ -1,6 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { planSchema } from '../../src/mirror/schema-planner.ts';
-import { discardOutbox, listOutbox } from '../../src/sync/push/outbox-admin.ts';
+import { SyncEngine } from '../../src/sync/index.ts';
+import { discardOutbox, listOutbox, retryOutbox } from '../../src/sync/push/outbox-admin.ts';
 import { forEachDialect, questionMarkSql } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import { field } from '../helpers/schema.ts';
@@ -175,5 +176,20 @@ forEachDialect('push: local edits across upstream schema changes', (dialect) => 
     const rows = await outbox();
     expect(rows.map((e) => [e.column_name, e.status])).toEqual([['age', 'failed']]);
     expect(rows[0]!.last_error).toMatch(/age.*finite number/);
+  });
+  it('a failed edit retried after its row was read again from upstream sends the value it lists, not upstream\'s', async () => {
+    const { id, table, sql } = await people();
+    await sql(`UPDATE ${table} SET age = ? WHERE id = ?`, [99, id]);
+    // The table leaves the selection (a typo in tables.include, say): dropped, its edit failed.
+    const narrowed = new SyncEngine({ client: h.client, mirror: h.tm.mirror, options: { lookbackMs: 0, tables: { include: ['crm.peple'] } } });
+    await narrowed.runCycle({ forceFullScan: true });
+    expect(await entries()).toEqual([['age', 'failed']]);
+    // Back in the selection: the table is read again from upstream, the edit still listed.
+    await h.sync();
+    const [listed] = await listOutbox(h.tm.mirror, {});
+    expect(listed).toMatchObject({ fieldName: 'age', oldValue: 30, newValue: 99, status: 'failed' });
+    expect(await retryOutbox(h.tm.mirror, { entryIds: [listed!.entryId] })).toBe(1);
+    await h.sync();
+    await expectPushed({ name: 'Ann', age: 99 });
   });
 });

@@ -45,7 +45,7 @@ export async function selectEntryIds(cat: Kysely<CatalogDb>, filter: OutboxFilte
  */
 export function decodeEntryValue(ctx: MirrorContext, field: MirrorField | undefined, stored: unknown): unknown {
   if (stored === null || stored === undefined) return null;
-  const sqlValue = ctx.dialect.jsonArrivesParsed ? stored : JSON.parse(stored as string);
+  const sqlValue = storedSqlValue(ctx, stored);
   if (!field) return sqlValue;
   try {
     return sqlToApi(field.fieldType, sqlValue, ctx.dialect.name);
@@ -53,6 +53,12 @@ export function decodeEntryValue(ctx: MirrorContext, field: MirrorField | undefi
     // A value typed by hand that does not fit: shown as stored; the push reports it.
     return sqlValue;
   }
+}
+
+/** A stored old/new value as the SQL value it captured (null for none). */
+export function storedSqlValue(ctx: MirrorContext, stored: unknown): unknown {
+  if (stored === null || stored === undefined) return null;
+  return ctx.dialect.jsonArrivesParsed ? stored : JSON.parse(stored as string);
 }
 
 /** A stored value as SQL comparing equal to the JSON column (`new_value = …`). */

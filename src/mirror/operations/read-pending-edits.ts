@@ -7,7 +7,8 @@ import type { MirrorContext, TableInfo } from '../mirror-context.ts';
 import { ID_COLUMN } from '../naming.ts';
 import type { PendingEdit } from '../outbox.ts';
 import { sqlToApi } from '../value-codec.ts';
-import { chunks, decodeEntryValue } from './outbox-rows.ts';
+import { valueKindOf } from '../value-kind.ts';
+import { chunks, decodeEntryValue, storedSqlValue } from './outbox-rows.ts';
 import { cachedTables } from './read-catalog.ts';
 
 interface EntryRow {
@@ -94,7 +95,7 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
     // The new records' current rows are read at the same time, on another connection of a
     // Postgres pool (a record the look-up hands to an earlier read is then read for nothing).
     const [, outsideEntries] = await Promise.all([
-      readCurrentRows(ctx, tables, rowsByTable, recordIdsByTable(added)),
+      readCurrentRows(ctx, tables, rowsByTable, recordIdsByTable(added, isLocalInsert)),
       added.size > 0 && outside.length > 0 ? entriesOf(ctx, due, added, (eb) => eb.or(outside.map((where) => where(eb)))) : [],
     ]);
     for (const e of outsideEntries) {
@@ -122,8 +123,8 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
     }
     let fieldOf = fieldsByTable.get(tableId);
     if (fieldOf === undefined) fieldsByTable.set(tableId, fieldOf = entryFields(info.fields));
-    const current = rowsByTable.get(tableId)!;
-    edits.push(fold(ctx, info, fieldOf, recordId, list, current, current.byId.get(recordId)));
+    const current = rowsByTable.get(tableId);
+    edits.push(fold(ctx, info, fieldOf, recordId, list, current, current?.byId.get(recordId)));
   }
   return edits;
 }
@@ -147,14 +148,24 @@ async function entriesOf(
   return out;
 }
 
-function recordIdsByTable(byRecord: ReadonlyMap<string, readonly EntryRow[]>): Map<string, number[]> {
+function recordIdsByTable(byRecord: ReadonlyMap<string, readonly EntryRow[]>, which: (e: EntryRow) => boolean = () => true): Map<string, number[]> {
   const idsByTable = new Map<string, number[]>();
   for (const [first] of byRecord.values()) {
+    if (!which(first!)) continue;
     const ids = idsByTable.get(first!.table_id);
     if (ids) ids.push(Number(first!.record_id));
     else idsByTable.set(first!.table_id, [Number(first!.record_id)]);
   }
   return idsByTable;
+}
+
+/**
+ * A row inserted here and not created upstream yet: its id is minus its insert entry's id. Only
+ * these rows are read: a create sends the values the row holds, an update the values its entries
+ * captured (the row's may have been read again from upstream since, see `fold`).
+ */
+function isLocalInsert(e: EntryRow): boolean {
+  return Number(e.record_id) < 0;
 }
 
 /** A table's rows as read for a round, decoded to API shapes only where a fold asks. */
@@ -221,17 +232,33 @@ function unsendableField(e: EntryRow, field: MirrorField | undefined): string | 
   return undefined;
 }
 
+type Sendable = { value: unknown } | { refused: string };
+
 /**
- * The API value of a row's `j`-th writable column; a value the codec cannot read goes as stored
+ * The API value of a SQL value of `field`; a value the codec cannot read goes as stored
  * (upstream judges it) if JSON carries it as it is, and is otherwise refused with the codec's reason.
  */
-function columnValue(ctx: MirrorContext, current: CurrentRows, row: Record<string, unknown>, j: number): { value: unknown } | { refused: string } {
-  const raw = row[current.keys[j]!];
+function sendable(ctx: MirrorContext, field: MirrorField, raw: unknown): Sendable {
   try {
-    return { value: sqlToApi(current.writable[j]!.fieldType, raw, ctx.dialect.name) };
+    return { value: sqlToApi(field.fieldType, raw, ctx.dialect.name) };
   } catch (error) {
-    return jsonCarries(raw) ? { value: raw } : { refused: `${current.writable[j]!.fieldName}: ${(error as Error).message}` };
+    return jsonCarries(raw) ? { value: raw } : { refused: `${field.fieldName}: ${(error as Error).message}` };
   }
+}
+
+/** The API value of a row's `j`-th writable column. */
+function columnValue(ctx: MirrorContext, current: CurrentRows, row: Record<string, unknown>, j: number): Sendable {
+  return sendable(ctx, current.writable[j]!, row[current.keys[j]!]);
+}
+
+/** Postgres' to_jsonb writes a float's NaN and infinities as these strings. */
+const NON_FINITE_TEXT = new Set(['NaN', 'Infinity', '-Infinity']);
+
+/** The API value of an update entry's captured `new_value`. */
+function capturedValue(ctx: MirrorContext, field: MirrorField, stored: unknown): Sendable {
+  let raw = storedSqlValue(ctx, stored);
+  if (typeof raw === 'string' && NON_FINITE_TEXT.has(raw) && valueKindOf(field.fieldType) === 'number') raw = Number(raw);
+  return sendable(ctx, field, raw);
 }
 
 /** Whether JSON.stringify gives back this value as it is (no NaN or infinity turned into null, no bigint). */
@@ -246,7 +273,7 @@ function jsonCarries(value: unknown): boolean {
 /** A record's due entries, in capture order, as one create, update or delete (one pass over them). */
 function fold(
   ctx: MirrorContext, info: TableInfo, fieldOf: EntryFields, recordId: number, entries: readonly EntryRow[],
-  current: CurrentRows, row: Record<string, unknown> | undefined,
+  current: CurrentRows | undefined, row: Record<string, unknown> | undefined,
 ): PendingEdit {
   const entryIds: number[] = [];
   const sentEntryIds: number[] = [];
@@ -285,8 +312,10 @@ function fold(
     if (list) list.push(...ids);
     else refused.set(message, [...ids]);
   };
-  /** Fields whose current value cannot be sent, with why. */
+  /** Fields whose value cannot be sent, with why. */
   const badValues = new Map<string, string>();
+  /** An update's fields and the value each one's last entry captured. */
+  const captured = new Map<string, { field: MirrorField; stored: unknown }>();
   for (const e of entries) {
     if (e.operation !== 'update' || e.column_name === null) continue;
     const field = e.field_id === null ? fieldOf.byColumn.get(e.column_name) : fieldOf.byId.get(e.field_id);
@@ -299,17 +328,22 @@ function fold(
     const ids = fieldEntryIds.get(name);
     if (ids) ids.push(Number(e.entry_id));
     else fieldEntryIds.set(name, [Number(e.entry_id)]);
-    if (insert === undefined && !oldValues.has(name)) oldValues.set(name, decodeEntryValue(ctx, field, e.old_value));
-    // The row's current value; without a row, the last value captured.
-    const j = current.position.get(name);
-    if (row === undefined || j === undefined) values.set(name, decodeEntryValue(ctx, field, e.new_value));
-    else if (!values.has(name) && !badValues.has(name)) {
-      const read = columnValue(ctx, current, row, j);
-      if ('value' in read) values.set(name, read.value);
-      else badValues.set(name, read.refused);
+    if (insert === undefined) {
+      if (!oldValues.has(name)) oldValues.set(name, decodeEntryValue(ctx, field, e.old_value));
+      // An update sends the value its last entry captured, as `wsmirror outbox` lists it, not
+      // the row's: a failed edit's row may have been read again from upstream since (its table
+      // left the selection and came back, its column was rebuilt), and a retry must send the edit.
+      captured.set(name, { field: field!, stored: e.new_value });
+    } else if (row === undefined) {
+      values.set(name, decodeEntryValue(ctx, field, e.new_value));
     }
   }
-  if (insert !== undefined && row !== undefined) {
+  for (const [name, { field, stored }] of captured) {
+    const read = capturedValue(ctx, field, stored);
+    if ('value' in read) values.set(name, read.value);
+    else badValues.set(name, read.refused);
+  }
+  if (insert !== undefined && row !== undefined && current !== undefined) {
     // A create sends every writable value the row holds, later updates included.
     for (let j = 0; j < current.writable.length; j++) {
       const read = columnValue(ctx, current, row, j);
@@ -317,7 +351,7 @@ function fold(
       else if (read.value !== null) values.set(current.writable[j]!.fieldName, read.value);
     }
   }
-  // An update's field whose current value cannot be sent: its entries are refused with that reason.
+  // An update's field whose value cannot be sent: its entries are refused with that reason.
   if (insert === undefined) {
     for (const [name, message] of badValues) {
       refuse(message, fieldEntryIds.get(name) ?? []);
