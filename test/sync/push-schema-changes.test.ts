@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { afterEach, expect, it } from 'vitest';
 import { planSchema } from '../../src/mirror/schema-planner.ts';
 import { SyncEngine } from '../../src/sync/index.ts';
@@ -12,6 +13,15 @@ import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
  * its field through a rename; one whose field or table is gone, or whose value JSON cannot carry,
  * is marked failed with a message and kept: none is counted as pushed without reaching upstream.
  */
+
+/** The machine's `sqlite3` shell: an editing client whose SQLite may be older than wsmirror's. */
+const sqliteShell = (() => {
+  try {
+    return execFileSync('sqlite3', ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    return undefined;
+  }
+})();
 
 interface OutboxRow {
   record_id: number | string;
@@ -191,5 +201,51 @@ forEachDialect('push: local edits across upstream schema changes', (dialect) => 
     expect(await retryOutbox(h.tm.mirror, { entryIds: [listed!.entryId] })).toBe(1);
     await h.sync();
     await expectPushed({ name: 'Ann', age: 99 });
+  });
+  it('a number keeps every digit through the outbox: the edit arrives exactly, and a value upstream still holds is no conflict', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0, conflictPolicy: 'upstream-wins' });
+    await h.upstream.createModule('crm');
+    await h.upstream.createTable('crm', 'people', { hasHistory: true }, [field('age', 'number'), field('score', 'number')]);
+    const [id] = await h.upstream.createRecords('crm', 'people', [{ age: 0.30000000000000004, score: 1 }]);
+    await h.sync();
+    const table = h.tm.table((await catalogEntry(h.tm, 'crm', 'people'))!.sqlName);
+    await questionMarkSql(h.tm)(`UPDATE ${table} SET age = age * 3, score = CAST(1 AS REAL) / 3 WHERE id = ?`.replace('REAL', dialect.dialect === 'postgres' ? 'double precision' : 'REAL'), [Number(id)]);
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toEqual({ age: 0.30000000000000004 * 3, score: 1 / 3 });
+    expect(await outbox()).toEqual([]);
+  });
+
+  it('an infinity captured on SQLite fails its edit with a message, and the outbox stays readable', async () => {
+    const { id, table, sql } = await people();
+    await sql(`UPDATE ${table} SET age = ${dialect.dialect === 'sqlite' ? '9e999' : "'Infinity'"} WHERE id = ?`, [id]);
+    const listed = await listOutbox(h.tm.mirror, {});
+    expect(listed).toHaveLength(1);
+    await h.sync();
+    const rows = await outbox();
+    expect(rows.map((e) => [e.column_name, e.status])).toEqual([['age', 'failed']]);
+    expect(rows[0]!.last_error).toMatch(/age.*finite number/);
+    // Fixed in SQL: the new edit goes, the failed one is discarded.
+    await sql(`UPDATE ${table} SET age = 41 WHERE id = ?`, [id]);
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'people'))[0]!.values.age).toBe(41);
+  });
+  it.skipIf(dialect.dialect !== 'sqlite' || sqliteShell === undefined)(`edits made in the sqlite3 shell (${sqliteShell ?? 'absent'}) keep every digit, and its infinities fail with a message`, async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0, conflictPolicy: 'upstream-wins' });
+    await h.upstream.createModule('crm');
+    await h.upstream.createTable('crm', 'people', { hasHistory: true }, [field('age', 'number'), field('score', 'number'), field('name', 'string')]);
+    const ids = (await h.upstream.createRecords('crm', 'people', [{ age: 0.30000000000000004, score: 1, name: 'a' }, { age: 1, score: 1, name: 'b' }])).map(Number);
+    await h.sync();
+    const table = h.tm.table((await catalogEntry(h.tm, 'crm', 'people'))!.sqlName);
+    const file = h.tm.url.slice('sqlite:'.length);
+    execFileSync('sqlite3', [file, `PRAGMA busy_timeout = 5000; UPDATE ${table} SET age = age * 3, score = 1.0 / 3 WHERE id = ${ids[0]}; UPDATE ${table} SET age = 9e999, name = 'b2' WHERE id = ${ids[1]};`]);
+    // The listing reads every entry, the infinity's included.
+    expect(await listOutbox(h.tm.mirror, {})).toHaveLength(4);
+    await h.sync();
+    const [first, second] = await h.upstream.allRecords('crm', 'people');
+    expect(first!.values).toEqual({ age: 0.30000000000000004 * 3, score: 1 / 3, name: 'a' });
+    expect(second!.values).toEqual({ age: 1, score: 1, name: 'b2' });
+    const rows = await outbox();
+    expect(rows.map((e) => [e.column_name, e.status])).toEqual([['age', 'failed']]);
+    expect(rows[0]!.last_error).toMatch(/age.*finite number/);
   });
 });

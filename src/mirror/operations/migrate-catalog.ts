@@ -19,9 +19,10 @@ import { createReferenceIndex } from './reference-indexes.ts';
  * zone and date style. 4: SQLite captures an UPDATE with one trigger per column. 5: Postgres turns
  * only the changed columns' values into JSON. 6: Postgres' insert trigger skips the daemon's
  * writes in its WHEN clause. 7: Postgres' capture functions write the outbox as their owner, so
- * an editing role needs no right on it.
+ * an editing role needs no right on it. 8: SQLite captures a REAL with 17 significant digits and
+ * an infinity as JSON text, whatever the editing client's SQLite version.
  */
-export const CAPTURE_VERSION = 7;
+export const CAPTURE_VERSION = 8;
 
 /**
  * Brings an existing catalog to this version's layout (CATALOG_MIGRATIONS) and installs the

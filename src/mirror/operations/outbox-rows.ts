@@ -55,10 +55,19 @@ export function decodeEntryValue(ctx: MirrorContext, field: MirrorField | undefi
   }
 }
 
-/** A stored old/new value as the SQL value it captured (null for none). */
+/**
+ * A stored old/new value as the SQL value it captured (null for none). Text that is not JSON
+ * (`Inf`, as an older SQLite's `json_quote` wrote an infinity) comes back as it is: one such
+ * entry must not stop the listing or the push of every other.
+ */
 export function storedSqlValue(ctx: MirrorContext, stored: unknown): unknown {
   if (stored === null || stored === undefined) return null;
-  return ctx.dialect.jsonArrivesParsed ? stored : JSON.parse(stored as string);
+  if (ctx.dialect.jsonArrivesParsed) return stored;
+  try {
+    return JSON.parse(stored as string);
+  } catch {
+    return stored;
+  }
 }
 
 /** A stored value as SQL comparing equal to the JSON column (`new_value = …`). */

@@ -251,13 +251,16 @@ function columnValue(ctx: MirrorContext, current: CurrentRows, row: Record<strin
   return sendable(ctx, current.writable[j]!, row[current.keys[j]!]);
 }
 
-/** Postgres' to_jsonb writes a float's NaN and infinities as these strings. */
-const NON_FINITE_TEXT = new Set(['NaN', 'Infinity', '-Infinity']);
+/**
+ * A float's NaN and infinities as captured: Postgres' to_jsonb and SQLite's capture write these
+ * strings (an older SQLite wrote `Inf`, which is no JSON and arrives as text).
+ */
+const NON_FINITE_TEXT = new Set(['NaN', 'Infinity', '-Infinity', 'Inf', '-Inf']);
 
 /** The API value of an update entry's captured `new_value`. */
 function capturedValue(ctx: MirrorContext, field: MirrorField, stored: unknown): Sendable {
   let raw = storedSqlValue(ctx, stored);
-  if (typeof raw === 'string' && NON_FINITE_TEXT.has(raw) && valueKindOf(field.fieldType) === 'number') raw = Number(raw);
+  if (typeof raw === 'string' && NON_FINITE_TEXT.has(raw) && valueKindOf(field.fieldType) === 'number') raw = Number(raw.replace(/Inf$/, 'Infinity'));
   return sendable(ctx, field, raw);
 }
 

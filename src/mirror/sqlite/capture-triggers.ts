@@ -18,6 +18,18 @@ import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
  * - AFTER DELETE: one `delete` entry.
  */
 const OUTBOX = quoteIdent('_wsmirror_outbox');
+
+/**
+ * A captured value as JSON text. The trigger runs in the editing client's SQLite, whatever its
+ * version: before 3.43 `json_quote` wrote a REAL with 15 significant digits (0.30000000000000004
+ * became 0.3, so the push sent another number and saw a conflict where there was none) and an
+ * infinity as `Inf`, which is no JSON. A REAL is written with 17 digits, which any double
+ * survives, and an infinity as the text the push refuses with a message.
+ */
+function jsonOf(value: string): string {
+  return `CASE WHEN typeof(${value}) = 'real' THEN CASE WHEN ${value} = 9e999 THEN '"Infinity"' WHEN ${value} = -9e999 THEN '"-Infinity"' `
+    + `ELSE printf('%!.17g', ${value}) END ELSE json_quote(${value}) END`;
+}
 const ID = quoteIdent(ID_COLUMN);
 
 function triggerNames(t: CaptureTable) {
@@ -70,7 +82,7 @@ export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
     out.push(`CREATE TRIGGER ${quoteIdent(n.update(f.fieldId))} AFTER UPDATE OF ${c} ON ${table}
       WHEN ${when} AND NEW.${ID} IS OLD.${ID} AND NEW.${c} IS NOT OLD.${c} BEGIN
       INSERT INTO ${OUTBOX} ("table_id", "sql_table", "record_id", "operation", "column_name", "field_id", "old_value", "new_value")
-        VALUES (${tableId}, ${sqlTable}, NEW.${ID}, 'update', ${quoteLiteral(f.columnName)}, ${quoteLiteral(f.fieldId)}, json_quote(OLD.${c}), json_quote(NEW.${c}));
+        VALUES (${tableId}, ${sqlTable}, NEW.${ID}, 'update', ${quoteLiteral(f.columnName)}, ${quoteLiteral(f.fieldId)}, ${jsonOf(`OLD.${c}`)}, ${jsonOf(`NEW.${c}`)});
     END`);
   }
   out.push(`CREATE TRIGGER ${quoteIdent(n.delete)} AFTER DELETE ON ${table} WHEN ${when} BEGIN
