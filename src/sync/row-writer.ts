@@ -55,6 +55,8 @@ export class RowWriter {
   #checkpoint: CursorWrites | undefined;
   /** The checkpoint of the last write started: what the mirror holds rows for. */
   #writtenCheckpoint: CursorWrites | undefined;
+  /** The error of a write the mirror refused: every later write fails with it. */
+  #failure: unknown;
   readonly #tally: PullTally;
 
   constructor(ctx: SyncContext, table: MirrorTable, tally: PullTally = new PullTally()) {
@@ -103,7 +105,11 @@ export class RowWriter {
   /** Starts writing what is queued, with the latest checkpoint, once the write in flight is done. */
   async #writeQueued(): Promise<void> {
     await this.#settle();
-    this.#inFlight = this.#write(this.#checkpoint ? { cursors: this.#checkpoint } : {});
+    const write = this.#write(this.#checkpoint ? { cursors: this.#checkpoint } : {});
+    // Its error surfaces at the next settle; until then the caller may be waiting for a page, and
+    // a rejection nobody handles yet would end the process.
+    write.catch(() => undefined);
+    this.#inFlight = write;
   }
 
   /** Writes what is left together with the final cursors and state, and waits for it. */
@@ -130,6 +136,9 @@ export class RowWriter {
   }
 
   async #write(final: FinalWrite): Promise<void> {
+    // After a refused write, nothing more is written: a later batch's checkpoint would cover the
+    // refused rows too, and a resumed run would start after rows never written.
+    if (this.#failure !== undefined) throw this.#failure;
     this.#writtenCheckpoint = this.#checkpoint;
     const rows = this.#rows;
     const ids = this.#ids;
@@ -137,11 +146,17 @@ export class RowWriter {
     this.#rows = undefined;
     this.#ids = [];
     this.#deletes = [];
-    const result = await this.#mirror.applyRows(this.#tableId, {
-      ...(rows ? { encoded: rows } : {}),
-      deletes,
-      ...final,
-    });
+    let result: Awaited<ReturnType<Mirror['applyRows']>>;
+    try {
+      result = await this.#mirror.applyRows(this.#tableId, {
+        ...(rows ? { encoded: rows } : {}),
+        deletes,
+        ...final,
+      });
+    } catch (error) {
+      this.#failure = error;
+      throw error;
+    }
     const upserted = this.#tally.upserted.add(ids);
     this.#tally.deleted += result.deleted;
     const { observer } = this.#ctx;
