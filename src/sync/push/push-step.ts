@@ -45,8 +45,8 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
   const roundRecords = ctx.options.pushRoundRecords ?? ctx.mirror.preferredPushRoundRecords;
   /** Edits whose outcome could not be learnt this push: not looked at again until the next. */
   const held = new Set<string>();
-  /** Edits of the last round that wait for a row created locally to be created upstream. */
-  let waiting: PendingEdit[] = [];
+  /** Edits of the last round that wait for a row inserted here to be created upstream. */
+  let waiting: { edit: PendingEdit; blocker: { tableId: string; recordId: number } }[] = [];
   const readDue = (skip: number, after?: number) =>
     ctx.mirror.readPendingEdits({ now: new Date(now()).toISOString(), limit: roundRecords + skip, ...(after !== undefined ? { after } : {}) });
   /** The next round's edits, read while this round's requests were out. */
@@ -61,7 +61,6 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
       nextRound = undefined;
       const fresh = due.filter((e) => !held.has(editKey(e))).slice(0, roundRecords);
       if (fresh.length === 0) break;
-      const unresolved = new Set(due.filter((e) => e.operation === 'create').map((e) => `${e.tableId}:${e.recordId}`));
       // The next round may be read, and this one settled, while requests are out only when this
       // round creates no record: settling a create rewrites the temporary id in other rows, which
       // a read or a send made before it would miss.
@@ -83,7 +82,7 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
         const ready: PendingEdit[] = [];
         for (const edit of edits) {
           const blocker = waitsFor(edit, target, catalog);
-          if (blocker !== undefined && unresolved.has(blocker)) waiting.push(edit);
+          if (blocker !== undefined) waiting.push({ edit, blocker });
           else ready.push(edit);
         }
         if (ready.length === 0) continue;
@@ -137,10 +136,11 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
   }
   // Edits still waiting for a row whose create failed or is not due: tried again later.
   if (waiting.length > 0) {
-    const outcomes = waiting.map((edit): EditOutcome => ({
+    const labels = new Map(catalog.tables.map((t) => [t.tableId, tableLabel(t)]));
+    const outcomes = waiting.map(({ edit, blocker }): EditOutcome => ({
       kind: 'retry',
       entryIds: edit.entryIds,
-      message: 'references a row created locally that is not created upstream yet',
+      message: `references row ${blocker.recordId} of ${labels.get(blocker.tableId) ?? blocker.tableId}, inserted here and not created upstream yet (see its insert in wsmirror outbox); sent once it is`,
       nextAttemptAt: nextAttemptAt(now(), edit.attempts + 1, undefined, { baseMs: ctx.options.pushRetryBaseMs, maxMs: ctx.options.pushRetryMaxMs }),
     }));
     await ctx.mirror.settleEdits(outcomes);

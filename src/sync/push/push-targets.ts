@@ -15,13 +15,17 @@ export function pushTargets(catalog: Catalog, options: SyncOptions): Map<string,
   return targets;
 }
 
-/** `tableId:recordId` of a locally created row this edit's references point at, if any. */
-export function waitsFor(edit: PendingEdit, target: PushTarget, catalog: Catalog): string | undefined {
+/**
+ * A row inserted here and not created upstream yet (its id is negative until then) that this
+ * edit's references point at, if any: the edit waits for that row's create, whether or not the
+ * create is due now. Once created, the reference holds the upstream id.
+ */
+export function waitsFor(edit: PendingEdit, target: PushTarget, catalog: Catalog): { tableId: string; recordId: number } | undefined {
   if (edit.operation === 'delete') return undefined;
   for (const [name, value] of edit.values) {
     if (target.fieldTypes.get(name) !== 'reference' || typeof value !== 'number' || value >= 0) continue;
     const field = catalog.fields.find((f) => f.tableId === target.table.tableId && f.fieldName === name);
-    return `${field?.refTableId ?? target.table.tableId}:${value}`;
+    return { tableId: field?.refTableId ?? target.table.tableId, recordId: value };
   }
   return undefined;
 }

@@ -366,6 +366,31 @@ describe('push: creates', () => {
       .toEqual([Number(company!.id), Number(deal!.id)]);
   });
 
+  it('a reference to a local row whose create is not due (backing off after a 500) waits for it, naming the row, instead of going out', async () => {
+    f = await fixture();
+    await f.upstream.createModule('crm');
+    await f.upstream.createTable('crm', 'companies', {}, [field('name', 'string')]);
+    await f.upstream.createTable('crm', 'deals', {}, [field('title', 'string'), field('company', 'reference', { refTableName: 'companies' })]);
+    const companies = await f.tableId('companies');
+    const deals = await f.tableId('deals');
+    f.outbox.add({ tableId: companies, recordId: -1, operation: 'create', values: { name: 'Acme' } });
+    f.outbox.add({ tableId: deals, recordId: -2, operation: 'create', values: { title: 'big', company: -1 } });
+    let refusals = 1;
+    const flaky = overriding(f.client, {
+      createRecords: async (moduleName, tableName, records) => {
+        if (tableName === 'companies' && refusals-- > 0) {
+          throw new UpstreamError({ endpoint: 'createRecords', method: 'POST', path: '/records' }, 500, 'try later', { attempts: 1 });
+        }
+        return f.client.createRecords(moduleName, tableName, records);
+      },
+    });
+    const report = await f.push({}, flaky);
+    expect(report).toMatchObject({ pushed: 0, failed: 0, retry: 2 });
+    expect(await f.upstream.allRecords('crm', 'deals')).toEqual([]);
+    const dealOutcome = f.outbox.settled.find((o) => o.kind === 'retry' && (o as { message?: string }).message?.includes('-1'));
+    expect(dealOutcome).toMatchObject({ message: expect.stringMatching(/row -1 of crm\.companies/) });
+  });
+
   for (const hasHistory of [true, false]) {
     it(`after a crash between send and acknowledgement, binds the records made instead of creating twice (history ${hasHistory})`, async () => {
       await people(hasHistory);
