@@ -104,6 +104,25 @@ forEachDialect('capture of local edits', ({ fresh, dialect }) => {
     expect((await outbox(t)).map((e) => [e.operation, e.record_id])).toEqual([['insert', Number(rows[0]!.id)]]);
   });
 
+  it('an INSERT naming the id of a row it has is that row\'s: a plain one fails on the key, an upsert updates it (or does nothing), and no record is created', async () => {
+    const t = await seeded(fresh);
+    const deals = t.table('crm__deals');
+    await expect(t.sql(`INSERT INTO ${deals} ("id", "title") VALUES (1, 'again')`)).rejects.toThrow(/unique|UNIQUE|duplicate key/);
+    await t.sql(`INSERT INTO ${deals} ("id", "title", "amount") VALUES (1, 'upserted', 5) ON CONFLICT ("id") DO UPDATE SET "title" = excluded."title", "amount" = excluded."amount"`);
+    await t.sql(`INSERT INTO ${deals} ("id", "title") VALUES (2, 'ignored') ON CONFLICT DO NOTHING`);
+    expect((await outbox(t)).map((e) => [e.operation, e.record_id, e.column_name, e.new_value])).toEqual([
+      ['update', 1, 'title', 'upserted'], ['update', 1, 'amount', 5],
+    ]);
+    const rows = await t.sql<{ id: unknown; title: string }>(`SELECT "id", "title" FROM ${deals} ORDER BY "id"`);
+    expect(rows.map((r) => [Number(r.id), r.title])).toEqual([[1, 'upserted'], [2, 'b']]);
+  });
+
+  it.skipIf(dialect !== 'postgres')('refuses a TRUNCATE, which no row trigger sees, naming DELETE instead', async () => {
+    const t = await seeded(fresh);
+    await expect(t.sql(`TRUNCATE ${t.table('crm__deals')}`)).rejects.toThrow(/TRUNCATE of crm__deals is not captured.*DELETE/);
+    expect(await t.sql(`SELECT "id" FROM ${t.table('crm__deals')}`)).toHaveLength(2);
+  });
+
   it('records a DELETE', async () => {
     const t = await seeded(fresh);
     await t.sql(`DELETE FROM ${t.table('crm__deals')} WHERE "id" = 2`);

@@ -20,7 +20,8 @@ import { createReferenceIndex } from './reference-indexes.ts';
  * only the changed columns' values into JSON. 6: Postgres' insert trigger skips the daemon's
  * writes in its WHEN clause. 7: Postgres' capture functions write the outbox as their owner, so
  * an editing role needs no right on it. 8: SQLite captures a REAL with 17 significant digits and
- * an infinity as JSON text, whatever the editing client's SQLite version.
+ * an infinity as JSON text, whatever the editing client's SQLite version; Postgres lets an INSERT
+ * naming a row's id reach that row (ON CONFLICT) and refuses TRUNCATE.
  */
 export const CAPTURE_VERSION = 8;
 

@@ -13,10 +13,15 @@ import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
  * - a row trigger fires only on a forbidden UPDATE (an `id` change, a read-only column changed:
  *   its WHEN clause filters every other row out at no cost) and raises the error naming it;
  * - INSERT: a row trigger refuses values in read-only columns and gives the row minus its new
- *   entry's id.
+ *   entry's id (unless the id given is one the table holds: see the function);
+ * - TRUNCATE is refused (no row trigger would see it).
  * The daemon's own writes pass every trigger untouched.
  */
 const DAEMON = `(${DAEMON_WRITE_CONDITION})`;
+
+function truncateMessage(sqlTable: string): string {
+  return `wsmirror: TRUNCATE of ${sqlTable} is not captured, so upstream would keep its records; DELETE FROM the rows instead (each becomes a delete upstream)`;
+}
 
 function objectNames(t: CaptureTable) {
   // Named after the upstream table id, so they survive table renames; 63-byte names fit.
@@ -26,6 +31,7 @@ function objectNames(t: CaptureTable) {
     guard: { trigger: '_wsmirror_capture_guard', fn: `${base}_guard` },
     update: { trigger: '_wsmirror_capture_update', fn: `${base}_update` },
     delete: { trigger: '_wsmirror_capture_delete', fn: `${base}_delete` },
+    truncate: { trigger: '_wsmirror_capture_truncate', fn: `${base}_truncate` },
   };
 }
 
@@ -76,6 +82,10 @@ DECLARE
 BEGIN
   IF ${DAEMON} THEN RETURN NEW; END IF;
   ${readOnly.map((f) => `IF NEW.${quoteIdent(f.columnName)} IS NOT NULL THEN ${raise(readOnlyMessage(t.sqlName, f.columnName))} END IF;`).join('\n  ')}
+  -- An id the table holds names that row, as on SQLite (whose capture runs after the insert):
+  -- a plain INSERT then fails on the key, and ON CONFLICT updates the row (captured as an
+  -- update) or does nothing; with a temporary id it made a new record upstream every time.
+  IF NEW.${id} IS NOT NULL AND EXISTS (SELECT 1 FROM ${table} WHERE ${id} = NEW.${id}) THEN RETURN NEW; END IF;
   entry := nextval(pg_get_serial_sequence(${quoteLiteral(outbox)}, 'entry_id'));
   NEW.${id} := -entry;
   INSERT INTO ${outbox} (entry_id, table_id, sql_table, record_id, operation) VALUES (entry, ${tableId}, ${sqlTable}, -entry, 'insert');
@@ -128,5 +138,15 @@ BEGIN
 END`, OUTBOX_WRITER));
   out.push(`CREATE TRIGGER ${quoteIdent(n.delete.trigger)} AFTER DELETE ON ${table}
     REFERENCING OLD TABLE AS _wsmirror_old FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify(n.delete.fn)}()`);
+
+  // TRUNCATE fires no row or DELETE trigger: captured it would be nothing, and a table with
+  // history would stay empty (only changes are pulled). Refused, naming what to run instead.
+  out.push(createFunction(names.qualify(n.truncate.fn), `
+BEGIN
+  IF ${DAEMON} THEN RETURN NULL; END IF;
+  RAISE EXCEPTION USING ERRCODE = 'feature_not_supported', MESSAGE = ${quoteLiteral(truncateMessage(t.sqlName))};
+END`));
+  out.push(`CREATE TRIGGER ${quoteIdent(n.truncate.trigger)} BEFORE TRUNCATE ON ${table}
+    FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify(n.truncate.fn)}()`);
   return out;
 }
