@@ -43,7 +43,7 @@ export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
 export const OUTBOX_OPERATIONS = ['insert', 'update', 'delete'] as const;
 
 /** Version of the catalog layout, stored in `_wsmirror_meta`. */
-export const CATALOG_VERSION = 6;
+export const CATALOG_VERSION = 7;
 
 /**
  * Layout changes since layout 1, applied in order to an older catalog when it is opened for
@@ -53,7 +53,7 @@ export const CATALOG_VERSION = 6;
  * (`current_as_of`, `last_error*`). Layout 5: appointment columns are `tstzrange` on Postgres
  * (no catalog column: the migration converts the columns, `Dialect.convertColumnSql`). Layout 6:
  * the outbox without its status index, and (SQLite) its checks restated as catalog-ddl.ts writes
- * them now; both made every captured edit cost more.
+ * them now; both made every captured edit cost more. Layout 7: `_wsmirror_outbox.retried_at`.
  */
 export interface CatalogMigration {
   version: number;
@@ -79,6 +79,7 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
   },
   { version: 5, addColumns: [] },
   { version: 6, addColumns: [], dropIndexes: ['_wsmirror_outbox_status'], restateChecks: ['_wsmirror_outbox'] },
+  { version: 7, addColumns: [{ table: '_wsmirror_outbox', column: 'retried_at' }] },
 ];
 
 /** Refuses (ConfigError) a catalog this version cannot read: a newer layout, or no version row. */
@@ -196,6 +197,7 @@ export const CATALOG_TABLES: readonly CatalogTableDef[] = [
       { name: 'last_error', kind: 'text', comment: 'last upstream error message' },
       { name: 'next_attempt_at', kind: 'timestamp', comment: 'earliest time of the next attempt' },
       { name: 'sending_since', kind: 'timestamp', comment: 'when a push of this entry began and was not yet settled' },
+      { name: 'retried_at', kind: 'timestamp', comment: 'when wsmirror outbox retry sent it again: the local value wins' },
     ],
     primaryKey: ['entry_id'],
     // Only the index the pull reads per batch. Every captured edit pays for each index, and the
@@ -275,5 +277,6 @@ export interface CatalogDb {
     last_error: string | null;
     next_attempt_at: unknown;
     sending_since: unknown;
+    retried_at: unknown;
   };
 }

@@ -10,6 +10,7 @@ import { discardOutbox } from './operations/discard-outbox.ts';
 import { listOutbox, oldestPendingAt } from './operations/list-outbox.ts';
 import { markSending } from './operations/mark-sending.ts';
 import { outboxSummary } from './operations/outbox-summary.ts';
+import { readBaseValues } from './operations/read-base-values.ts';
 import { readPendingEdits } from './operations/read-pending-edits.ts';
 import { retryOutbox } from './operations/retry-outbox.ts';
 import { settleEdits } from './operations/settle-edits.ts';
@@ -47,6 +48,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, where: stri
     readPendingEdits: (options) => readPendingEdits(ctx, options),
     markSending: (creates, at) => markSending(ctx, creates, at),
     settleEdits: (outcomes) => settleEdits(ctx, outcomes),
+    readBaseValues: (tableId, recordIds) => readBaseValues(ctx, tableId, recordIds),
     listOutbox: (filter) => listOutbox(ctx, filter),
     retryOutbox: (filter) => retryOutbox(ctx, filter),
     discardOutbox: (filter) => discardOutbox(ctx, filter),

@@ -22,6 +22,8 @@ export interface PendingEdit {
   values: ReadonlyMap<string, unknown>;
   /** update: field name → value before the first pending edit of that field (API shape), for conflict checks. */
   oldValues: ReadonlyMap<string, unknown>;
+  /** update: fields with an entry `wsmirror outbox retry` sent again: their local value wins, unchecked. */
+  retriedFields: ReadonlySet<string>;
   /**
    * create/update: field name → the outbox entry ids of that field's updates (a create's insert
    * entry is in `entryIds` only), so one field can be settled apart from the rest.
@@ -117,6 +119,11 @@ export interface MirrorOutbox {
    * last_error, next_attempt_at and clear sending_since.
    */
   settleEdits(outcomes: readonly EditOutcome[]): Promise<void>;
+  /**
+   * For conflict checks: each field's value before the earliest local edit of it still in the
+   * outbox, in any status (a failed edit fixed by a later one counts from the first), by record.
+   */
+  readBaseValues(tableId: string, recordIds: readonly number[]): Promise<Map<number, Map<string, unknown>>>;
   /** Entries with table, record, column, old → new, status, attempts, last error, next attempt. */
   listOutbox(filter: OutboxFilter): Promise<OutboxEntry[]>;
   /** failed/conflict → pending (attempts kept, next_attempt_at cleared). Returns the count. */

@@ -186,6 +186,7 @@ forEachDialect('catalog layout 1 → current', ({ fresh, dialect }) => {
       for (const { name } of triggers) await t.sql(`DROP TRIGGER "${name}"`);
     }
     await t.sql(`ALTER TABLE ${t.table('_wsmirror_outbox')} DROP COLUMN "sending_since"`);
+    await t.sql(`ALTER TABLE ${t.table('_wsmirror_outbox')} DROP COLUMN "retried_at"`);
     for (const column of ['current_as_of', 'last_error_code', 'last_error', 'last_error_at']) {
       await t.sql(`ALTER TABLE ${t.table('_wsmirror_tables')} DROP COLUMN "${column}"`);
     }

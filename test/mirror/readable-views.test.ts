@@ -322,6 +322,7 @@ forEachDialect('catalog layout 2 → 3', ({ fresh }) => {
     for (const column of ['current_as_of', 'last_error_code', 'last_error', 'last_error_at']) {
       await t.sql(`ALTER TABLE ${t.table('_wsmirror_tables')} DROP COLUMN "${column}"`);
     }
+    await t.sql(`ALTER TABLE ${t.table('_wsmirror_outbox')} DROP COLUMN "retried_at"`);
     await t.sql(`UPDATE ${t.table('_wsmirror_meta')} SET "value" = '2' WHERE "key" = 'catalog_version'`);
 
     const again = await t.reopen();
@@ -358,6 +359,7 @@ forEachDialect('catalog layout 4 → 5', ({ dialect, fresh }) => {
     await t.mirror.applyRows('td', { upserts: seed.map(([id, meeting]) => ({ id, values: { meeting } })) });
     // A local edit made in the text era, still pending.
     await t.sql(`UPDATE ${deals} SET "meeting" = '[2026-03-01T08:00:00Z,2026-03-01T09:00:00Z)' WHERE "id" = 2`);
+    await t.sql(`ALTER TABLE ${t.table('_wsmirror_outbox')} DROP COLUMN "retried_at"`);
     await t.sql(`UPDATE ${t.table('_wsmirror_meta')} SET "value" = '4' WHERE "key" = 'catalog_version'`);
 
     const again = await t.reopen();

@@ -1,6 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.ts';
 import { SyncEngine, cycleProblems, type SyncOptions, type Upstream } from '../../src/sync/index.ts';
+import { listOutbox, retryOutbox } from '../../src/sync/push/outbox-admin.ts';
 import { forEachDialect, questionMarkSql, type TestMirror } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import { field } from '../helpers/schema.ts';
@@ -239,6 +240,45 @@ forEachDialect('push end to end', (dialect) => {
         expect(row!.name).toBe('local');
         expect(entries).toEqual([expect.objectContaining({ column_name: 'name', status: 'conflict', last_error: expect.stringContaining('"upstream"') })]);
       }
+    });
+  }
+
+  it('manual: `outbox retry` of a conflict sends the local value (it wins); a record deleted upstream cannot be retried into being', async () => {
+    await people({ conflictPolicy: 'manual' });
+    const [id, gone] = await h.upstream.createRecords('crm', 'people', [{ name: 'before' }, { name: 'doomed' }]);
+    await h.sync();
+    const sql = questionMarkSql(h.tm);
+    const table = await sqlTable(h, 'crm', 'people');
+    await sql(`UPDATE ${table} SET name = name || ' local'`);
+    await h.upstream.updateRecords('crm', 'people', [{ id, name: 'upstream' }]);
+    await h.upstream.deleteRecords('crm', 'people', [gone!]);
+    await h.sync();
+    const conflicts = await listOutbox(h.tm.mirror, {});
+    expect(conflicts.map((e) => [e.recordId, e.status])).toEqual([[Number(id), 'conflict'], [Number(gone), 'conflict']]);
+    await expect(retryOutbox(h.tm.mirror, { entryIds: [conflicts[1]!.entryId] })).rejects.toThrow(new RegExp(`record ${gone} was deleted upstream.*discard`));
+    expect(await retryOutbox(h.tm.mirror, { entryIds: [conflicts[0]!.entryId] })).toBe(1);
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'people')).map((r) => r.values.name)).toEqual(['before local']);
+    expect((await outbox(h)).map((e) => [Number(e.record_id), e.status])).toEqual([[Number(gone), 'conflict']]);
+  });
+
+  for (const policy of ['upstream-wins', 'manual'] as const) {
+    it(`${policy}: the fix of a failed edit is no conflict: the value before the first edit still waiting is the base`, async () => {
+      await people({ conflictPolicy: policy });
+      const [id] = await h.upstream.createRecords('crm', 'people', [{ name: 'n', status: 'lead' }]);
+      await h.sync();
+      const sql = questionMarkSql(h.tm);
+      const table = await sqlTable(h, 'crm', 'people');
+      await sql(`UPDATE ${table} SET status = 'no-such-option' WHERE id = ?`, [Number(id)]);
+      await h.sync();
+      expect((await outbox(h)).map((e) => e.status)).toEqual(['failed']);
+      // Fixed in SQL: the new edit's value before is the refused one, which upstream never held.
+      const customer = (await h.upstream.getTable('crm', 'people')).fields.find((f: { name: string }) => f.name === 'status').options
+        .find((o: { name: string }) => o.name === 'customer').id;
+      await sql(`UPDATE ${table} SET status = ? WHERE id = ?`, [customer, Number(id)]);
+      await h.sync();
+      expect((await h.upstream.allRecords('crm', 'people'))[0]!.values.status).toBe(customer);
+      expect((await outbox(h)).map((e) => e.status)).toEqual(['failed']);
     });
   }
 

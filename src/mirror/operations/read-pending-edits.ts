@@ -22,6 +22,7 @@ interface EntryRow {
   new_value: unknown;
   attempts: number;
   sending_since: unknown;
+  retried_at: unknown;
 }
 
 /** Current rows are read this many ids at a time (one bound parameter each: see Dialect.idIn). */
@@ -30,7 +31,7 @@ const ROWS_PER_READ = 5_000;
 type DueEntries = SelectQueryBuilder<CatalogDb, '_wsmirror_outbox', EntryRow>;
 type OutboxWhere = ExpressionBuilder<CatalogDb, '_wsmirror_outbox'>;
 
-const ENTRY_COLUMNS = ['entry_id', 'table_id', 'record_id', 'operation', 'column_name', 'field_id', 'old_value', 'new_value', 'attempts', 'sending_since'] as const;
+const ENTRY_COLUMNS = ['entry_id', 'table_id', 'record_id', 'operation', 'column_name', 'field_id', 'old_value', 'new_value', 'attempts', 'sending_since', 'retried_at'] as const;
 
 /**
  * Pending edits due at `now`, one per record, oldest first, at most `limit` records; with
@@ -205,7 +206,7 @@ async function readCurrentRows(
 /** A record's entries of a table no longer mirrored (deleted upstream, or left out by the table patterns). */
 function notMirrored(tableId: string, recordId: number, entries: readonly EntryRow[]): PendingEdit {
   return {
-    tableId, recordId, operation: 'update', entryIds: [], values: new Map(), oldValues: new Map(), fieldEntryIds: new Map(),
+    tableId, recordId, operation: 'update', entryIds: [], values: new Map(), oldValues: new Map(), retriedFields: new Set(), fieldEntryIds: new Map(),
     attempts: 0, sendingSince: null, sentEntryIds: [], sentBody: null,
     unsendable: [{
       entryIds: entries.map((e) => Number(e.entry_id)),
@@ -303,10 +304,11 @@ function fold(
   const base = { tableId: info.table.tableId, recordId, attempts, sendingSince, sentEntryIds, sentBody };
   if (deleted) {
     // A delete of a row created here cancels out: a negative id tells the push to send nothing.
-    return { ...base, entryIds, operation: 'delete', values: new Map(), oldValues: new Map(), fieldEntryIds: new Map(), unsendable: [] };
+    return { ...base, entryIds, operation: 'delete', values: new Map(), oldValues: new Map(), retriedFields: new Set(), fieldEntryIds: new Map(), unsendable: [] };
   }
   const values = new Map<string, unknown>();
   const oldValues = new Map<string, unknown>();
+  const retriedFields = new Set<string>();
   const fieldEntryIds = new Map<string, number[]>();
   /** Entries that cannot be sent, by reason. */
   const refused = new Map<string, number[]>();
@@ -333,6 +335,7 @@ function fold(
     else fieldEntryIds.set(name, [Number(e.entry_id)]);
     if (insert === undefined) {
       if (!oldValues.has(name)) oldValues.set(name, decodeEntryValue(ctx, field, e.old_value));
+      if (e.retried_at !== null) retriedFields.add(name);
       // An update sends the value its last entry captured, as `wsmirror outbox` lists it, not
       // the row's: a failed edit's row may have been read again from upstream since (its table
       // left the selection and came back, its column was rebuilt), and a retry must send the edit.
@@ -368,14 +371,14 @@ function fold(
     const out = new Set(unsendable.flatMap((u) => u.entryIds));
     kept = entryIds.filter((id) => !out.has(id));
   }
-  if (insert === undefined) return { ...base, entryIds: kept, operation: 'update', values, oldValues, fieldEntryIds, unsendable };
+  if (insert === undefined) return { ...base, entryIds: kept, operation: 'update', values, oldValues, retriedFields, fieldEntryIds, unsendable };
   // A value of the row that cannot be sent holds the whole create back; an edit of a field no
   // longer there fails alone, and the row is created without it.
   if (badValues.size > 0) {
     return {
-      ...base, entryIds: [], operation: 'create', values: new Map(), oldValues: new Map(), fieldEntryIds: new Map(),
+      ...base, entryIds: [], operation: 'create', values: new Map(), oldValues: new Map(), retriedFields: new Set(), fieldEntryIds: new Map(),
       unsendable: [...unsendable, { entryIds: kept, message: [...badValues.values()].join('; ') }],
     };
   }
-  return { ...base, entryIds: kept, operation: 'create', values, oldValues: new Map(), fieldEntryIds, unsendable };
+  return { ...base, entryIds: kept, operation: 'create', values, oldValues: new Map(), retriedFields: new Set(), fieldEntryIds, unsendable };
 }

@@ -15,15 +15,22 @@ export interface ConflictCheck {
 
 /**
  * Under `upstream-wins` and `manual` (conflict-policy.ts): compares each edited field's upstream
- * value (`upstream`, by record id) with the value before the edit. A field changed upstream
+ * value (`upstream`, by record id) with the value before the edit (`base`: before the earliest
+ * edit of the field still in the outbox, failed and conflicting ones included). A field changed upstream
  * meanwhile (to something else than the local value) is dropped (upstream-wins) or marked
  * conflict (manual); the record's other fields still go. An update of a record gone upstream is
  * a conflict.
  */
 export function checkConflicts(
   policy: Exclude<ConflictPolicy, 'local-wins'>, updates: readonly PendingEdit[], upstream: ReadonlyMap<number, ApiRecord>,
+  base: ReadonlyMap<number, ReadonlyMap<string, unknown>> = new Map(),
 ): ConflictCheck {
   const out: ConflictCheck = { send: [], outcomes: [], restore: [] };
+  /** The value before the earliest edit of the field still in the outbox (`base`), else before this one. */
+  const valueBefore = (edit: PendingEdit, name: string) => {
+    const before = base.get(edit.recordId);
+    return before?.has(name) ? before.get(name) : edit.oldValues.get(name);
+  };
   const conflicted = (entryIds: readonly number[], edit: PendingEdit, fields: readonly string[], record: ApiRecord) => {
     if (policy === 'upstream-wins') {
       out.outcomes.push({ kind: 'discarded', entryIds });
@@ -31,7 +38,7 @@ export function checkConflicts(
       return;
     }
     const detail = fields
-      .map((name) => `${name} is ${show(record.values[name])} upstream (was ${show(edit.oldValues.get(name))}, local ${show(edit.values.get(name))})`)
+      .map((name) => `${name} is ${show(record.values[name])} upstream (was ${show(valueBefore(edit, name))}, local ${show(edit.values.get(name))})`)
       .join('; ');
     out.outcomes.push({ kind: 'conflict', entryIds, message: `changed upstream since the local edit: ${detail}` });
   };
@@ -41,9 +48,11 @@ export function checkConflicts(
       out.outcomes.push({ kind: 'conflict', entryIds: edit.entryIds, message: deletedMessage(edit.recordId) });
       continue;
     }
+    // A field `wsmirror outbox retry` sent again goes as it is: the local value wins.
     const changed = [...edit.values.keys()].filter((name) => {
+      if (edit.retriedFields.has(name)) return false;
       const upstreamValue = record.values[name];
-      return !sameApiValue(upstreamValue, edit.oldValues.get(name)) && !sameApiValue(upstreamValue, edit.values.get(name));
+      return !sameApiValue(upstreamValue, valueBefore(edit, name)) && !sameApiValue(upstreamValue, edit.values.get(name));
     });
     if (changed.length === 0) {
       out.send.push({ edit });

@@ -5,6 +5,7 @@ import type { MirrorOutbox, OutboxEntry, OutboxFilter } from '../../mirror/outbo
 import { UsageError } from '../../errors.ts';
 import { tableLabel } from '../sync-context.ts';
 import type { Upstream } from '../upstream.ts';
+import { deletedMessage } from './conflict-check.ts';
 
 /** What `wsmirror outbox retry|discard` act on: entry ids and/or tables (`module.table`). */
 export interface OutboxSelection {
@@ -48,9 +49,20 @@ export async function listOutbox(
   return entries.map((e) => ({ ...e, table: labels.get(e.tableId) ?? e.tableId }));
 }
 
-/** Failed and conflicting entries go back to pending (sent at the next cycle; local wins). */
+/**
+ * Failed and conflicting entries go back to pending (sent at the next cycle; the local value
+ * wins, unchecked). An edit of a record deleted upstream is refused: no update brings it back.
+ */
 export async function retryOutbox(mirror: AdminMirror, selection: OutboxSelection): Promise<number> {
   const filter = await outboxFilter(mirror, await mirror.readCatalog(), requireSelection(selection));
+  const gone = (await mirror.listOutbox({ ...filter, statuses: ['conflict'] })).filter((e) => e.lastError === deletedMessage(e.recordId));
+  if (gone.length > 0) {
+    const records = [...new Set(gone.map((e) => e.recordId))].join(', ');
+    throw new UsageError(
+      `record ${records} was deleted upstream: a retry cannot bring ${gone.length === 1 ? 'it' : 'them'} back. ` +
+        `Discard the edit (wsmirror outbox discard ${gone.map((e) => e.entryId).join(' ')}); to have the record again, INSERT the row anew (a new record is created)`,
+    );
+  }
   return mirror.retryOutbox(filter);
 }
 

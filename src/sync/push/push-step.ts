@@ -95,6 +95,7 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
             lookbackMs: ctx.options.lookbackMs,
             now,
             markSending: (creates) => ctx.mirror.markSending(creates, new Date(now()).toISOString()),
+            baseValues: (recordIds) => ctx.mirror.readBaseValues(tableId, recordIds),
             ...(ctx.signal ? { signal: ctx.signal } : {}),
           },
           target,

@@ -31,6 +31,8 @@ export interface TablePushSettings {
   now: () => number;
   /** Marks creates as being sent (entries and body), committed before the request goes out. */
   markSending(creates: readonly SentCreate[]): Promise<void>;
+  /** Each field's value before its earliest edit still in the outbox, by record (MirrorOutbox.readBaseValues). */
+  baseValues(recordIds: readonly number[]): Promise<Map<number, Map<string, unknown>>>;
   /** A stop (shutdown): no further request goes out; what was not sent stays as it is. */
   signal?: AbortSignal;
 }
@@ -186,7 +188,7 @@ class TableRun {
       this.#failure(updates, failureOf(error));
       return [];
     }
-    const checked = checkConflicts(policy, updates, upstream);
+    const checked = checkConflicts(policy, updates, upstream, await this.#s.baseValues(updates.map((e) => e.recordId)));
     this.#r.outcomes.push(...checked.outcomes);
     this.#r.restore.push(...checked.restore);
     return checked.send.map(({ edit, fields }) => ({ edit, body: this.body(edit, 'update', fields) }));

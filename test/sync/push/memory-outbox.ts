@@ -77,7 +77,7 @@ export class MemoryOutbox implements PushMirror {
       out.push({
         tableId: record.tableId, recordId: record.recordId, operation: record.operation,
         entryIds: due.map((e) => e.entryId),
-        values: pick(record.values), oldValues: pick(record.oldValues),
+        values: pick(record.values), oldValues: pick(record.oldValues), retriedFields: new Set(),
         fieldEntryIds: new Map(due.filter((e) => e.field !== null).map((e) => [e.field!, [e.entryId]])),
         attempts: Math.max(...due.map((e) => e.attempts)),
         sendingSince: due.find((e) => e.sendingSince !== null)?.sendingSince ?? null,
@@ -87,6 +87,12 @@ export class MemoryOutbox implements PushMirror {
       if (out.length >= options.limit) break;
     }
     return out;
+  }
+
+  /** The value before each field's edit, as recorded: this double keeps one edit per record. */
+  async readBaseValues(tableId: string, recordIds: readonly number[]): Promise<Map<number, Map<string, unknown>>> {
+    const wanted = new Set(recordIds);
+    return new Map(this.records.filter((r) => r.tableId === tableId && wanted.has(r.recordId)).map((r) => [r.recordId, new Map(r.oldValues)]));
   }
 
   async markSending(creates: readonly SentCreate[], at: string): Promise<void> {
