@@ -9,7 +9,7 @@ import type { Workspace } from '../api/workspace.ts';
 import type { Catalog, MirrorTable, TableMode } from '../mirror/index.ts';
 import { describeOp, mirrorCreationProblems, planSchema, tableLabel } from '../mirror/index.ts';
 import type { Mirror } from '../mirror/mirror.ts';
-import { refusedTables } from '../sync/index.ts';
+import { refusedTables, tooWideTables } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
 import { mirrorUrlOf, openConfiguredMirror } from './configured-mirror.ts';
 import type { Logger } from './logger.ts';
@@ -106,6 +106,7 @@ async function planOf(
 ): Promise<NonNullable<CheckReport['plan']>> {
   const filter = { include: config.tables.include, exclude: config.tables.exclude };
   const refused = refusedTables(workspace, filter);
+  refused.push(...tooWideTables(workspace, filter, catalog.dialect, new Set(refused.map((r) => r.tableId))));
   const plan = planSchema(catalog, workspace, filter, new Set(refused.map((r) => r.tableId)));
   // The catalog as the plan leaves it.
   const after = new Map(catalog.tables.map((t) => [t.tableId, t]));

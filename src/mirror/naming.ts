@@ -30,6 +30,9 @@ export interface NamingRules {
   maxLength: number;
   /** Table names that must not be used as they are. */
   reservedTablePrefixes: readonly string[];
+  /** Most columns a table holds, and a view (its result columns) shows. */
+  maxTableColumns: number;
+  maxViewColumns: number;
 }
 
 /** 8 hex characters of SHA-256: the stable suffix of shortened or disambiguated names. */

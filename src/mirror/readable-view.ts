@@ -73,8 +73,8 @@ const COMPANION_SUFFIX = {
 type CompanionKind = keyof typeof COMPANION_SUFFIX;
 
 /** The companions of a field's column, by its type. */
-function companionsOf(field: MirrorField, dialect: ViewDialect): CompanionKind[] {
-  switch (field.fieldType) {
+function companionsOf(fieldType: string, dialect: ViewDialect): CompanionKind[] {
+  switch (fieldType) {
     case 'choice': return ['optionLabel'];
     case 'multi': return ['optionLabels'];
     case 'dmulti': return ['idList'];
@@ -82,6 +82,11 @@ function companionsOf(field: MirrorField, dialect: ViewDialect): CompanionKind[]
     case 'appointment': return dialect.viewTypes.range === null ? ['rangeStart', 'rangeEnd'] : ['rangeStart', 'rangeEnd', 'range'];
     default: return [];
   }
+}
+
+/** How many columns the readable view of a table with fields of these types shows. */
+export function viewColumnCount(fieldTypes: readonly string[], dialect: ViewDialect): number {
+  return fieldTypes.reduce((n, type) => n + 1 + companionsOf(type, dialect).length, 2);
 }
 
 /**
@@ -111,7 +116,7 @@ export function readableViewOf(
   ];
   for (const field of fields) {
     columns.push({ kind: 'column', name: field.columnName, field });
-    for (const kind of companionsOf(field, dialect)) {
+    for (const kind of companionsOf(field.fieldType, dialect)) {
       const name = names.allocate(`${field.columnName}${COMPANION_SUFFIX[kind]}`, `${field.fieldId}#${kind}`);
       if (kind === 'referenceLabel') {
         const target = field.refTableId === null ? undefined : tables.get(field.refTableId);

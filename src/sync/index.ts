@@ -12,3 +12,4 @@ export { lagBoundMs, lastPullMs, tableLagMs } from './table-lag.ts';
 export type { ScanCheckpoint } from './scan-checkpoint.ts';
 export { decodeCheckpoint } from './scan-checkpoint.ts';
 export { refusedTables } from './name-rule.ts';
+export { tooWideTables } from './width-rule.ts';

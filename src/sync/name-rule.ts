@@ -9,8 +9,11 @@ export interface RefusedTable {
   /** `module.table` as upstream spells them (names that break the rule included). */
   table: string;
   mode: 'history' | 'fullscan';
-  /** `INVALID_RESPONSE` for a name outside the rule; `SAFETY_VALVE` for a drop upstream contradicts. */
-  code: 'INVALID_RESPONSE' | 'SAFETY_VALVE';
+  /**
+   * `INVALID_RESPONSE` for a name outside the rule; `SAFETY_VALVE` for a drop upstream
+   * contradicts; `MIRROR_LIMIT` for a table wider than the mirror's database holds (width-rule.ts).
+   */
+  code: 'INVALID_RESPONSE' | 'SAFETY_VALVE' | 'MIRROR_LIMIT';
   /** What is wrong: the name at fault and the rule it breaks, or the drop held back. */
   message: string;
 }

@@ -3,6 +3,7 @@ import type { CursorWrites } from '../mirror/mirror.ts';
 import { describeOp, planSchema } from '../mirror/schema-planner.ts';
 import { unconfirmedDrops } from './drop-check.ts';
 import { refusedTables, type RefusedTable } from './name-rule.ts';
+import { tooWideTables } from './width-rule.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
 import type { SyncContext } from './sync-context.ts';
 
@@ -17,8 +18,9 @@ export interface SchemaPullResult {
   /** DDL operations applied. */
   operations: string[];
   /**
-   * Tables left out of the plan, held as the mirror has them: names outside the API's rule, and
-   * drops that upstream's own answer for the table contradicts. The engine reports them failed.
+   * Tables left out of the plan, held as the mirror has them: names outside the API's rule,
+   * tables wider than the mirror's database holds, and drops that upstream's own answer for the
+   * table contradicts. The engine reports them failed.
    */
   refused: RefusedTable[];
   /**
@@ -62,6 +64,7 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
   const workspace = await client.getWorkspace();
   const catalog = await mirror.readCatalog();
   const refused = refusedTables(workspace, options.tables);
+  refused.push(...tooWideTables(workspace, options.tables, catalog.dialect, new Set(refused.map((r) => r.tableId))));
   let plan = planSchema(catalog, workspace, options.tables, new Set(refused.map((r) => r.tableId)));
   const contradicted = await unconfirmedDrops(client, workspace, plan, catalog.tables);
   if (contradicted.length > 0) {

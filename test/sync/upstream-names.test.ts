@@ -93,4 +93,24 @@ forEachDialect('pull: upstream names outside the rule', (dialect) => {
       await h.expectConverged(m, t);
     }
   });
+  it('a table wider than the mirror\'s database holds is refused with a message naming it; the others sync', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('shop');
+    await h.upstream.createTable('shop', 'good', { hasHistory: true }, [{ name: 'qty', type: 'number', labels: { '': 'Qty' } }]);
+    // 1,000 choice fields: a readable view of 2,002 columns, over both dialects' limit.
+    await h.upstream.createTable('shop', 'wide', {}, Array.from({ length: 1000 }, (_, i) => ({
+      name: `c${i}`, type: 'choice', labels: { '': `C${i}` }, options: [{ name: 'x' }],
+    })));
+    await h.upstream.createRecords('shop', 'good', [{ qty: 1 }]);
+    const report = await h.engine.runCycle({ forceFullScan: true });
+    expect(report.tables.find((t) => t.table === 'shop.wide')).toMatchObject({
+      action: 'failed', error: { code: 'MIRROR_LIMIT', message: expect.stringMatching(/table shop\.wide has a readable view of 2002 columns.*not mirrored/) },
+    });
+    await h.expectConverged('shop', 'good');
+    expect((await h.tm.mirror.readCatalog()).tables.map((t) => t.tableName)).toEqual(['good']);
+    // Upstream keeps changing: the other tables follow.
+    await h.upstream.createRecords('shop', 'good', [{ qty: 2 }]);
+    await h.engine.runCycle();
+    await h.expectConverged('shop', 'good');
+  });
 });

@@ -11,7 +11,8 @@ import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
 export const postgresDialect: Dialect = {
   name: 'postgres',
   // NAMEDATALEN - 1 bytes; the mirror's names are ASCII.
-  naming: { maxLength: 63, reservedTablePrefixes: [CATALOG_PREFIX] },
+  // Postgres: 1600 columns a table, 1664 entries a SELECT list (a view's columns).
+  naming: { maxLength: 63, reservedTablePrefixes: [CATALOG_PREFIX], maxTableColumns: 1600, maxViewColumns: 1664 },
   columnTypes: {
     number: 'double precision',
     boolean: 'boolean',

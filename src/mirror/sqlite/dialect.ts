@@ -10,7 +10,8 @@ import { DAEMON_WRITE_CONDITION, WRITER_TABLE_DEF } from './writer-marker.ts';
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
   // No length limit, but SQLite refuses user objects named sqlite_*.
-  naming: { maxLength: Number.POSITIVE_INFINITY, reservedTablePrefixes: [CATALOG_PREFIX, 'sqlite_'] },
+  // SQLITE_MAX_COLUMN (2000 as better-sqlite3 and most builds have it) bounds a table and a result row.
+  naming: { maxLength: Number.POSITIVE_INFINITY, reservedTablePrefixes: [CATALOG_PREFIX, 'sqlite_'], maxTableColumns: 2000, maxViewColumns: 2000 },
   columnTypes: {
     number: 'REAL',
     boolean: 'INTEGER',
