@@ -51,7 +51,7 @@ export interface MirrorField {
   readOnly: boolean;
   refTableId: string | null;
   syncedFrom: string | null;
-  /** Option list (choice, multi) or selection expression (dchoice, dmulti). */
+  /** Option list (choice, multi), selection expression (dchoice, dmulti) or expression (function). */
   options: Option[] | string | null;
 }
 

@@ -48,7 +48,11 @@ export function desiredField(dialect: DialectName, tableId: string, f: Field, po
     readOnly: isReadOnlyType(f.type),
     refTableId: f.refTableId ?? null,
     syncedFrom: f.syncedFrom ?? null,
-    options: Array.isArray(f.options) ? f.options.map(normalizeOption) : typeof f.options === 'string' ? storableText(f.options) : null,
+    options: Array.isArray(f.options) ? f.options.map(normalizeOption)
+      : typeof f.options === 'string' ? storableText(f.options)
+      // A function field's expression: when it changes, every record's value may (schema-planner.ts).
+      : f.type === 'function' && typeof f.expression === 'string' ? storableText(f.expression)
+      : null,
   };
 }
 

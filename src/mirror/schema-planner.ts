@@ -242,6 +242,9 @@ function planColumns(
     }
     const changes = fieldChanges(old, field);
     if (changes.length > 0) updates.push({ op: 'updateField', sqlTable, field, changes });
+    // A new expression changes the value of every record, and no record's change says so: the
+    // table is read again. (A catalog from before expressions were kept just records it.)
+    if (field.fieldType === 'function' && changes.includes('options') && old.options !== null) needsBackfill = true;
   });
 
   const held = new Set(current.filter((f) => upstreamIds.has(f.fieldId)).map((f) => f.columnName));

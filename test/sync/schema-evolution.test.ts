@@ -53,6 +53,21 @@ forEachDialect('pull: schema changes', (dialect) => {
     await h.expectConverged('crm', 'people');
   });
 
+  it('reads a table again when a function field\'s expression changes upstream (its values change in every record)', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('shop');
+    await h.upstream.createTable('shop', 'items', { hasHistory: true }, [
+      { name: 'qty', type: 'number', labels: label('Qty') },
+      { name: 'total', type: 'function', labels: label('Total'), expression: 'qty * 2' },
+    ]);
+    await h.upstream.createRecords('shop', 'items', [{ qty: 1 }, { qty: 5 }]);
+    await h.sync();
+    await h.expectConverged('shop', 'items');
+    await h.upstream.patchField('shop', 'items', 'total', { expression: 'qty * 10' });
+    await h.engine.runCycle();
+    await h.expectConverged('shop', 'items');
+  });
+
   it('follows a field retyped to appointment and back (a tstzrange column on Postgres)', async () => {
     h = await startSyncHarness(dialect);
     await h.upstream.createModule('cal');
