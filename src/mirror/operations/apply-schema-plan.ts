@@ -30,13 +30,13 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
           `the schema plan was made from catalog revision ${plan.baseRevision} but the mirror is at ${revision}; plan again`,
         );
       }
-      if (plan.ops.length > 0) await setAsideDerivedObjects(ctx, tx);
+      const setAside = plan.ops.length > 0 ? await setAsideDerivedObjects(ctx, tx, touchedTables(plan.ops)) : undefined;
       for (const step of inSteps(plan.ops)) {
         for (const op of step.ops) ctx.logger?.info({ op: op.op }, describeOp(op));
         await runStep(ctx, tx, step);
       }
       if (plan.ops.length > 0) {
-        await restoreDerivedObjects(ctx, tx);
+        await restoreDerivedObjects(ctx, tx, setAside);
         await cat.updateTable('_wsmirror_meta').set({ value: String(revision + 1) }).where('key', '=', 'revision').execute();
       }
       writeCursors(ctx, tx, options.cursors);
@@ -45,6 +45,17 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
     // Reloaded on next use, whatever the outcome.
     ctx.tables = undefined;
   }
+}
+
+/** The tables an op changes (DDL or catalog rows): their derived objects are made again. */
+function touchedTables(ops: readonly SchemaOp[]): Set<string> {
+  return new Set(ops.map((op) => {
+    switch (op.op) {
+      case 'createTable': case 'dropTable': case 'updateTable': return op.table.tableId;
+      case 'renameTable': case 'renameColumn': return op.tableId;
+      case 'addColumn': case 'dropColumn': case 'retypeColumn': case 'updateField': return op.field.tableId;
+    }
+  }));
 }
 
 type AddColumnOp = Extract<SchemaOp, { op: 'addColumn' }>;

@@ -8,12 +8,17 @@ import type { CaptureTable } from '../sql-text.ts';
  * catalog, so they always name the current columns.
  */
 
-/** Mirrored tables and their fields as the catalog holds them inside `tx`. */
-export async function captureTables(ctx: MirrorContext, tx: WriteTx): Promise<CaptureTable[]> {
+/** Mirrored tables (those of `only`, when given) and their fields as the catalog holds them inside `tx`. */
+export async function captureTables(ctx: MirrorContext, tx: WriteTx, only?: ReadonlySet<string>): Promise<CaptureTable[]> {
   const cat = ctx.driver.catalog(tx.db);
-  const tables = await cat.selectFrom('_wsmirror_tables').select(['table_id', 'sql_name']).orderBy('table_id').execute();
-  const fields = await cat.selectFrom('_wsmirror_fields').select(['table_id', 'field_id', 'column_name', 'is_read_only'])
-    .orderBy('table_id').orderBy('position').execute();
+  if (only !== undefined && only.size === 0) return [];
+  let query = cat.selectFrom('_wsmirror_tables').select(['table_id', 'sql_name']).orderBy('table_id');
+  if (only !== undefined) query = query.where('table_id', 'in', [...only]);
+  const tables = await query.execute();
+  let fieldQuery = cat.selectFrom('_wsmirror_fields').select(['table_id', 'field_id', 'column_name', 'is_read_only'])
+    .orderBy('table_id').orderBy('position');
+  if (only !== undefined) fieldQuery = fieldQuery.where('table_id', 'in', [...only]);
+  const fields = await fieldQuery.execute();
   return tables.map((t) => ({
     tableId: t.table_id,
     sqlName: t.sql_name,

@@ -13,22 +13,43 @@ import { createViews, dropViews } from './readable-views.ts';
  * retype a column a view selects). So every DDL on mirrored tables runs between
  * `setAsideDerivedObjects` and `restoreDerivedObjects`, in one transaction: the objects come back
  * from the catalog as it then stands, and always match the tables.
+ *
+ * Only the objects of the tables a change touches are set aside, with those of the tables that
+ * reference one of them (their views show the referenced table's display column, their keys
+ * point at it): a change of one table costs in proportion to it, not to the mirror, and holds
+ * the write lock that long; and views of users' own on the other tables never stand in its way.
  */
 
-/** Drops them all, as the catalog names them before the DDL. */
-export async function setAsideDerivedObjects(ctx: MirrorContext, tx: WriteTx): Promise<void> {
-  await dropCapture(ctx, tx, await captureTables(ctx, tx));
-  await dropViews(ctx, tx);
-  await dropForeignKeys(ctx, tx);
+/** The tables whose derived objects go: `touched` (all when undefined) and the tables referencing them. */
+export type DerivedScope = ReadonlySet<string> | undefined;
+
+/** Drops them, as the catalog names them before the DDL; returns the scope to restore. */
+export async function setAsideDerivedObjects(ctx: MirrorContext, tx: WriteTx, touched?: ReadonlySet<string>): Promise<DerivedScope> {
+  const scope = touched === undefined ? undefined : await withReferencing(ctx, tx, touched);
+  await dropCapture(ctx, tx, await captureTables(ctx, tx, scope));
+  await dropViews(ctx, tx, scope);
+  await dropForeignKeys(ctx, tx, scope);
+  return scope;
 }
 
 /**
  * Makes them again from the catalog after the DDL. The fields' SQL tables are refreshed first:
  * a table renamed, created or dropped changes them for the fields of other tables too.
  */
-export async function restoreDerivedObjects(ctx: MirrorContext, tx: WriteTx): Promise<void> {
+export async function restoreDerivedObjects(ctx: MirrorContext, tx: WriteTx, setAside?: DerivedScope): Promise<void> {
+  const scope = setAside === undefined ? undefined : await withReferencing(ctx, tx, setAside);
   await refreshFieldTables(ctx, tx);
-  await createViews(ctx, tx);
-  await createForeignKeys(ctx, tx);
-  await createCapture(ctx, tx, await captureTables(ctx, tx));
+  await createViews(ctx, tx, scope);
+  await createForeignKeys(ctx, tx, scope);
+  await createCapture(ctx, tx, await captureTables(ctx, tx, scope));
+}
+
+/** `tables` and every table with a reference field pointing at one of them, as the catalog holds them in `tx`. */
+async function withReferencing(ctx: MirrorContext, tx: WriteTx, tables: ReadonlySet<string>): Promise<Set<string>> {
+  const out = new Set(tables);
+  if (tables.size === 0) return out;
+  const rows = await ctx.driver.catalog(tx.db).selectFrom('_wsmirror_fields').select(['table_id', 'ref_table_id'])
+    .where('ref_table_id', 'is not', null).execute();
+  for (const r of rows) if (r.ref_table_id !== null && tables.has(r.ref_table_id)) out.add(r.table_id);
+  return out;
 }

@@ -10,7 +10,8 @@ import { readCatalogTables } from './read-catalog.ts';
  * record can reference one deleted upstream, local inserts carry temporary ids. Like the views,
  * the keys are dropped before a schema change and declared again after it, from the catalog.
  */
-async function foreignKeys(ctx: MirrorContext, tx: WriteTx): Promise<ForeignKey[]> {
+/** The keys of the tables of `only` and those pointing at them (every key when undefined). */
+async function foreignKeys(ctx: MirrorContext, tx: WriteTx, only: ReadonlySet<string> | undefined): Promise<ForeignKey[]> {
   const { tables, fields } = await readCatalogTables(ctx.driver, ctx.driver.catalog(tx.db));
   const sqlNameOf = new Map(tables.map((t) => [t.tableId, t.sqlName]));
   const out: ForeignKey[] = [];
@@ -18,22 +19,23 @@ async function foreignKeys(ctx: MirrorContext, tx: WriteTx): Promise<ForeignKey[
     const refSqlTable = f.fieldType === 'reference' && f.refTableId !== null ? sqlNameOf.get(f.refTableId) : undefined;
     const sqlTable = sqlNameOf.get(f.tableId);
     if (refSqlTable === undefined || sqlTable === undefined) continue;
+    if (only !== undefined && !only.has(f.tableId) && !only.has(f.refTableId!)) continue;
     out.push({ name: fieldObjectName('fk', f.tableId, f.fieldId), sqlTable, column: f.columnName, refSqlTable });
   }
   return out;
 }
 
-export async function dropForeignKeys(ctx: MirrorContext, tx: WriteTx): Promise<void> {
-  await run(ctx, tx, 'drop');
+export async function dropForeignKeys(ctx: MirrorContext, tx: WriteTx, only?: ReadonlySet<string>): Promise<void> {
+  await run(ctx, tx, 'drop', only);
 }
 
-export async function createForeignKeys(ctx: MirrorContext, tx: WriteTx): Promise<void> {
-  await run(ctx, tx, 'create');
+export async function createForeignKeys(ctx: MirrorContext, tx: WriteTx, only?: ReadonlySet<string>): Promise<void> {
+  await run(ctx, tx, 'create', only);
 }
 
-async function run(ctx: MirrorContext, tx: WriteTx, what: 'create' | 'drop'): Promise<void> {
+async function run(ctx: MirrorContext, tx: WriteTx, what: 'create' | 'drop', only: ReadonlySet<string> | undefined): Promise<void> {
   if (!ctx.driver.informationalForeignKeys) return;
-  const keys = await foreignKeys(ctx, tx);
+  const keys = await foreignKeys(ctx, tx, only);
   await ctx.driver.runScript(tx, keys.flatMap((fk) => {
     const statements = ctx.dialect.foreignKeySql(ctx.driver.names, fk);
     return statements === null ? [] : [statements[what]];
