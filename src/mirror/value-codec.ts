@@ -160,7 +160,9 @@ export function sqlToApi(type: FieldType | string, value: unknown, dialect: Dial
     case 'boolean':
       if (typeof value === 'boolean') return value;
       if (value === 1 || value === 0 || value === 1n || value === 0n) return Number(value) === 1;
-      return fail(type, value, 'a boolean (or 0/1)');
+      // SQLite keeps the text 'true' someone typed for its keyword true.
+      if (typeof value === 'string' && /^(true|false)$/i.test(value)) return value.toLowerCase() === 'true';
+      return fail(type, value, 'a boolean (true/false, or 0/1)');
     case 'date': {
       if (value instanceof Date && !Number.isNaN(value.getTime())) {
         // node-postgres' default parser builds a local-midnight Date for `date`.

@@ -101,6 +101,13 @@ describe('value codec', () => {
     expect(sqlToApi('string', 5, 'sqlite')).toBe('5');
   });
 
+  it('reads what people type in SQL: an appointment with offsets on SQLite, a boolean as the text true or false', () => {
+    expect(sqlToApi('appointment', '[2026-03-01T09:00:00+02:00,2026-03-01 10:30:00+02:00)', 'sqlite')).toBe('[2026-03-01T07:00:00.000Z,2026-03-01T08:30:00.000Z)');
+    expect(sqlToApi('boolean', 'true', 'sqlite')).toBe(true);
+    expect(sqlToApi('boolean', 'FALSE', 'sqlite')).toBe(false);
+    expect(() => sqlToApi('boolean', 'yes', 'sqlite')).toThrow(MirrorValueError);
+  });
+
   it('refuses values that do not fit the type, in both directions', () => {
     const bad: [string, unknown][] = [
       ['number', 'abc'], ['number', Number.POSITIVE_INFINITY], ['number', true],

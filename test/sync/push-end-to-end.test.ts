@@ -282,6 +282,18 @@ forEachDialect('push end to end', (dialect) => {
     });
   }
 
+  it('an empty string in a column whose field holds no free text clears it upstream; in a text field it stays an empty string', async () => {
+    await people();
+    const [id] = await h.upstream.createRecords('crm', 'people', [{ name: 'n', age: 3, status: 'lead' }]);
+    await h.sync();
+    const table = await sqlTable(h, 'crm', 'people');
+    const empty = dialect.dialect === 'postgres' ? 'age = NULL' : "age = ''";
+    await questionMarkSql(h.tm)(`UPDATE ${table} SET name = '', status = '', ${empty} WHERE id = ?`, [Number(id)]);
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toMatchObject({ name: '', status: null, age: null });
+    expect(await outbox(h)).toEqual([]);
+  });
+
   it('a push the upstream refuses outright (401) fails the cycle, keeps the edits, and the pull still runs', async () => {
     await people();
     const [id] = await h.upstream.createRecords('crm', 'people', [{ name: 'a' }]);

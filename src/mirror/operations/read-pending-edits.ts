@@ -235,11 +235,16 @@ function unsendableField(e: EntryRow, field: MirrorField | undefined): string | 
 
 type Sendable = { value: unknown } | { refused: string };
 
+/** Field types whose values are free text, where an empty string is a value (spec, "Value shapes"). */
+const FREE_TEXT_TYPES: ReadonlySet<string> = new Set(['string', 'html', 'react', 'styled']);
+
 /**
  * The API value of a SQL value of `field`; a value the codec cannot read goes as stored
  * (upstream judges it) if JSON carries it as it is, and is otherwise refused with the codec's reason.
  */
 function sendable(ctx: MirrorContext, field: MirrorField, raw: unknown): Sendable {
+  // An empty cell (a BI tool's grid writes '') clears a field that holds no free text.
+  if (raw === '' && !FREE_TEXT_TYPES.has(field.fieldType)) return { value: null };
   try {
     return { value: sqlToApi(field.fieldType, raw, ctx.dialect.name) };
   } catch (error) {
