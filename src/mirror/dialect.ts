@@ -58,6 +58,8 @@ export interface Dialect {
   idIn(column: RawBuilder<unknown>, ids: readonly number[]): RawBuilder<boolean>;
   /** A boolean as this dialect stores it (SQLite: 1/0). */
   booleanToSql(value: boolean): boolean | number;
+  /** A date or timestamp in the API's form as this dialect takes it (Postgres has no year 0000). */
+  calendarToSql(text: string): string;
   /** Whether JSON columns come back parsed from the mirror's connection (Postgres jsonb) or as text. */
   readonly jsonArrivesParsed: boolean;
   /** Drops / creates the capture triggers of one mirrored table (docs/mirror.md, "Writing to the mirror"). */

@@ -2,7 +2,7 @@ import { appointmentBoundsText, formatAppointment } from '../api/appointment.ts'
 import type { FieldType } from '../api/field-types.ts';
 import { formatTimestamp, isCalendarDate, isCanonicalTimestamp, parseTimestamp } from '../api/timestamp.ts';
 import { MirrorValueError } from './errors.ts';
-import { parseSqlTimestamp } from './sql-timestamp.ts';
+import { parseSqlTimestamp, withoutBc } from './sql-timestamp.ts';
 import { isUnstorable, storableJson, storableText } from './storable-text.ts';
 import type { DialectName, SqlValue } from './dialect.ts';
 import { DIALECTS } from './dialects.ts';
@@ -84,22 +84,24 @@ const ENCODE_KIND: Readonly<Record<ValueKind, KindEncoder>> = {
     if (typeof value !== 'boolean') return fail(type, value, 'true or false');
     return DIALECTS[dialect].booleanToSql(value);
   },
-  date(value, type) {
+  date(value, type, dialect) {
+    const calendar = DIALECTS[dialect].calendarToSql;
     if (typeof value === 'string') {
-      if (isCalendarDate(value)) return value;
+      if (isCalendarDate(value)) return calendar(value);
       const ms = parseTimestamp(value);
-      if (ms !== undefined) return formatTimestamp(ms).slice(0, 10);
+      if (ms !== undefined) return calendar(formatTimestamp(ms).slice(0, 10));
     } else if (isUnixMillis(value)) {
-      return formatTimestamp(value).slice(0, 10);
+      return calendar(formatTimestamp(value).slice(0, 10));
     }
     return fail(type, value, 'a date YYYY-MM-DD');
   },
-  timestamp(value, type) {
+  timestamp(value, type, dialect) {
+    const calendar = DIALECTS[dialect].calendarToSql;
     // Reads return the service's own form: checked and kept as is, no trip through Date.
-    if (typeof value === 'string' && isCanonicalTimestamp(value)) return value;
+    if (typeof value === 'string' && isCanonicalTimestamp(value)) return calendar(value);
     const ms = typeof value === 'string' ? parseTimestamp(value) : isUnixMillis(value) ? value : undefined;
     if (ms === undefined) return fail(type, value, 'an ISO 8601 UTC timestamp');
-    return formatTimestamp(ms);
+    return calendar(formatTimestamp(ms));
   },
   range(value, type, dialect) {
     const bounds = typeof value === 'string' ? appointmentBoundsText(value) : undefined;
@@ -169,7 +171,10 @@ export function sqlToApi(type: FieldType | string, value: unknown, dialect: Dial
         const y = String(value.getFullYear()).padStart(4, '0');
         return `${y}-${String(value.getMonth() + 1).padStart(2, '0')}-${String(value.getDate()).padStart(2, '0')}`;
       }
-      if (typeof value === 'string' && isCalendarDate(value)) return value;
+      if (typeof value === 'string') {
+        const ad = withoutBc(value);
+        if (ad !== undefined && isCalendarDate(ad)) return ad;
+      }
       return fail(type, value, 'a date YYYY-MM-DD');
     }
     case 'timestamp': {

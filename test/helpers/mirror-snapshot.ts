@@ -40,6 +40,7 @@ export function canonicalApiValue(type: string, value: unknown): unknown {
 
 function canonicalSqlValue(kind: Kind, value: unknown): unknown {
   if (value === null || value === undefined) return null;
+  if (typeof value === 'string' && (kind === 'date' || kind === 'timestamp' || kind === 'range')) value = asIsoYear(value);
   switch (kind) {
     case 'number':
       return Number(value);
@@ -87,14 +88,20 @@ function q(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-const ISO_UTC = (value: string) => `to_char(${value} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+// Postgres' 1 BC is ISO 8601's year 0000: marked here with '~', then turned into 0000 by asIsoYear.
+const ISO_UTC = (value: string) => `to_char(${value} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || CASE WHEN ${value} < '0001-01-01 00:00Z' THEN '~' ELSE '' END`;
+
+/** `0001-…~` (Postgres' 1 BC, marked by the select) as `0000-…`, in each bound of a range too. */
+function asIsoYear(text: string): string {
+  return text.replace(/0001-([^,)~]*)~/g, '0000-$1');
+}
 
 function selectExpression(tm: TestMirror, kind: Kind, column: string): string {
   const c = q(column);
   if (tm.dialect === 'sqlite') return c;
   switch (kind) {
     case 'date':
-      return `to_char(${c}, 'YYYY-MM-DD')`;
+      return `to_char(${c}, 'YYYY-MM-DD') || CASE WHEN ${c} < DATE '0001-01-01' THEN '~' ELSE '' END`;
     case 'timestamp':
       return ISO_UTC(c);
     case 'range':

@@ -71,6 +71,29 @@ forEachDialect('pull: every field type', (dialect) => {
     await h.expectConverged('crm', 'everything');
     await h.expectConverged('crm', 'companies');
   });
+  it('mirrors the year 0000 the API allows (Postgres stores it as 1 BC) and pushes it back as 0000', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('crm');
+    await h.upstream.createTable('crm', 'ages', { hasHistory: true }, [
+      { name: 'due', type: 'date', labels: label('Due') },
+      { name: 'seen_at', type: 'timestamp', labels: label('Seen') },
+      { name: 'meeting', type: 'appointment', labels: label('Meeting') },
+      { name: 'note', type: 'string', labels: label('Note') },
+    ]);
+    const [id] = await h.upstream.createRecords('crm', 'ages', [
+      { due: '0000-02-29', seen_at: '0000-06-01T10:00:00.123Z', meeting: '[0000-12-31T23:00:00.000Z,0001-01-01T01:00:00.000Z)', note: 'a' },
+      { due: '2026-01-31', note: 'b' },
+    ]);
+    await h.sync();
+    await h.expectConverged('crm', 'ages');
+    // A local edit of another column of that record, and one of the date itself.
+    const table = h.tm.table((await catalogEntry(h.tm, 'crm', 'ages'))!.sqlName);
+    const set = dialect.dialect === 'postgres' ? `due = DATE '0001-03-01 BC', note = 'edited'` : `due = '0000-03-01', note = 'edited'`;
+    await h.tm.sql(`UPDATE ${table} SET ${set} WHERE id = ${Number(id)}`);
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'ages'))[0]!.values).toMatchObject({ due: '0000-03-01', note: 'edited', seen_at: '0000-06-01T10:00:00.123Z' });
+    await h.expectConverged('crm', 'ages');
+  });
 });
 
 async function declaredColumnTypes(h: SyncHarness, sqlName: string): Promise<Record<string, string>> {

@@ -1,7 +1,7 @@
 import type { AppointmentBounds } from '../../api/appointment.ts';
 import { parseAppointment } from '../../api/appointment.ts';
 import type { AppointmentStorage, ColumnConversion } from '../dialect.ts';
-import { parseSqlTimestamp } from '../sql-timestamp.ts';
+import { asBcWhenYearZero, parseSqlTimestamp } from '../sql-timestamp.ts';
 import type { SqlNames } from '../sql-text.ts';
 import { quoteIdent } from '../sql-text.ts';
 
@@ -23,7 +23,9 @@ function boundOf(quoted: string | undefined, bare: string | undefined): number |
 }
 
 export const postgresAppointments: AppointmentStorage = {
-  toSql: (start, end) => (start === end ? `[${start},${end}]` : `[${start},${end})`),
+  toSql: (start, end) => (start === end
+    ? `[${asBcWhenYearZero(start)},${asBcWhenYearZero(end)}]`
+    : `[${asBcWhenYearZero(start)},${asBcWhenYearZero(end)})`),
   fromSql(value): AppointmentBounds | null | undefined {
     if (typeof value !== 'string') return undefined;
     if (value === 'empty') return null;

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Dialect } from '../dialect.ts';
 import { CATALOG_PREFIX, ID_COLUMN } from '../naming.ts';
 import { quoteIdent } from '../sql-text.ts';
+import { asBcWhenYearZero } from '../sql-timestamp.ts';
 import { convertColumnSql, postgresAppointments } from './appointment-range.ts';
 import { createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
 import { createViewSql, viewSetupSql } from './readable-views.ts';
@@ -38,6 +39,7 @@ export const postgresDialect: Dialect = {
   // regular expressions: a push binds tens of thousands of ids.
   idIn: (column, ids) => sql<boolean>`${column} = ANY(${`{${ids.join(',')}}`}::bigint[])`,
   booleanToSql: (value) => value,
+  calendarToSql: asBcWhenYearZero,
   jsonArrivesParsed: true,
   dropCaptureSql,
   createCaptureSql,

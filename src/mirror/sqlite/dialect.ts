@@ -35,6 +35,7 @@ export const sqliteDialect: Dialect = {
   daemonWriteCondition: DAEMON_WRITE_CONDITION,
   idIn: (column, ids) => sql<boolean>`${column} IN (SELECT "value" FROM json_each(${JSON.stringify(ids)}))`,
   booleanToSql: (value) => (value ? 1 : 0),
+  calendarToSql: (text) => text,
   jsonArrivesParsed: false,
   dropCaptureSql,
   createCaptureSql,
