@@ -1,6 +1,7 @@
 /**
  * `wsmirror run` minus the engine: the scheduler driving an injected cycle, metrics and readiness
- * fed from its outcomes, the operations HTTP server, and SIGTERM/SIGINT handling. The CLI builds
+ * fed from its outcomes, the operations HTTP server, and signal handling (SIGTERM/SIGINT stop it,
+ * SIGHUP is logged and ignored). The CLI builds
  * the engine, passes its cycle here and waits for `stopped`.
  */
 import type { Config } from './config-types.ts';
@@ -12,6 +13,7 @@ import { evaluateReadiness } from './readiness.ts';
 import type { ReadinessReport } from './readiness.ts';
 import { Scheduler } from './scheduler.ts';
 import type { CycleFunction, CycleOutcome } from './scheduler.ts';
+import { handleHangupSignal } from './hangup.ts';
 import { handleShutdownSignals, type ShutdownSignal } from './shutdown.ts';
 
 export interface DaemonOptions {
@@ -22,7 +24,7 @@ export interface DaemonOptions {
   metrics?: Metrics;
   /** Hides secrets in `/readyz` bodies (pass the logger's redactor). */
   redact?: (text: string) => string;
-  /** Install SIGTERM/SIGINT handlers (default true; tests call `stop()` instead). */
+  /** Install SIGTERM/SIGINT/SIGHUP handlers (default true; tests call `stop()` instead). */
   handleSignals?: boolean;
   /** Run the first cycle at once (default true). */
   runOnStart?: boolean;
@@ -103,13 +105,18 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   };
   let stoppedBy: ShutdownSignal | undefined;
   if (options.handleSignals ?? true) {
-    removeSignalHandlers = handleShutdownSignals({
+    const removeHangupHandler = handleHangupSignal(logger);
+    const removeShutdownHandlers = handleShutdownSignals({
       onSignal: (signal) => {
         stoppedBy = signal;
         return stop();
       },
       logger,
     });
+    removeSignalHandlers = () => {
+      removeShutdownHandlers();
+      removeHangupHandler();
+    };
   }
 
   scheduler.start();

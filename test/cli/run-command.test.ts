@@ -147,3 +147,41 @@ describe('wsmirror run (real process): where the operations endpoints listen', (
     expect(await probe({ WSMIRROR_HTTP_HOST: '0.0.0.0' })).toEqual({ loopback: 200, external: 200 });
   }, 40_000);
 });
+
+describe('wsmirror run (real process): SIGHUP', () => {
+  let emu: RunningEmulator;
+  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-run-hup-'));
+  beforeAll(async () => {
+    emu = await startEmulator();
+  });
+  afterAll(async () => {
+    await emu?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('logs that the configuration is read at start only, keeps running, and exits 0 on SIGTERM', async () => {
+    let child: import('node:child_process').ChildProcess | undefined;
+    let out = '';
+    const run = runWsmirror(['run'], daemonEnv(emu, { url: `sqlite:${join(dir, 'm.db')}` }, { WSMIRROR_LOG_LEVEL: 'info', WSMIRROR_SCHEDULE: '1s' }), {
+      cwd: dir, killAfterMs: 30_000,
+      onSpawn: (_kill, spawned) => (child = spawned),
+      killWhen: (stdout) => ((out = stdout), false),
+    });
+    const until = async (check: () => boolean) => {
+      for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 100));
+    };
+    await until(() => out.includes('daemon started'));
+    child!.kill('SIGHUP');
+    await until(() => out.includes('SIGHUP'));
+    // Still running a while later: a cycle or two more.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(child!.exitCode, out).toBeNull();
+    expect(child!.signalCode, out).toBeNull();
+    const hup = out.split('\n').filter((l) => l.includes('SIGHUP')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(hup, out).toHaveLength(1);
+    expect(String(hup[0]!['msg'])).toMatch(/configuration is read at start only.*restart/);
+    child!.kill('SIGTERM');
+    const result = await run;
+    expect({ code: result.code, signal: result.signal }, result.stderr).toEqual({ code: 0, signal: null });
+  }, 40_000);
+});
