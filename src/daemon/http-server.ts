@@ -61,16 +61,30 @@ export async function startHttpServer(http: HttpConfig, deps: HttpServerDeps): P
   try {
     return await listenHttpServer(http.host, http.port, deps);
   } catch (error) {
-    // A port taken or not ours to bind is a configuration problem (exit 78): name the setting.
-    const code = (error as { code?: unknown }).code;
-    const why = code === 'EADDRINUSE' ? 'is already in use' : code === 'EACCES' ? 'needs privileges this process lacks' : code === 'EADDRNOTAVAIL' ? 'is not an address of this machine' : undefined;
-    if (why === undefined) throw error;
-    const what = code === 'EADDRNOTAVAIL' ? `the host ${http.host}` : `port ${http.port} on ${http.host}`;
-    throw new ConfigError(
-      `cannot serve /healthz, /readyz and /metrics: ${what} ${why}: set WSMIRROR_HTTP_PORT (http.port) to a free port, `
-        + `or to 0 to turn the endpoints off${code === 'EADDRNOTAVAIL' ? ', or WSMIRROR_HTTP_HOST (http.host) to an address of this machine' : ''}`,
-      { cause: error },
-    );
+    const problem = bindProblem(http, (error as { code?: unknown }).code);
+    if (problem === undefined) throw error;
+    throw new ConfigError(`cannot serve /healthz, /readyz and /metrics: ${problem}`, { cause: error });
+  }
+}
+
+/**
+ * A host or port that cannot be bound is a configuration problem (exit 78: restarting cannot
+ * fix it): the sentence names the one setting at fault and its value; undefined for other errors.
+ */
+function bindProblem(http: HttpConfig, code: unknown): string | undefined {
+  const setHost = 'set WSMIRROR_HTTP_HOST (http.host) to an address of this machine (127.0.0.1 for this machine only, 0.0.0.0 for every interface)';
+  switch (code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `the host ${http.host} does not resolve (${code}): ${setHost}`;
+    case 'EADDRNOTAVAIL':
+      return `the host ${http.host} is not an address of this machine: ${setHost}`;
+    case 'EADDRINUSE':
+      return `port ${http.port} on ${http.host} is already in use: set WSMIRROR_HTTP_PORT (http.port) to a free port, or to 0 to turn the endpoints off`;
+    case 'EACCES':
+      return `port ${http.port} on ${http.host} needs privileges this process lacks: set WSMIRROR_HTTP_PORT (http.port) to a port above 1023, or to 0 to turn the endpoints off`;
+    default:
+      return undefined;
   }
 }
 

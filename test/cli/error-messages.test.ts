@@ -132,6 +132,19 @@ describe('errors name the setting to fix (real processes)', () => {
     }
   });
 
+  it('an http.host that does not resolve or is not of this machine names WSMIRROR_HTTP_HOST and its value, not the port, and exits 78', async () => {
+    const port = await closedPort();
+    // Unresolvable (ENOTFOUND, or EAI_AGAIN without a resolver), then a documentation address (EADDRNOTAVAIL).
+    for (const host of ['not-a-host.invalid', '192.0.2.1']) {
+      const res = await runWsmirror(['run'], daemonEnv(emu, mirror('host.db'), { WSMIRROR_HTTP_PORT: String(port), WSMIRROR_HTTP_HOST: host }), { cwd: dir, killAfterMs: 30_000 });
+      expect(res.code, res.stderr).toBe(78);
+      expect(res.stderr).toContain(`the host ${host}`);
+      expect(res.stderr).toContain('WSMIRROR_HTTP_HOST (http.host)');
+      expect(res.stderr).not.toContain('WSMIRROR_HTTP_PORT');
+      expect(res.stderr).not.toContain('getaddrinfo');
+    }
+  });
+
   it('a misspelt WSMIRROR_* variable gets a suggestion', async () => {
     const res = await runWsmirror(['sync'], daemonEnv(emu, mirror('typo.db'), { WSMIRROR_WORKSPACE_IDD: 'x', WSMIRROR_SCHEDUEL: '5s' }), { cwd: dir });
     expect(res.code, res.stderr).toBe(0);
