@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { redactUrlPasswords } from '../api/secret-redaction.ts';
 import { ConfigError, EXIT, UsageError } from '../errors.ts';
 import { defineCheckCommand } from './commands/check.ts';
 import { defineConformanceCommand } from './commands/conformance.ts';
@@ -41,15 +42,17 @@ export async function main(argv: string[]): Promise<number> {
       // --help and --version end with a zero exit code; everything else is a usage error.
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
+    // A password in a URL the message quotes (upstream.baseUrl, mirror.url) is never printed.
+    const text = redactUrlPasswords(error instanceof Error ? error.message : String(error));
     if (error instanceof UsageError) {
-      process.stderr.write(`wsmirror: ${error.message}\n`);
+      process.stderr.write(`wsmirror: ${text}\n`);
       return EXIT.usage;
     }
     if (error instanceof ConfigError) {
-      process.stderr.write(`wsmirror: configuration error: ${error.message}\n`);
+      process.stderr.write(`wsmirror: configuration error: ${text}\n`);
       return EXIT.config;
     }
-    process.stderr.write(`wsmirror: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`wsmirror: ${text}\n`);
     return EXIT.syncFailed;
   }
 }

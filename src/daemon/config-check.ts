@@ -41,8 +41,9 @@ export interface CheckReport {
   } | null;
 }
 
+/** An error as the report shows it: a password in a URL it quotes is never printed. */
 function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return redactUrlPasswords(error instanceof Error ? error.message : String(error));
 }
 
 /** Errors of a mustExist open that only mean "not created yet": a first sync creates it. */
@@ -52,9 +53,9 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
   const report: CheckReport = {
     ok: false,
     configFile: config.configFile,
-    upstream: { baseUrl: config.upstream.baseUrl, workspaceId: config.upstream.workspaceId, ok: false },
+    upstream: { baseUrl: redactUrlPasswords(config.upstream.baseUrl), workspaceId: config.upstream.workspaceId, ok: false },
     mirror: {
-      // The mirror's display form: a password in the URL is never printed.
+      // Display forms: a password in a URL is never printed.
       url: redactUrlPasswords(mirrorUrlOf(config)),
       schema: config.mirror.dialect === 'postgres' ? config.mirror.pgSchema : null,
       exists: false, ok: false, problems: [],

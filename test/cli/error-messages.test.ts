@@ -111,6 +111,19 @@ describe('errors name the setting to fix (real processes)', () => {
     expect(res.stderr).toContain('WSMIRROR_BASE_URL');
   });
 
+  it('a password in the upstream URL is never printed: check, check --json, a failed sync', async () => {
+    const port = await closedPort();
+    const env = daemonEnv({ ...emu, url: `http://u:pw1234-s3cret@127.0.0.1:${port}` }, mirror('url-password.db'), { WSMIRROR_UPSTREAM_RETRIES: '0' });
+    const check = await runWsmirror(['check'], env, { cwd: dir });
+    const json = await runWsmirror(['check', '--json'], env, { cwd: dir });
+    const sync = await runWsmirror(['sync'], env, { cwd: dir });
+    expect([check.code, json.code, sync.code], `${check.stderr}${sync.stderr}`).toEqual([78, 78, 1]);
+    for (const res of [check, json, sync]) expect(`${res.stdout}${res.stderr}`).not.toContain('pw1234-s3cret');
+    expect(check.stdout).toContain(`FAIL upstream: http://u:[Redacted]@127.0.0.1:${port}, workspace`);
+    expect((JSON.parse(json.stdout) as { upstream: { baseUrl: string } }).upstream.baseUrl).toBe(`http://u:[Redacted]@127.0.0.1:${port}`);
+    expect(sync.stderr).toContain(`cannot reach upstream at http://u:[Redacted]@127.0.0.1:${port}`);
+  });
+
   it('an unknown workspace names WSMIRROR_WORKSPACE_ID', async () => {
     const res = await runWsmirror(['sync'], daemonEnv({ ...emu, workspaceId: 'nosuchspace1' }, mirror('404.db')), { cwd: dir });
     expect(res.code, res.stderr).toBe(1);
