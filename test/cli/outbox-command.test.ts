@@ -37,6 +37,15 @@ forEachDialect('wsmirror outbox (real process)', (dialect) => {
     expect(text.stdout).toMatch(/crm\.people\s+\d+\s+status: null → no-such-option\s+failed\s+1/);
     expect((await runWsmirror(['outbox', '--status', 'pending'], env)).stdout).toBe('outbox: no entries\n');
 
+    // Ids not in the outbox: a usage error naming them, and nothing changed, also beside one that is.
+    const missing = entries[0]!.entryId + 99_999;
+    for (const args of [['retry', String(missing)], ['retry', String(entries[0]!.entryId), String(missing)], ['discard', String(missing), String(missing + 1)]]) {
+      const refused = await runWsmirror(['outbox', ...args], daemonEnv(h.emu, h.tm));
+      expect({ code: refused.code, stdout: refused.stdout }, refused.stderr).toEqual({ code: 2, stdout: '' });
+      expect(refused.stderr).toContain(`not in the outbox: ${args.slice(1).filter((a) => a !== String(entries[0]!.entryId)).join(', ')}`);
+    }
+    expect(JSON.parse((await runWsmirror(['outbox', '--json'], env)).stdout)).toEqual([expect.objectContaining({ status: 'failed', attempts: 1 })]);
+
     const retried = await runWsmirror(['outbox', 'retry', String(entries[0]!.entryId)], env);
     expect(retried.stdout).toBe('outbox: 1 entry pending again\n');
     expect(JSON.parse((await runWsmirror(['outbox', '--json'], env)).stdout)).toEqual([expect.objectContaining({ status: 'pending', attempts: 1 })]);

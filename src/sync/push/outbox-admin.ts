@@ -54,7 +54,7 @@ export async function listOutbox(
  * wins, unchecked). An edit of a record deleted upstream is refused: no update brings it back.
  */
 export async function retryOutbox(mirror: AdminMirror, selection: OutboxSelection): Promise<number> {
-  const filter = await outboxFilter(mirror, await mirror.readCatalog(), requireSelection(selection));
+  const filter = await selectionFilter(mirror, await mirror.readCatalog(), selection);
   const gone = (await mirror.listOutbox({ ...filter, statuses: ['conflict'] })).filter((e) => e.lastError === deletedMessage(e.recordId));
   if (gone.length > 0) {
     const records = [...new Set(gone.map((e) => e.recordId))].join(', ');
@@ -76,7 +76,7 @@ export async function discardOutbox(
   mirror: AdminMirror, upstream: Upstream, selection: OutboxSelection,
 ): Promise<{ entries: number; records: number; localRows: number }> {
   const catalog = await mirror.readCatalog();
-  const filter = await outboxFilter(mirror, catalog, requireSelection(selection));
+  const filter = await selectionFilter(mirror, catalog, selection);
   const entries = await mirror.listOutbox(filter);
   if (entries.length === 0) return { entries: 0, records: 0, localRows: 0 };
   // Negative ids: rows inserted locally, which the mirror's discard deletes itself.
@@ -106,9 +106,24 @@ export async function discardOutbox(
   return { entries: entries.length, records, localRows };
 }
 
-function requireSelection(selection: OutboxSelection): OutboxSelection {
+/**
+ * The filter of a retry or discard: something must be named, and every id named must be in the
+ * outbox. An id that is not (mistyped, or its entry pushed or discarded since) refuses the whole
+ * command before anything changes, so that a typo is not taken for "done".
+ */
+async function selectionFilter(
+  mirror: AdminMirror, catalog: Pick<Catalog, 'tables'>, selection: OutboxSelection,
+): Promise<Omit<OutboxFilter, 'statuses'>> {
   if ((selection.entryIds?.length ?? 0) === 0 && (selection.tables?.length ?? 0) === 0) {
     throw new UsageError('name the entries (ids as wsmirror outbox lists them) or --table module.table');
   }
-  return selection;
+  const filter = await outboxFilter(mirror, catalog, selection);
+  if (filter.entryIds !== undefined) {
+    const present = new Set((await mirror.listOutbox({ entryIds: filter.entryIds })).map((e) => e.entryId));
+    const missing = [...new Set(filter.entryIds)].filter((id) => !present.has(id));
+    if (missing.length > 0) {
+      throw new UsageError(`entry ids not in the outbox: ${missing.join(', ')} (wsmirror outbox lists the entries; a pushed or discarded entry leaves it); nothing was changed`);
+    }
+  }
+  return filter;
 }
