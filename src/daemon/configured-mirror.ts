@@ -19,6 +19,8 @@ export interface OpenConfiguredMirrorOptions {
   logger: Logger;
   /** Refuse a mirror that does not exist yet instead of creating it (read-only commands). */
   mustExist?: boolean;
+  /** Take the sync lock first (commands that sync): see OpenMirrorOptions. */
+  syncLock?: boolean;
 }
 
 export function openConfiguredMirror(config: Pick<Config | LocalConfig, 'mirror'>, options: OpenConfiguredMirrorOptions): Promise<Mirror> {
@@ -26,5 +28,6 @@ export function openConfiguredMirror(config: Pick<Config | LocalConfig, 'mirror'
     pgSchema: config.mirror.pgSchema,
     logger: options.logger,
     ...(options.mustExist === true ? { mustExist: true } : {}),
+    ...(options.syncLock === true ? { syncLock: true } : {}),
   });
 }

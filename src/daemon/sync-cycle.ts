@@ -54,8 +54,8 @@ export interface SyncCycle {
 /**
  * Opens a cycle from a validated configuration. Upstream is asked first: a rejected key or an
  * unknown workspace fails here, before the mirror (a SQLite file, a Postgres schema) is created.
- * Then the mirror's sync lock is taken (unless `besideSync`), held until `close`, and the mirror
- * is claimed for the workspace.
+ * Then the mirror's sync lock is taken (unless `besideSync`), held until `close`, before the
+ * mirror is opened, created or migrated, and the mirror is claimed for the workspace.
  */
 export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promise<SyncCycle> {
   const { upstream, sync, tables } = config;
@@ -69,14 +69,13 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
     throw withSettingHint(error, upstream, { workspaceCheck: true });
   }
   try {
-    mirror = await openConfiguredMirror(config, { logger });
+    // The sync lock before anything is created or written: one process syncs a mirror at a time.
+    mirror = await openConfiguredMirror(config, { logger, syncLock: deps.besideSync !== true });
   } catch (error) {
     await client.close();
     throw error;
   }
   try {
-    // Before anything is written: one process syncs a mirror at a time.
-    if (deps.besideSync !== true) await mirror.holdSyncLock();
     await claimMirror(mirror, upstream.workspaceId, { demo: deps.demo === true });
   } catch (error) {
     await client.close();

@@ -1,6 +1,5 @@
-import { ConfigError } from '../errors.ts';
+import type { SyncLock } from './dialect.ts';
 import type { Mirror } from './mirror.ts';
-import { assertOpen } from './mirror-context.ts';
 import type { MirrorContext } from './mirror-context.ts';
 import { applyRows } from './operations/apply-rows.ts';
 import { applySchemaPlan } from './operations/apply-schema-plan.ts';
@@ -23,10 +22,10 @@ import { setTableState } from './operations/table-state.ts';
 
 /**
  * A `Mirror` over an open connection: each method is one operation of `operations/`, all sharing
- * one context (connection, dialect, logger, cached table list). `where` names it in messages
- * (the URL, and the schema on Postgres).
+ * one context (connection, dialect, logger, cached table list). A sync lock given is released
+ * when it closes.
  */
-export function createMirror(ctx: MirrorContext, displayUrl: string, where: string = displayUrl): Mirror {
+export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: SyncLock): Mirror {
   const driver = ctx.driver;
   return {
     dialect: driver.dialect.name,
@@ -57,18 +56,14 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, where: stri
     accessProblems: () => accessProblems(ctx),
     readSyncState: () => readSyncState(ctx),
     recordCycle: (cycle) => recordCycle(ctx, cycle),
-    async holdSyncLock() {
-      assertOpen(ctx);
-      if (await driver.takeSyncLock()) return;
-      throw new ConfigError(
-        `the mirror ${where} is in use by another wsmirror process (a run or sync of it): one process syncs a mirror at a time; `
-          + 'stop the other, or give this one its own mirror (mirror.url, or mirror.pgSchema on Postgres)',
-      );
-    },
     async close() {
       if (ctx.closed) return;
       ctx.closed = true;
-      await driver.close();
+      try {
+        await driver.close();
+      } finally {
+        await syncLock?.release();
+      }
     },
   };
 }

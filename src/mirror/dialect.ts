@@ -79,6 +79,13 @@ export interface Dialect {
   /** Opens the database at `location`, creating the catalog unless `mustExist`. */
   open(location: MirrorLocation, options: DialectOpenOptions): Promise<DialectDriver>;
   /**
+   * Takes the sync lock of the mirror at `location`, whether or not the mirror exists yet, and
+   * creates nothing of it: one process syncs a mirror at a time (two would both send the same
+   * local inserts). Undefined when another process holds it. The lock goes with the process
+   * however it ends; readers and SQL clients never take it.
+   */
+  takeSyncLock(location: MirrorLocation, options: { pgSchema: string }): Promise<SyncLock | undefined>;
+  /**
    * For a mirror not made yet: what would keep this process from creating it at `location`, one
    * line each, naming the missing right (`wsmirror check`). Reads only, creates nothing.
    */
@@ -110,6 +117,11 @@ export interface ForeignKey {
   sqlTable: string;
   column: string;
   refSqlTable: string;
+}
+
+/** A held sync lock (`Dialect.takeSyncLock`). */
+export interface SyncLock {
+  release(): Promise<void> | void;
 }
 
 export interface DialectOpenOptions {
@@ -246,13 +258,6 @@ export interface DialectDriver {
    * empty when nothing would. Reads only (`wsmirror check`).
    */
   accessProblems(tables: readonly string[]): Promise<string[]>;
-
-  /**
-   * Takes the mirror's sync lock, held until `close`: one process syncs a mirror at a time (two
-   * would both send the same local inserts). False when another process holds it. The lock goes
-   * with the process however it ends; readers and SQL clients never take it.
-   */
-  takeSyncLock(): Promise<boolean>;
 
   /** Catalog value conversions. */
   fromBool(value: unknown): boolean;

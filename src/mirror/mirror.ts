@@ -104,13 +104,6 @@ export interface Mirror extends MirrorOutbox {
   /** Stores the outcome of a cycle (last success or failure, next run). */
   recordCycle(cycle: CycleRecord): Promise<void>;
 
-  /**
-   * Makes this the one process that syncs the mirror, until `close`: ConfigError (naming the
-   * mirror) when another process (a `wsmirror run` or `sync`) holds it. Two would read the same
-   * local inserts and create each record upstream twice.
-   */
-  holdSyncLock(): Promise<void>;
-
   /** Closes the connection(s); the mirror cannot be used afterwards. */
   close(): Promise<void>;
 }
@@ -172,6 +165,13 @@ export interface OpenMirrorOptions {
    * file, the Postgres schema or the catalog; a missing one throws ConfigError naming it.
    */
   mustExist?: boolean;
+  /**
+   * Make this the one process that syncs the mirror, until `close`: the lock is taken before
+   * anything is created or migrated, and ConfigError (naming the mirror) is thrown, with nothing
+   * created, when another process (a `wsmirror run` or `sync`) holds it. Two would read the same
+   * local inserts and create each record upstream twice.
+   */
+  syncLock?: boolean;
 }
 
 // ---- what the mirror records of the sync, and how ids are streamed (operations implement these) ----

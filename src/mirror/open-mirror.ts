@@ -1,4 +1,6 @@
+import { ConfigError } from '../errors.ts';
 import { createMirror } from './create-mirror.ts';
+import type { DialectDriver, SyncLock } from './dialect.ts';
 import { DIALECTS } from './dialects.ts';
 import type { Mirror, OpenMirrorOptions } from './mirror.ts';
 import { createContext } from './mirror-context.ts';
@@ -8,23 +10,40 @@ import { migrateCatalog } from './operations/migrate-catalog.ts';
 /**
  * Opens `sqlite:PATH` (also `sqlite://PATH`) or `postgres://…` / `postgresql://…`, creating the
  * catalog tables when missing (unless `mustExist`). A malformed or unreachable URL throws
- * ConfigError naming the URL with its password masked.
+ * ConfigError naming the URL with its password masked. With `syncLock`, the lock comes first:
+ * a process refused it has created and migrated nothing.
  */
 export async function openMirror(url: string, options: OpenMirrorOptions = {}): Promise<Mirror> {
   const location = parseMirrorUrl(url);
   const pgSchema = options.pgSchema ?? DEFAULT_PG_SCHEMA;
-  const driver = await DIALECTS[location.dialect].open(location, {
-    pgSchema,
-    mustExist: options.mustExist === true,
-  });
+  const dialect = DIALECTS[location.dialect];
+  let syncLock: SyncLock | undefined;
+  if (options.syncLock === true) {
+    syncLock = await dialect.takeSyncLock(location, { pgSchema });
+    if (syncLock === undefined) {
+      const where = location.dialect === 'postgres' ? `${location.display} (schema ${pgSchema})` : location.display;
+      throw new ConfigError(
+        `the mirror ${where} is in use by another wsmirror process (a run or sync of it): one process syncs a mirror at a time; `
+          + 'stop the other, or give this one its own mirror (mirror.url, or mirror.pgSchema on Postgres)',
+      );
+    }
+  }
+  let driver: DialectDriver;
+  try {
+    driver = await dialect.open(location, { pgSchema, mustExist: options.mustExist === true });
+  } catch (error) {
+    await syncLock?.release();
+    throw error;
+  }
   const ctx = createContext(driver, options.logger);
   if (options.mustExist !== true) {
     try {
       await migrateCatalog(ctx);
     } catch (error) {
       await driver.close();
+      await syncLock?.release();
       throw error;
     }
   }
-  return createMirror(ctx, location.display, location.dialect === 'postgres' ? `${location.display} (schema ${pgSchema})` : location.display);
+  return createMirror(ctx, location.display, syncLock);
 }

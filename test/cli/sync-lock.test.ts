@@ -1,3 +1,4 @@
+import { existsSync, rmSync } from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
 import { forEachDialect } from '../helpers/dialects.ts';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
@@ -51,6 +52,17 @@ forEachDialect('one syncing process per mirror (real processes)', (dialect) => {
     expect(listed.code, listed.stderr).toBe(0);
     const discarded = await runWsmirror(['outbox', 'discard', '--table', 'crm.people'], env, { killAfterMs: 30_000 });
     expect({ code: discarded.code, stdout: discarded.stdout }).toEqual({ code: 0, stdout: 'outbox: 0 entries discarded, 0 records restored from upstream\n' });
+
+    // A refused sync creates nothing, not even a mirror someone removed under the daemon.
+    const mirrorExists = async () => dialect.dialect === 'sqlite'
+      ? ['', '-wal', '-shm'].filter((suffix) => existsSync(`${tm.url.slice('sqlite:'.length)}${suffix}`))
+      : (await tm.sql<{ n: number }>('SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = $1', [tm.pgSchema])).map((r) => r.n);
+    if (dialect.dialect === 'sqlite') for (const suffix of ['', '-wal', '-shm']) rmSync(`${tm.url.slice('sqlite:'.length)}${suffix}`, { force: true });
+    else await tm.sql(`DROP SCHEMA ${tm.pgSchema!} CASCADE`);
+    const refused = await runWsmirror(['sync'], env, { killAfterMs: 30_000 });
+    expect(refused.code, refused.stderr).toBe(78);
+    expect(refused.stderr).toMatch(/in use by another wsmirror process/);
+    expect(await mirrorExists()).toEqual(dialect.dialect === 'sqlite' ? [] : [0]);
 
     kill!();
     expect((await first).signal).toBe('SIGKILL');

@@ -14,7 +14,6 @@ import { copyUpsert } from './copy-upsert.ts';
 import { inlineParameters } from './inline-parameters.ts';
 import { refreshOutboxStatistics } from './outbox-statistics.ts';
 import { withServerDetail } from './server-detail.ts';
-import { takePostgresSyncLock, type PostgresSyncLock } from './sync-lock.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
 import { WRITER_SETTING } from './writer-marker.ts';
@@ -71,7 +70,7 @@ export async function openPostgresDriver(
   pool.on('connect', (client) => {
     client.query(SESSION_SQL).catch(() => {});
   });
-  const driver = new PostgresDriver(dialect, pool, schema, location.connectionString);
+  const driver = new PostgresDriver(dialect, pool, schema);
   try {
     const { rows } = await sql<{ v: number }>`SELECT current_setting('server_version_num')::int AS v`.execute(driver.db);
     // NOT ENFORCED foreign keys arrived in PostgreSQL 18.
@@ -109,14 +108,10 @@ class PostgresDriver implements DialectDriver {
   /** Per client in a write: opens its transaction before the first statement (see `write`). */
   readonly #opening = new WeakMap<pg.PoolClient, () => Promise<void>>();
 
-  readonly #connectionString: string;
-  #syncLock: PostgresSyncLock | undefined;
-
-  constructor(dialect: Dialect, pool: pg.Pool, schema: string, connectionString: string) {
+  constructor(dialect: Dialect, pool: pg.Pool, schema: string) {
     this.dialect = dialect;
     this.#pool = pool;
     this.#schema = schema;
-    this.#connectionString = connectionString;
     this.db = new Kysely<CatalogDb>({ dialect: new PostgresDialect({ pool }) });
   }
 
@@ -297,13 +292,7 @@ class PostgresDriver implements DialectDriver {
     return typeof value === 'string' ? value : null;
   }
 
-  async takeSyncLock(): Promise<boolean> {
-    this.#syncLock ??= await takePostgresSyncLock(this.#connectionString, this.#schema);
-    return this.#syncLock !== undefined;
-  }
-
   async close(): Promise<void> {
     await this.db.destroy();
-    await this.#syncLock?.release();
   }
 }

@@ -55,6 +55,11 @@ export const postgresDialect: Dialect = {
     const { openPostgresDriver } = await import('./connection.ts');
     return openPostgresDriver(postgresDialect, location, options);
   },
+  async takeSyncLock(location, options) {
+    if (location.dialect !== 'postgres') throw new Error(`not a Postgres location: ${location.display}`);
+    const { takePostgresSyncLock } = await import('./sync-lock.ts');
+    return takePostgresSyncLock(location, options.pgSchema);
+  },
   async creationProblems(location, options) {
     if (location.dialect !== 'postgres') throw new Error(`not a Postgres location: ${location.display}`);
     const { creationProblems } = await import('./creation-problems.ts');

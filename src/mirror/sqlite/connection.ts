@@ -15,7 +15,6 @@ import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
 import { BoundRows } from './bound-rows.ts';
 import { accessProblems } from './access-problems.ts';
-import { takeSqliteSyncLock, type SqliteSyncLock } from './sync-lock.ts';
 import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
 import { StatementCache, type Statement } from './statement-cache.ts';
 import { WRITER_TABLE } from './writer-marker.ts';
@@ -79,7 +78,6 @@ class SqliteDriver implements DialectDriver {
   readonly #upserts = new Map<string, Statement>();
   #txStatements: Record<'begin' | 'commit', Statement> | undefined;
   #markStatements: Record<'mark' | 'unmark', Statement> | undefined;
-  #syncLock: SqliteSyncLock | undefined;
 
   constructor(dialect: Dialect, raw: Database.Database) {
     this.dialect = dialect;
@@ -311,16 +309,9 @@ class SqliteDriver implements DialectDriver {
     return typeof value === 'string' ? value : null;
   }
 
-  async takeSyncLock(): Promise<boolean> {
-    if (this.#raw.memory) return true;
-    this.#syncLock ??= takeSqliteSyncLock(this.#raw.name);
-    return this.#syncLock !== undefined;
-  }
-
   async close(): Promise<void> {
     this.#statements.clear();
     this.#upserts.clear();
     await this.db.destroy();
-    this.#syncLock?.release();
   }
 }

@@ -48,6 +48,12 @@ export const sqliteDialect: Dialect = {
     const { openSqliteDriver } = await import('./connection.ts');
     return openSqliteDriver(sqliteDialect, location, options);
   },
+  async takeSyncLock(location) {
+    if (location.dialect !== 'sqlite') throw new Error(`not a SQLite location: ${location.display}`);
+    if (location.path === ':memory:') return { release: () => {} };
+    const { takeSqliteSyncLock } = await import('./sync-lock.ts');
+    return takeSqliteSyncLock(location);
+  },
   async creationProblems(location) {
     if (location.dialect !== 'sqlite') throw new Error(`not a SQLite location: ${location.display}`);
     const { creationProblems } = await import('./access-problems.ts');
