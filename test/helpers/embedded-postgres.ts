@@ -67,7 +67,8 @@ function findBuild(): string {
   }
 }
 
-function unprivilegedUser(): { uid: number; gid: number } {
+/** The user `nobody`: what tests run as root run a process as when permissions must count. */
+export function unprivilegedUser(): { uid: number; gid: number } {
   const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('nobody:'));
   const [, , uid, gid] = line?.split(':') ?? [];
   if (uid === undefined || gid === undefined) {

@@ -162,12 +162,15 @@ export function runWsmirror(
      * Dockerfile do, with the Node options it adds; by default `node bin/wsmirror`, which skips them.
      */
     launcher?: boolean;
+    /** Run as this user (tests run as root, whom file permissions do not stop). */
+    user?: { uid: number; gid: number };
   } = {},
 ): Promise<RunResult> {
   const child = spawn(options.launcher ? WSMIRROR_BIN : process.execPath, options.launcher ? args : [WSMIRROR_BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(options.cwd ? { cwd: options.cwd } : {}),
+    ...(options.user ? { uid: options.user.uid, gid: options.user.gid } : {}),
   });
   let stdout = '';
   let stderr = '';

@@ -23,6 +23,19 @@ export function creationProblems(path: string): string[] {
   return writable(dir) ? [] : [`the mirror ${path} does not exist and this user cannot create files in ${dir}`];
 }
 
+/**
+ * The message of a failed open or write of the mirror at `file`, followed, when SQLite refused
+ * access (a read-only or unopenable file), by the problems above that explain it: SQLite's own
+ * words ("attempt to write a readonly database") name neither the directory nor the file.
+ */
+export function explainAccessFailure(file: string, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = String((error as { code?: unknown } | null)?.code ?? '');
+  if (file === ':memory:' || !/^SQLITE_(READONLY|CANTOPEN|PERM)/.test(code)) return message;
+  const problems = existsSync(file) ? accessProblems(file, false) : creationProblems(file);
+  return problems.length === 0 ? message : `${message}: ${problems.join('; ')}`;
+}
+
 function writable(path: string): boolean {
   try {
     accessSync(path, constants.W_OK);

@@ -14,7 +14,7 @@ import type { MirrorLocation } from '../mirror-url.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
 import { BoundRows } from './bound-rows.ts';
-import { accessProblems } from './access-problems.ts';
+import { accessProblems, explainAccessFailure } from './access-problems.ts';
 import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
 import { StatementCache, type Statement } from './statement-cache.ts';
 import { WRITER_TABLE } from './writer-marker.ts';
@@ -43,7 +43,7 @@ export async function openSqliteDriver(
     raw = new Database(location.path, { fileMustExist: mustExist });
     raw.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   } catch (error) {
-    throw new ConfigError(`cannot open the SQLite mirror ${location.display}: ${(error as Error).message}`, { cause: error });
+    throw new ConfigError(`cannot open the SQLite mirror ${location.display}: ${explainAccessFailure(location.path, error)}`, { cause: error });
   }
   const driver = new SqliteDriver(dialect, raw);
   try {
@@ -61,7 +61,7 @@ export async function openSqliteDriver(
   } catch (error) {
     await driver.close();
     if (error instanceof ConfigError) throw new ConfigError(`the SQLite mirror ${location.display}: ${error.message}`, { cause: error });
-    throw new ConfigError(`cannot use the SQLite mirror ${location.display}: ${(error as Error).message}`, { cause: error });
+    throw new ConfigError(`cannot use the SQLite mirror ${location.display}: ${explainAccessFailure(location.path, error)}`, { cause: error });
   }
   return driver;
 }

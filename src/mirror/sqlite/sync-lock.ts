@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { ConfigError } from '../../errors.ts';
+import { explainAccessFailure } from './access-problems.ts';
 import type { SyncLock } from '../dialect.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
 
@@ -22,7 +23,7 @@ export function takeSqliteSyncLock(location: Extract<MirrorLocation, { dialect: 
     // A short wait covers a previous holder still closing; then the lock is someone else's.
     db = new Database(file, { timeout: 500 });
   } catch (error) {
-    throw new ConfigError(`cannot open the SQLite mirror ${location.display}: its sync lock file ${file}: ${(error as Error).message}`, { cause: error });
+    throw new ConfigError(`cannot open the SQLite mirror ${location.display}: its sync lock file ${file}: ${explainAccessFailure(location.path, error)}`, { cause: error });
   }
   try {
     db.pragma('locking_mode = EXCLUSIVE');
@@ -30,7 +31,7 @@ export function takeSqliteSyncLock(location: Extract<MirrorLocation, { dialect: 
   } catch (error) {
     db.close();
     if ((error as { code?: string }).code === 'SQLITE_BUSY') return undefined;
-    throw new ConfigError(`cannot open the SQLite mirror ${location.display}: its sync lock file ${file}: ${(error as Error).message}`, { cause: error });
+    throw new ConfigError(`cannot open the SQLite mirror ${location.display}: its sync lock file ${file}: ${explainAccessFailure(location.path, error)}`, { cause: error });
   }
   return {
     release: () => {

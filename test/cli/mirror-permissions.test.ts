@@ -1,0 +1,54 @@
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unprivilegedUser } from '../helpers/embedded-postgres.ts';
+import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
+import { daemonEnv, runWsmirror } from '../helpers/processes.ts';
+import { UpstreamWorkspace } from '../helpers/workspace.ts';
+
+/**
+ * A SQLite mirror whose directory this user cannot write: SQLite cannot create the -wal and -shm
+ * files beside the file, and every command says so, naming the directory. Real processes; under
+ * root (whom permissions do not stop) they run as `nobody`, owner of the file and directory.
+ */
+describe('a SQLite mirror in a read-only directory (real processes)', () => {
+  let emu: RunningEmulator;
+  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-perm-'));
+  const mirrorDir = join(dir, 'mirror');
+  const user = process.getuid?.() === 0 ? unprivilegedUser() : undefined;
+  const env = () => ({ ...daemonEnv(emu, { url: `sqlite:${join(mirrorDir, 'm.db')}` }), HOME: dir });
+
+  beforeAll(async () => {
+    emu = await startEmulator();
+    const ws = new UpstreamWorkspace(emu);
+    await ws.createModule('crm');
+    await ws.createTable('crm', 'notes', { hasHistory: true }, [{ name: 'body', type: 'string', labels: { '': 'Body' } }]);
+    chmodSync(dir, 0o755);
+    mkdirSync(mirrorDir);
+    const made = await runWsmirror(['sync'], env(), { cwd: dir });
+    expect(made.code, made.stderr).toBe(0);
+    if (user) for (const name of ['', ...readdirSync(mirrorDir)]) chownSync(join(mirrorDir, name), user.uid, user.gid);
+    chmodSync(mirrorDir, 0o555);
+  });
+  afterAll(async () => {
+    await emu?.close();
+    chmodSync(mirrorDir, 0o755);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const cannotCreate = `cannot create files in ${mirrorDir} (the -wal and -shm files live beside the mirror)`;
+
+  it('check, status and sync name the directory, and exit 78', async () => {
+    const run = (args: string[]) => runWsmirror(args, env(), { cwd: dir, ...(user ? { user } : {}) });
+    const check = await run(['check']);
+    expect(check.code, check.stderr).toBe(78);
+    expect(check.stdout).toMatch(/^FAIL mirror: .*/m);
+    expect(check.stdout).toContain(cannotCreate);
+    for (const command of ['status', 'sync']) {
+      const res = await run([command]);
+      expect(res.code, `${command}: ${res.stderr}`).toBe(78);
+      expect(res.stderr).toContain(cannotCreate);
+    }
+  }, 60_000);
+});
