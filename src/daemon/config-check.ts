@@ -7,7 +7,7 @@
 import { redactUrlPasswords } from '../api/secret-redaction.ts';
 import type { Workspace } from '../api/workspace.ts';
 import type { Catalog, MirrorTable, TableMode } from '../mirror/index.ts';
-import { describeOp, mirrorCreationProblems, planSchema, tableLabel } from '../mirror/index.ts';
+import { describeOp, mirrorCreationProblems, planSchema, tableLabel, describeUnmatchedPattern, unmatchedPatterns, type UnmatchedPattern } from '../mirror/index.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { refusedTables, tooWideTables } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
@@ -32,6 +32,8 @@ export interface CheckReport {
     /** What would keep the daemon from writing it. */
     problems: string[];
   };
+  /** The table patterns that match no upstream table (a warning, not a failure); empty when upstream could not be read. */
+  unmatchedPatterns: (UnmatchedPattern & { message: string })[];
   /** What a sync would do; null when upstream could not be read. */
   plan: {
     operations: string[];
@@ -60,6 +62,7 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
       schema: config.mirror.dialect === 'postgres' ? config.mirror.pgSchema : null,
       exists: false, ok: false, problems: [],
     },
+    unmatchedPatterns: [],
     plan: null,
   };
   const client = createWorkspaceClient(config, { logger: deps.logger });
@@ -69,6 +72,7 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
     try {
       workspace = await client.getWorkspace();
       report.upstream.ok = true;
+      report.unmatchedPatterns = unmatchedPatterns(config.tables, workspace).map((u) => ({ ...u, message: describeUnmatchedPattern(u) }));
     } catch (error) {
       report.upstream.error = message(error);
     }

@@ -13,7 +13,8 @@ export type { EditOutcome, MirrorOutbox, OutboxEntry, OutboxFilter, OutboxOperat
 export type { SchemaOp, SchemaPlan } from './schema-planner.ts';
 export { describeOp, planSchema } from './schema-planner.ts';
 export type { TableFilter } from './table-filter.ts';
-export { compileTableFilter } from './table-filter.ts';
+export { compileTableFilter, describeUnmatchedPattern, unmatchedPatterns } from './table-filter.ts';
+export type { UnmatchedPattern } from './table-filter.ts';
 export type { ValueKind } from './value-kind.ts';
 export { valueKindOf } from './value-kind.ts';
 export { apiToSql, sqlToApi } from './value-codec.ts';

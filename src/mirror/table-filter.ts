@@ -1,3 +1,4 @@
+import type { Workspace } from '../api/workspace.ts';
 import { ConfigError } from '../errors.ts';
 
 /**
@@ -27,13 +28,46 @@ function compile(pattern: string, where: string): RegExp {
   return new RegExp(`^${body}$`);
 }
 
+function compileList(filter: TableFilter, list: 'include' | 'exclude'): { pattern: string; re: RegExp }[] {
+  return (filter[list] ?? []).map((pattern, i) => ({ pattern, re: compile(pattern, `${list}[${i}]`) }));
+}
+
 /** Compiles a filter once; throws ConfigError naming a malformed pattern (`include[2]: …`). */
 export function compileTableFilter(filter: TableFilter = {}): (moduleName: string, tableName: string) => boolean {
-  const include = (filter.include ?? []).map((p, i) => compile(p, `include[${i}]`));
-  const exclude = (filter.exclude ?? []).map((p, i) => compile(p, `exclude[${i}]`));
+  const include = compileList(filter, 'include').map((p) => p.re);
+  const exclude = compileList(filter, 'exclude').map((p) => p.re);
   return (moduleName, tableName) => {
     const name = `${moduleName}.${tableName}`;
     if (include.length > 0 && !include.some((re) => re.test(name))) return false;
     return !exclude.some((re) => re.test(name));
   };
+}
+
+/** A pattern of `tables.include` or `tables.exclude` that matches no upstream table. */
+export interface UnmatchedPattern {
+  setting: 'tables.include' | 'tables.exclude';
+  pattern: string;
+}
+
+/**
+ * The patterns that match none of the workspace's tables (`module.table`), in the order
+ * configured: most likely typos, and one in include drops the tables it was meant to keep. `*`
+ * alone is left out: it matches nothing only in an empty workspace, which is no mistake.
+ */
+export function unmatchedPatterns(filter: TableFilter, workspace: Workspace): UnmatchedPattern[] {
+  const names = workspace.modules.flatMap((m) => m.tables.map((t) => `${m.name}.${t.name}`));
+  const unmatched: UnmatchedPattern[] = [];
+  for (const list of ['include', 'exclude'] as const) {
+    for (const { pattern, re } of compileList(filter, list)) {
+      if (pattern !== '*' && !names.some((name) => re.test(name))) unmatched.push({ setting: `tables.${list}`, pattern });
+    }
+  }
+  return unmatched;
+}
+
+/** The warning about one unmatched pattern, in the words `check` and the daemon's log share. */
+export function describeUnmatchedPattern(unmatched: UnmatchedPattern): string {
+  const variable = unmatched.setting === 'tables.include' ? 'WSMIRROR_TABLES_INCLUDE' : 'WSMIRROR_TABLES_EXCLUDE';
+  const effect = unmatched.setting === 'tables.include' ? 'nothing is mirrored through it' : 'it excludes nothing';
+  return `${unmatched.setting} pattern ${JSON.stringify(unmatched.pattern)} (${variable}) matches no upstream table: ${effect}`;
 }

@@ -1,6 +1,7 @@
 import { SCHEMA_CURSOR_KEY } from '../mirror/catalog.ts';
 import type { CursorWrites } from '../mirror/mirror.ts';
 import { describeOp, planSchema } from '../mirror/schema-planner.ts';
+import { describeUnmatchedPattern, unmatchedPatterns } from '../mirror/table-filter.ts';
 import { unconfirmedDrops } from './drop-check.ts';
 import { refusedTables, type RefusedTable } from './name-rule.ts';
 import { tooWideTables } from './width-rule.ts';
@@ -62,6 +63,8 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
   const next = { [SCHEMA_CURSOR_KEY]: nextSince(asOf, options.lookbackMs), [FILTER_CURSOR_KEY]: filterKey };
   if (!changed) return { reread: false, operations: [], refused: [], cursors: { [SCHEMA_CURSOR_KEY]: next[SCHEMA_CURSOR_KEY] } };
   const workspace = await client.getWorkspace();
+  // A pattern that matches nothing is most likely a typo: say so at every read of the workspace.
+  for (const unmatched of unmatchedPatterns(options.tables, workspace)) ctx.logger.warn({ ...unmatched }, describeUnmatchedPattern(unmatched));
   const catalog = await mirror.readCatalog();
   const refused = refusedTables(workspace, options.tables);
   refused.push(...tooWideTables(workspace, options.tables, catalog.dialect, new Set(refused.map((r) => r.tableId))));

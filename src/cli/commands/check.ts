@@ -20,6 +20,7 @@ export function formatCheckText(report: CheckReport): string {
   const lines = [`${mark(true)} configuration: ${report.configFile ?? 'environment only (no configuration file)'}`];
   const up = report.upstream;
   lines.push(`${mark(up.ok)} upstream: ${up.baseUrl}, workspace ${up.workspaceId}${up.ok ? ' (the key is accepted)' : `: ${up.error}`}`);
+  for (const unmatched of report.unmatchedPatterns) lines.push(`warn ${unmatched.message}`);
   const m = report.mirror;
   const where = `${m.url}${m.schema === null ? '' : ` (schema ${m.schema})`}`;
   const state = m.exists ? 'exists, writable' : 'does not exist yet: the first sync creates it';
