@@ -71,6 +71,9 @@ describe('wsmirror demo (real process)', () => {
     // Plain text only: the logs (at warn) stay out of the walkthrough.
     expect(res.stdout.split('\n').filter((l) => l.startsWith('{'))).toEqual([]);
     expect(res.stdout).toContain('Mirror: ./wsmirror-demo.db');
+    // Run from outside the checkout, with no wsmirror on PATH: the commands it prints name the program as invoked.
+    expect(res.stdout).toContain(`WSMIRROR_MIRROR_URL=sqlite:./wsmirror-demo.db ${WSMIRROR_BIN} status`);
+    expect(res.stdout).toContain(`Run ${WSMIRROR_BIN} demo --keep-running`);
 
     const file = join(dir, 'wsmirror-demo.db');
     expect(existsSync(file)).toBe(true);

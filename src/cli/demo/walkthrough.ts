@@ -2,7 +2,8 @@
  * What the demo prints once the mirror is current: the tables, a query to try, and with
  * `--keep-running` the commands that change a record in each direction. Plain text for a person.
  */
-import { isAbsolute, relative } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { delimiter, isAbsolute, join, relative } from 'node:path';
 import { tableLabel } from '../../mirror/catalog.ts';
 import type { Catalog, Mirror } from '../../mirror/index.ts';
 import { textTable } from '../text-table.ts';
@@ -80,12 +81,29 @@ export function shownPath(path: string, cwd: string): string {
   return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? `./${rel}` : path;
 }
 
-/** How to run wsmirror again from here: `./bin/wsmirror` in a checkout (`npm start`), else `wsmirror`. */
+/**
+ * How to run wsmirror again from here: `./bin/wsmirror` in a checkout (`npm start`), `wsmirror`
+ * when that name on PATH is this program, else the program's path as it was invoked.
+ */
 export function commandName(cwd: string): string {
   const script = process.argv[1];
   if (script === undefined) return 'wsmirror';
-  const rel = relative(cwd, script);
-  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? `./${rel}` : 'wsmirror';
+  const shown = shownPath(script, cwd);
+  if (shown !== script) return shown;
+  return isOnPath('wsmirror', script) ? 'wsmirror' : script;
+}
+
+function isOnPath(name: string, script: string): boolean {
+  const self = realPath(script);
+  return (process.env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && realPath(join(dir, name)) === self);
+}
+
+function realPath(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 async function rowCounts(mirror: Mirror, catalog: Catalog): Promise<Map<string, number>> {
