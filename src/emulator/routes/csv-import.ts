@@ -6,6 +6,7 @@ import { CsvFileReader } from '../csv/csv-reader.ts';
 import { CSV_FORM_OPTIONS, CSV_REQUEST_LIMIT_BYTES, fileTooLarge, receiveCsvForm, type ReceivedForm } from '../csv/csv-upload.ts';
 import { BadRequestError } from '../errors.ts';
 import { defineRoute, parseInput } from '../http/define-route.ts';
+import { requireImportRoles } from '../store/import-roles.ts';
 import { importRecords } from '../store/record-import.ts';
 
 /**
@@ -25,7 +26,8 @@ export function registerCsvImportRoute(app: FastifyInstance, ctx: EmulatorContex
     defineRoute(scope, ctx, endpoints.importCsv, async ({ params, request, reply, apiKey }) => {
       let form: ReceivedForm | undefined;
       try {
-        ctx.schema.requireTable(params.moduleName, params.tableName);
+        const target = ctx.schema.requireTable(params.moduleName, params.tableName);
+        requireImportRoles(ctx, target, apiKey);
         if (!request.isMultipart()) {
           throw new BadRequestError(
             `unsupported content type ${JSON.stringify(request.headers['content-type'] ?? '')}: send multipart/form-data with the CSV in a part named file`,
@@ -46,8 +48,13 @@ export function registerCsvImportRoute(app: FastifyInstance, ctx: EmulatorContex
           quoteChar: options.quoteChar,
           numberFormat: options.numberFormat,
         });
-        // The table may have gone while the file was arriving: looked up again once the import holds the store.
-        const table = () => ctx.schema.requireTable(params.moduleName, params.tableName);
+        // The table may have gone, or its role lists changed, while the file was arriving: looked up
+        // and checked again, for the mode asked, once the import holds the store.
+        const table = () => {
+          const target = ctx.schema.requireTable(params.moduleName, params.tableName);
+          requireImportRoles(ctx, target, apiKey, options.importMode);
+          return target;
+        };
         return { data: await importRecords(ctx, table, reader.records(), options, apiKey) };
       } finally {
         await form.discard();
