@@ -91,3 +91,57 @@ describe('roles on records', () => {
     expect((await api('GET', path, undefined, 'editor')).body.data[0].values.margin).toBe(10);
   });
 });
+
+describe('a unique value the caller cannot read', () => {
+  let emu: RunningEmulator;
+  let api: ReturnType<typeof apiOf>;
+  let ids: Record<string, string>;
+  const path = (table: string) => recordsPath('crm', table);
+
+  beforeAll(async () => {
+    emu = await startEmulator({ apiKeys: [{ key: 'test-key', grants: 'all' }, { key: 'editor', grants: [] }] });
+    api = apiOf(emu);
+    await makeModule(emu, 'crm');
+    await makeTable(emu, 'crm', 'people', {}, [
+      field('name', 'string'),
+      field('email', 'string', { unique: true, readRoles: ['admin'] }),
+      field('phone', 'string', { unique: true }),
+    ]);
+    ok(await api('PATCH', `${fieldsPath('crm', 'people')}/phone`, { canRead: 'name != "hidden"' }));
+    await makeTable(emu, 'crm', 'closed', {}, [field('code', 'string', { unique: true })]);
+    ok(await api('PATCH', tablePath('crm', 'closed'), { readRoles: ['admin'] }));
+    ids = {
+      people: ok(await api('POST', path('people'), { records: [{ name: 'hidden', email: 'a@x', phone: '1' }, { name: 'open', phone: '2' }] })).body.data.ids,
+      closed: ok(await api('POST', path('closed'), { records: [{ code: 'c1' }] })).body.data.ids,
+    } as any;
+  });
+  afterAll(() => emu.close());
+
+  it('is still refused, without naming the record that holds it', async () => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['people', { email: 'a@x' }, 'email'], // readRoles leave editor out
+      ['people', { phone: '1' }, 'phone'], // canRead hides it in that record
+      ['closed', { code: 'c1' }, 'code'], // the table's readRoles leave editor out
+    ];
+    for (const [table, record, name] of cases) {
+      const res = await api('POST', path(table), { records: [record] }, 'editor');
+      expect(res.status, name).toBe(400);
+      expect(res.body.error.message).toBe(`body.records[0].${name}: this value of unique field ${name} already exists in another record`);
+    }
+  });
+
+  it('names the record when the caller reads that field of it, or acts as admin', async () => {
+    const open = await api('POST', path('people'), { records: [{ phone: '2' }] }, 'editor');
+    expect(open.body.error.message).toBe(`body.records[0].phone: value "2" of unique field phone already exists in record ${ids.people![1]}`);
+    const admin = await api('POST', path('people'), { records: [{ email: 'a@x' }] });
+    expect(admin.body.error.message).toBe(`body.records[0].email: value "a@x" of unique field email already exists in record ${ids.people![0]}`);
+  });
+
+  it('a clash with another record of the same request holding the value unread is told so too', async () => {
+    const [hidden, other] = ids.people as unknown as string[];
+    // Record 0 holds phone "1", which canRead hides from everyone while its name is "hidden".
+    const clash = await api('PATCH', path('people'), { records: [{ id: hidden }, { id: other, phone: '1' }] }, 'editor');
+    expect(clash.status).toBe(400);
+    expect(clash.body.error.message).toBe('body.records[1].phone: this value of unique field phone already exists in another record');
+  });
+});

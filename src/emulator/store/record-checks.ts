@@ -71,13 +71,25 @@ function uniqueKey(value: unknown): string {
   return typeof value === 'boolean' ? String(Number(value)) : JSON.stringify(value);
 }
 
+/** Whether the caller reads a field of a record (its data given on demand), as a records list would show it. */
+export type ReadsValue = (plan: FieldPlan, id: number | undefined, data: () => Readonly<Record<string, unknown>>) => boolean;
+
+/**
+ * A clash with a value the caller cannot read: refused all the same (uniqueness holds for
+ * everyone), but neither the record holding it nor its value is named.
+ */
+function hiddenClash(at: string, plan: FieldPlan): string {
+  return `${at}: this value of unique field ${plan.field.name} already exists in another record`;
+}
+
 /**
  * Unique values repeat neither within the request nor against the rest of the table, looked up
- * through each field's value index (`valueIndex` makes it, record-statements.ts).
+ * through each field's value index (`valueIndex` makes it, record-statements.ts). A clash names
+ * the record holding the value only when `readsValue` says the caller reads it there.
  */
 export function checkUnique(
   db: Db, table: TableRow, plans: FieldPlans, pending: readonly PendingRecord[], place: RecordPlace, issues: Issues,
-  valueIndex: (plan: FieldPlan) => string,
+  valueIndex: (plan: FieldPlan) => string, readsValue: ReadsValue,
 ): void {
   const inRequest = new Set(pending.map((p) => p.id).filter((id) => id !== undefined));
   for (const plan of plans.list) {
@@ -91,9 +103,15 @@ export function checkUnique(
       const k = uniqueKey(v);
       const first = seen.get(k);
       if (first && (p.touched.has(key) || first.touched.has(key))) {
-        issues.add(
-          `${place(p.index, plan.field.name)}: value ${JSON.stringify(v)} of unique field ${plan.field.name} repeats ${place(first.index)}`,
-        );
+        // One of the two may hold its value from before the request, in a field the caller cannot read.
+        const holder = !first.touched.has(key) ? first : !p.touched.has(key) ? p : undefined;
+        if (holder && !readsValue(plan, holder.id, () => holder.data)) {
+          issues.add(hiddenClash(place((holder === p ? first : p).index, plan.field.name), plan));
+        } else {
+          issues.add(
+            `${place(p.index, plan.field.name)}: value ${JSON.stringify(v)} of unique field ${plan.field.name} repeats ${place(first.index)}`,
+          );
+        }
         continue;
       }
       seen.set(k, p);
@@ -105,16 +123,18 @@ export function checkUnique(
     if (toCheck.size === 0) continue;
     const index = valueIndex(plan);
     const values = [...toCheck.values()].map((ps) => ps[0]!.data[key]);
-    const sql = `SELECT id, data -> '${plan.path}' AS v FROM records INDEXED BY "${index}"
+    const sql = `SELECT id, data -> '${plan.path}' AS v, data FROM records INDEXED BY "${index}"
       WHERE table_id = ${table.key} AND json_extract(data, '${plan.path}') IN (SELECT value FROM json_each(?))`;
-    const rows = dynamicStatement(db, sql).all(JSON.stringify(values)) as { id: number; v: string }[];
+    const rows = dynamicStatement(db, sql).all(JSON.stringify(values)) as { id: number; v: string; data: string }[];
     for (const row of rows) {
       if (inRequest.has(row.id)) continue; // its final value is checked above
       const k = uniqueKey(JSON.parse(row.v));
+      const named = readsValue(plan, row.id, () => JSON.parse(row.data) as Record<string, unknown>);
       for (const p of toCheck.get(k) ?? []) {
-        issues.add(
-          `${place(p.index, plan.field.name)}: value ${JSON.stringify(p.data[key])} of unique field ${plan.field.name} already exists in record ${row.id}`,
-        );
+        const at = place(p.index, plan.field.name);
+        issues.add(named
+          ? `${at}: value ${JSON.stringify(p.data[key])} of unique field ${plan.field.name} already exists in record ${row.id}`
+          : hiddenClash(at, plan));
       }
     }
   }

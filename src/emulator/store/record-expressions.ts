@@ -9,7 +9,7 @@ import type { PendingRecord, RecordPlace } from './record-checks.ts';
 import type { FieldPlan, FieldPlans } from './record-plans.ts';
 import { INVALID, Issues, convertValue } from './record-values.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
-import { allowsRole, roleOf } from './table-roles.ts';
+import { allowsRole, roleOf, tableRoleRefusal } from './table-roles.ts';
 import { tableExpressions, type Checked, type FieldExpressions, type TableExpressions } from './table-expressions.ts';
 
 /** Records as stored before the request: id → the JSON text of their data. */
@@ -30,6 +30,8 @@ export class RecordExpressions {
   readonly #role: string;
   /** Fields whose `readRoles` leave the caller's role out: read as null. */
   readonly #unreadable: ReadonlySet<string>;
+  /** Whether the caller's role may read the table's records (a create or update may not need to). */
+  readonly #readsTable: boolean;
   /** Some field's `canWrite` or `writeRoles` may refuse the caller's writes. */
   readonly #guardsWrites: boolean;
 
@@ -44,6 +46,7 @@ export class RecordExpressions {
     this.#expressions = tableExpressions(ctx, table, fields);
     this.#role = roleOf(actor);
     this.#unreadable = new Set(plans.list.filter((p) => !allowsRole(p.field.props.readRoles, this.#role)).map((p) => p.field.id));
+    this.#readsTable = tableRoleRefusal(ctx, table, this.#role, 'read') === undefined;
     this.#guardsWrites = this.#expressions.hasWriteGuards || plans.list.some((p) => !allowsRole(p.field.props.writeRoles, this.#role));
   }
 
@@ -240,6 +243,18 @@ export class RecordExpressions {
       if (e instanceof EvaluationError) return null;
       throw e;
     }
+  }
+
+  /**
+   * Whether the caller reads the field of a stored record at all, as the records list would show
+   * it: the table's role lists, the field's `readRoles` and its `canRead` for that record. `data`
+   * is asked for only when a guard needs it.
+   */
+  readsValue(plan: FieldPlan, id: number | undefined, data: () => Readonly<Record<string, unknown>>): boolean {
+    if (!this.#readsTable || this.#unreadable.has(plan.field.id)) return false;
+    if (plan.field.props.canRead === undefined) return true;
+    const expressions = this.#of(plan);
+    return expressions !== undefined && this.#host.allows(expressions, 'canRead', this.#record(id, data()));
   }
 
   /** Whether reading the field involves an expression (then filter and sort run in memory). */

@@ -251,7 +251,10 @@ export class RecordWriter {
     for (const p of pending) checkRequired(this.#plans, p, mode, place, issues);
     this.#expressions.checkSelections(pending, place, issues);
     checkReferences(this.#ctx.db, this.#plans, pending, place, issues);
-    checkUnique(this.#ctx.db, this.#table, this.#plans, pending, place, issues, (plan) => this.valueIndex(plan));
+    checkUnique(
+      this.#ctx.db, this.#table, this.#plans, pending, place, issues, (plan) => this.valueIndex(plan),
+      (plan, id, data) => this.#expressions.readsValue(plan, id, data),
+    );
     issues.throwIfAny();
   }
 }
