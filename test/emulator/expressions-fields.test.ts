@@ -57,6 +57,24 @@ describe('expressions in field requests', () => {
       expect(broken.body.data.expressionErrors).toEqual([{ line: 1, column: 14, message: '* takes numbers, not text and number' }]);
     });
 
+    it('resending an unchanged expression checks it again, against the table as it is now', async () => {
+      const t = fieldsPath('shop', 'stale');
+      await makeTable(emu, 'shop', 'stale', {}, [field('n', 'number'), field('f', 'function', { expression: 'n * 2' })]);
+      expect((await api('DELETE', `${t}/n`)).status).toBe(200);
+      expect((await api('POST', t, field('n', 'string'))).status).toBe(201);
+      const since = (await api('GET', 'schema/changes?since=1970-01-01T00:00Z')).body.meta.asOf;
+      const resent = await api('PATCH', `${t}/f`, { expression: 'n * 2' });
+      expect(resent.status).toBe(200);
+      expect(resent.body.data.expressionErrors).toEqual([{ line: 1, column: 3, message: '* takes numbers, not text and number' }]);
+      // The field changed (it has errors now), so a schema poll sees it.
+      const changes = (await api('GET', `schema/changes?since=${since}`)).body.data;
+      expect(changes.map((c: any) => c.id)).toContain(resent.body.data.id);
+      // And once n is a number again, resending clears them.
+      await api('DELETE', `${t}/n`);
+      await api('POST', t, field('n', 'number'));
+      expect((await api('PATCH', `${t}/f`, { expression: 'n * 2' })).body.data).not.toHaveProperty('expressionErrors');
+    });
+
     it('an expression cannot read its own field', async () => {
       const res = await create(field('selfish', 'function', { expression: 'selfish + 1' }));
       expect(res.body.data.expressionErrors[0]).toMatchObject({ line: 1, column: 1, message: expect.stringContaining('cannot read field selfish itself') });

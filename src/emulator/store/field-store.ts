@@ -164,19 +164,24 @@ function setsDefault(item: { defaultValue?: unknown }): boolean {
 /**
  * Expressions of function and dynamic-choice fields (and triggers and `{ $nx }` defaults) are
  * checked after the save, against the table as it now is: a field whose expressions do not check
- * is kept, with `expressionErrors`, which a later save that checks clears again.
+ * is kept, with `expressionErrors`, which a later save that checks clears again. Returns the keys
+ * of the fields whose `expressionErrors` changed.
  */
-function saveExpressionErrors(ctx: EmulatorContext, table: TableRow, keys: readonly number[]): void {
+function saveExpressionErrors(ctx: EmulatorContext, table: TableRow, keys: readonly number[]): number[] {
   const rows = ctx.schema.fieldsOf(table.key);
   const scope = tableScope(table, rows);
   const tables = new ModuleTables(ctx, table.moduleName, [scope]);
   const update = ctx.db.prepare('UPDATE fields SET props = ? WHERE id = ?');
+  const changed: number[] = [];
   for (const key of keys) {
     const row = rows.find((f) => f.key === key)!;
     const errors = compileField(scope.field(row.name)!, scope, tables).errors;
     const props = ordered({ ...row.props, expressionErrors: errors.length > 0 ? [...errors] : undefined });
-    if (!sameJson(props, row.props)) update.run(JSON.stringify(props), key);
+    if (sameJson(props, row.props)) continue;
+    update.run(JSON.stringify(props), key);
+    changed.push(key);
   }
+  return changed;
 }
 
 function fieldByKey(ctx: EmulatorContext, table: TableRow, key: number): FieldRow {
@@ -244,7 +249,7 @@ export function updateFields(
         ...(options ? { options } : {}),
         defaultValue: resolveDefault(field.type, props.defaultValue, options ?? optionsOf(field)),
       });
-      if (name === field.name && sameJson(saved, field.props)) continue;
+      if (name === field.name && sameJson(saved, field.props)) continue; // its expressions are checked again below
       update.run(name, JSON.stringify(saved), field.key);
       changed.push(field.key);
       effects.push({ key: field.key, where: opts.at(i), onUpdate: setsTrigger(item), defaultValue: setsDefault(item) });
@@ -253,7 +258,11 @@ export function updateFields(
       ctx.changes.schemaChanged('Field', field.id, 'upserted', at);
     }
     requireGrantForStoredEffects(ctx, opts.actor, table, effects);
-    saveExpressionErrors(ctx, table, changed);
+    // Every field the request names, changed or not: the table around an expression sent again
+    // unchanged may have changed since it was last checked. A field whose errors change changes.
+    for (const key of saveExpressionErrors(ctx, table, plans.map(({ field }) => field.key))) {
+      if (!changed.includes(key)) ctx.changes.schemaChanged('Field', publicId('field', key), 'upserted', at);
+    }
     return plans.map(({ field }) => fieldByKey(ctx, table, field.key));
   });
 }
