@@ -198,7 +198,10 @@ function parseIdsForFilter(values: readonly unknown[]): number[] {
   });
 }
 
-/** ORDER BY for a field: choices by their option order, everything else by stored value. */
+/**
+ * ORDER BY for a field: choices by their option order, everything else by stored value. Empty
+ * values (absent, null, "", []) are NULL, which SQLite puts first ascending and last descending.
+ */
 function sortExpression(plan: FieldPlan, params: unknown[]): string {
   const value = `json_extract(data, '${plan.path}')`;
   if (plan.type === 'choice' && plan.orderedOptionIds.length > 0) {
@@ -206,7 +209,9 @@ function sortExpression(plan: FieldPlan, params: unknown[]): string {
     const whens = plan.orderedOptionIds.map((_, i) => `WHEN ? THEN ${i}`).join(' ');
     return `CASE ${value} ${whens} ELSE (CASE WHEN ${value} IS NULL THEN NULL ELSE ${plan.orderedOptionIds.length} END) END`;
   }
-  return value;
+  // An array comes out of json_extract as its JSON text, so "[]" is told by its type, not its text.
+  const emptyArray = `(json_type(data, '${plan.path}') = 'array' AND json_array_length(data, '${plan.path}') = 0)`;
+  return `CASE WHEN ${value} = '' OR ${emptyArray} THEN NULL ELSE ${value} END`;
 }
 
 /**
