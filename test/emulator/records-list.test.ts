@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { field } from '../helpers/schema.ts';
+import { field, fieldsPath, ok } from '../helpers/schema.ts';
 import { MODULE, startRecordsFixture, type RecordsFixture } from './record-fixtures.ts';
 
 // The list's documented choices on empty values and options: "Empty means absent, null, "" or []",
@@ -12,6 +12,7 @@ const list = async (query: string) => {
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body.data as { id: string; values: Record<string, unknown> }[];
 };
+const filter = (f: unknown) => `filter=${encodeURIComponent(JSON.stringify(f))}`;
 
 beforeAll(async () => {
   fx = await startRecordsFixture();
@@ -40,5 +41,19 @@ describe('sort', () => {
   it('an empty string "" sorts with the empties too', async () => {
     expect((await list('sort=note')).map((r) => r.id)).toEqual([ids[1], ids[3], ids[0], ids[2]]);
     expect((await list('sort=-note')).map((r) => r.id)).toEqual([ids[2], ids[0], ids[1], ids[3]]);
+  });
+});
+
+describe('filter on a choice', () => {
+  it('the id of a removed option matches nothing, though records still hold it', async () => {
+    const table = await fx.ws.getTable(MODULE, 'items');
+    const stage = table.fields.find((f: any) => f.name === 'stage');
+    const lost = stage.options.find((o: any) => o.name === 'lost').id;
+    expect((await list(filter({ stage: lost }))).map((r) => r.id)).toEqual([ids[2]]);
+    ok(await fx.api('PATCH', `${fieldsPath(MODULE, 'items')}/stage`, {
+      options: stage.options.filter((o: any) => o.name !== 'lost'),
+    }));
+    expect(await list(filter({ stage: lost }))).toEqual([]);
+    expect(await list(filter({ stage: [lost, 'lead'] }))).toHaveLength(1);
   });
 });

@@ -36,8 +36,14 @@ function requireKnown(names: readonly string[], plans: FieldPlans, where: string
 }
 
 /**
- * A filter value in stored form, read like an update value or else like a create value; an
- * unknown choice option stays as sent and matches nothing.
+ * A choice or multi filter value that names no current option. It matches nothing, also in
+ * records that still hold the id of an option since removed: those read as no option.
+ */
+const NO_OPTION = Symbol('no option');
+
+/**
+ * A filter value in stored form, read like an update value or else like a create value; a
+ * choice or multi value naming no option is NO_OPTION.
  */
 function filterValue(plan: FieldPlan, raw: unknown, where: string): unknown {
   const issues = new Issues();
@@ -46,11 +52,11 @@ function filterValue(plan: FieldPlan, raw: unknown, where: string): unknown {
     // A scalar matches records whose array holds it.
     const parsed = recordValueSchema(plan.type, 'update').safeParse([raw]);
     if (!parsed.success) issues.add(describeIssues(parsed.error.issues, where).replace(/\[0\]/, ''));
-    else value = plan.type === 'multi' ? (plan.options?.get(raw as string) ?? raw) : (parsed.data as string[])[0];
+    else value = plan.type === 'multi' ? (plan.options?.get(raw as string) ?? NO_OPTION) : (parsed.data as string[])[0];
   } else if (plan.type === 'choice') {
     const parsed = recordValueSchema('choice', 'create').safeParse(raw);
     if (!parsed.success) issues.add(describeIssues(parsed.error.issues, where));
-    else value = plan.options?.get(raw as string) ?? raw;
+    else value = plan.options?.get(raw as string) ?? NO_OPTION;
   } else if (plan.type === 'reference') {
     const parsed = recordIdInputSchema.safeParse(raw);
     if (!parsed.success) issues.add(describeIssues(parsed.error.issues, where));
@@ -118,7 +124,7 @@ function filterClause(
       continue;
     }
     if (plan.readOnly) throw new BadRequestError(`query.filter.${name}: computed fields (type ${plan.type}) cannot be filtered`);
-    const values = wanted.filter((v) => v !== null).map((v) => filterValue(plan, v, `query.filter.${name}`));
+    const values = wanted.filter((v) => v !== null).map((v) => filterValue(plan, v, `query.filter.${name}`)).filter((v) => v !== NO_OPTION);
     if (expressions.isEvaluated(plan)) {
       inMemory.push({ plan, values, withNull });
       continue;
