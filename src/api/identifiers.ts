@@ -21,14 +21,20 @@ export const moduleNameSchema = nameSchema('module name');
 export const tableNameSchema = nameSchema('table name');
 export const fieldNameSchema = nameSchema('field name');
 
+const POSITIVE = 'record id must be a positive integer';
+const TOO_LARGE = 'record id must be at most 2^53 - 1';
+
 /** Record ids are numeric; requests may send them as numbers or as strings of digits. */
 export const recordIdInputSchema = z
   .union([
-    z.number().int('record id must be a positive integer').positive('record id must be a positive integer').max(Number.MAX_SAFE_INTEGER, 'record id must be at most 2^53 - 1'),
+    // int() also bounds the id by 2^53 - 1 (too_big): one check, so such an id is told once.
+    z.number()
+      .int({ error: (issue) => (issue.code === 'too_big' ? TOO_LARGE : POSITIVE) })
+      .positive(POSITIVE),
     z
       .string()
-      .regex(/^[1-9][0-9]{0,15}$/, { message: 'record id must be a positive integer', abort: true })
-      .refine((s) => Number(s) <= Number.MAX_SAFE_INTEGER, 'record id must be at most 2^53 - 1'),
+      .regex(/^[1-9][0-9]{0,15}$/, { message: POSITIVE, abort: true })
+      .refine((s) => Number(s) <= Number.MAX_SAFE_INTEGER, TOO_LARGE),
   ], { error: 'record id must be a positive integer, as a number or a string of digits' })
   .meta({ description: 'Record id, as a number or a string of digits.' });
 

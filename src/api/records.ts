@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { pageInfoSchema } from './common.ts';
 import { NAME_PATTERN, recordIdInputSchema, recordIdSchema, type RecordIdInput } from './identifiers.ts';
-import { MAX_PAGE_LIMIT, intQueryParam } from './paging.ts';
+import { MAX_PAGE_LIMIT, intQueryParam, queryText } from './paging.ts';
 
 /** Records create and update payloads: at most 6 MB (taken as 6 MiB, 6,291,456 bytes). */
 export const RECORDS_PAYLOAD_LIMIT_BYTES = 6 * 1024 * 1024;
@@ -34,7 +34,7 @@ export const filterSchema = z
     return out;
   });
 
-const jsonFilterParam = z.string().transform((text, ctx) => {
+const jsonFilterParam = queryText('filter', 'a JSON object of field name to value').transform((text, ctx) => {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -52,8 +52,7 @@ const jsonFilterParam = z.string().transform((text, ctx) => {
 
 /** GET .../records query. `sort` is a field name (or `id`), prefixed with `-` for descending. */
 export const recordListQuerySchema = z.strictObject({
-  fields: z
-    .string()
+  fields: queryText('fields', 'comma-separated field names')
     .meta({ description: 'Comma-separated field names to include.' })
     .transform((s) => s.split(',').map((f) => f.trim()).filter((f) => f !== ''))
     .optional(),
@@ -62,8 +61,7 @@ export const recordListQuerySchema = z.strictObject({
     .optional(),
   limit: intQueryParam(1, MAX_PAGE_LIMIT).optional(),
   offset: intQueryParam(0).optional(),
-  sort: z
-    .string()
+  sort: queryText('sort', 'a field name or id, optionally prefixed with -')
     .regex(/^-?[a-z0-9_]+$/, 'sort must be a field name or id, optionally prefixed with - for descending')
     .optional(),
 });

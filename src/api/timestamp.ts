@@ -54,11 +54,11 @@ export function formatTimestamp(ms: number): string {
   return new Date(ms).toISOString();
 }
 
+export const TIMESTAMP_FORMAT_MESSAGE = 'must be a UTC timestamp YYYY-MM-DDTHH:MM[:SS[.fraction]]Z with a valid calendar date';
+
 export const timestampSchema = z
   .string()
-  .refine((s) => parseTimestamp(s) !== undefined, {
-    message: 'must be a UTC timestamp YYYY-MM-DDTHH:MM[:SS[.fraction]]Z with a valid calendar date',
-  })
+  .refine((s) => parseTimestamp(s) !== undefined, { message: TIMESTAMP_FORMAT_MESSAGE })
   .meta({
     description: 'ISO 8601 UTC date-time: YYYY-MM-DDTHH:MM[:SS[.fraction]]Z (trailing Z required).',
     examples: ['2026-01-31T12:00:00.000Z'],

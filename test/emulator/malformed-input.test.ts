@@ -134,6 +134,30 @@ describe('malformed input answers 400 naming what is wrong, never 500', () => {
     expect(res.body.error.message).toContain(where);
   });
 
+  it.each([
+    ['schema/changes', 'query.since: since is required'],
+    ['modules/crm/tables/people/records/changes', 'query.since: since is required'],
+    ['modules/crm/tables/people/records?limit=1&limit=2', 'query.limit: must be given once, an integer 1 to 100'],
+    ['schema/changes?since=2026-01-01T00:00Z&offset=1&offset=2', 'query.offset: must be given once, an integer 0 or more'],
+    ['modules/crm/tables/people/records?offset=99999999999999999999', 'query.offset: must be at most 9007199254740991'],
+    ['modules/crm/tables/people/records?sort=name&sort=id', 'query.sort: must be given once, a field name or id, optionally prefixed with -'],
+    ['schema/changes?since=2026-01-01T00:00Z&since=2026-01-02T00:00Z', 'query.since: must be given once, a UTC timestamp'],
+  ])('query parameters are refused in the emulator\'s own words: %s', async (path, message) => {
+    const res = await api('GET', path);
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toBe(message);
+  });
+
+  it('a record id past 2^53 - 1 is refused once, for being too large', async () => {
+    for (const id of ['9007199254740992', 9007199254740992]) {
+      const res = await api('PATCH', 'modules/crm/tables/people/records', { records: [{ id, name: 'x' }] });
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toBe('body.records[0].id: record id must be at most 2^53 - 1');
+    }
+    const filtered = await api('GET', `modules/crm/tables/people/records?filter=${encodeURIComponent('{"id":"9007199254740992"}')}`);
+    expect(filtered.body.error.message).toBe('query.filter.id: record id must be at most 2^53 - 1');
+  });
+
   it('a body over 6 MB answers 413', async () => {
     const res = await api('POST', tablesPath('crm'), { name: 'big', labels: { '': 'x'.repeat(7 * 1024 * 1024) } });
     expect(res.status).toBe(413);
