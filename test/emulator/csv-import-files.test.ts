@@ -140,6 +140,11 @@ const cases: { name: string; file: Buffer; parts?: Record<string, string>; rows:
     rows: [{ name: 'a', note: 'b', qty: 1 }],
   },
   {
+    name: 'trailing delimiters after the header and the rows, without mappings',
+    file: utf8('name,note,qty,\r\na,b,1,\r\nc,,,\r\n'),
+    rows: [{ name: 'a', note: 'b', qty: 1 }, { name: 'c' }],
+  },
+  {
     name: 'rows with fewer cells than the header',
     file: utf8('name,note,qty\na\nb,c\n'),
     rows: [{ name: 'a', note: null, qty: null }, { name: 'b', note: 'c', qty: null }],
@@ -174,6 +179,7 @@ it.each([
   ['a quote left open', 'name,note,qty\na,"open,1\nb,c,2\n', /invalid CSV: the record starting on line 2: Quote Not Closed/],
   ['bytes that are not UTF-8', Buffer.from([...Buffer.from('name,note,qty\n'), 0xe9, 0x2c, 0x78, 0x2c, 0x31, 0x0a]), /not valid UTF-8 text.*encoding/],
   ['more cells than the header', 'name,note,qty\na,b,1,extra\n', /^line 2: 4 cells where the header has 3$/],
+  ['a value under a trailing empty header cell', 'name,note,qty, \na,b,1,extra\n', /^line 2: 4 cells where the header has 3$/],
   ['an empty file', '', /the file is empty/],
 ])('refuses %s with 400 and changes nothing', async (_name, file, message) => {
   const res = await postCsv(emu, 'files', 'rows', file);

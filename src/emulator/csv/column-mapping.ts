@@ -39,6 +39,17 @@ function writableField(field: FieldRow, table: TableRow, where: string): FieldRo
   return field;
 }
 
+/**
+ * A header row without its trailing empty cells: a trailing delimiter, as spreadsheets write
+ * them, names no column (data rows may end so too). A header of empty cells only stays whole,
+ * to be refused for naming no field.
+ */
+export function headerCells(cells: readonly string[]): readonly string[] {
+  let end = cells.length;
+  while (end > 1 && cells[end - 1]!.trim() === '') end--;
+  return end === 1 && cells[0]!.trim() === '' ? cells : cells.slice(0, end);
+}
+
 /** The column a name refers to: a header cell (ignoring case and surrounding spaces), or a position. */
 function findColumn(name: string, header: readonly string[] | undefined, width: number, where: string): number {
   if (header === undefined) {

@@ -1,7 +1,7 @@
 import type { CsvImportOptions } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { CellFault, cellValue, isEmptyCell } from '../csv/cell-values.ts';
-import { bindColumns, type ColumnBinding } from '../csv/column-mapping.ts';
+import { bindColumns, headerCells, type ColumnBinding } from '../csv/column-mapping.ts';
 import type { CsvRecord } from '../csv/csv-reader.ts';
 import { BadRequestError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
@@ -132,8 +132,8 @@ class RecordImport {
   }
 
   #bind(first: CsvRecord): void {
-    const header = this.#options.hasHeader ? first.cells : undefined;
-    this.#width = first.cells.length;
+    const header = this.#options.hasHeader ? headerCells(first.cells) : undefined;
+    this.#width = header?.length ?? first.cells.length;
     this.#bindings = bindColumns(this.#table, this.#fields, header, this.#width, this.#options.mappings);
     if (this.#options.importMode === 'append') return;
     this.#keys = this.#bindings
