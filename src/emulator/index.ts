@@ -1,4 +1,4 @@
 // The emulator's public entry: the only module of src/emulator/ that src/cli/ may import.
 export { buildServer, listen } from './server.ts';
-export { parseApiKeyFlag, DEFAULT_WORKSPACE_ID } from './options.ts';
+export { ApiKeyFlagError, parseApiKeyFlag, DEFAULT_WORKSPACE_ID } from './options.ts';
 export type { ApiKeyGrant, EmulatorOptions } from './options.ts';

@@ -25,16 +25,37 @@ export interface EmulatorOptions {
 
 export const DEFAULT_WORKSPACE_ID = 'demo00000001';
 
-/** Parses the `--api-key` flag: `KEY` (every grant) or `KEY=grant1,grant2` (exactly those). */
+/** The grants a key may be given: the only ones with a meaning in the emulator. */
+export const KNOWN_GRANTS: readonly string[] = [GRANT_MANAGE_PERMISSIONS, 'role:admin', 'role:editor', 'role:user'];
+
+/**
+ * An `--api-key` flag that cannot be taken. Its message never holds the key: it names the grant
+ * or the rule at fault, and the caller names the flag.
+ */
+export class ApiKeyFlagError extends Error {}
+
+/**
+ * Parses the `--api-key` flag: `KEY` (every grant) or `KEY=grant1,grant2` (exactly those).
+ * Refused: an empty key or one with whitespace (no bearer header could carry it), a grant the
+ * emulator does not know (a typo would give a key quietly less than meant), and two roles.
+ */
 export function parseApiKeyFlag(flag: string): ApiKeyGrant {
   const eq = flag.indexOf('=');
-  if (eq === -1) return { key: flag, grants: 'all' };
-  const key = flag.slice(0, eq);
+  const key = eq === -1 ? flag : flag.slice(0, eq);
+  if (key === '') throw new ApiKeyFlagError('the key is empty');
+  if (/\s/.test(key)) throw new ApiKeyFlagError('the key contains whitespace');
+  if (eq === -1) return { key, grants: 'all' };
   const grants = flag
     .slice(eq + 1)
     .split(',')
     .map((g) => g.trim())
     .filter((g) => g !== '');
+  const unknown = grants.find((g) => !KNOWN_GRANTS.includes(g));
+  if (unknown !== undefined) {
+    throw new ApiKeyFlagError(`unknown grant ${JSON.stringify(unknown)}; known grants: ${KNOWN_GRANTS.join(', ')}`);
+  }
+  const roles = grants.filter((g) => g.startsWith('role:'));
+  if (roles.length > 1) throw new ApiKeyFlagError(`two roles (${roles.join(', ')}): a key acts as one role`);
   return { key, grants };
 }
 

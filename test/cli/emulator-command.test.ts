@@ -71,6 +71,24 @@ describe('wsmirror emulator (real process)', () => {
     expect(await exitOf(child)).toBe(0);
   });
 
+  it.each([
+    [['--api-key', 'dev', '--api-key', 'sekrit=role:admn'], '--api-key (the 2nd): unknown grant "role:admn"'],
+    [['--api-key', 'sekrit=schema:manage-permissions,records:read'], '--api-key (the 1st): unknown grant "records:read"'],
+    [['--api-key', 'sekrit=role:admin,role:editor'], '--api-key (the 1st): two roles (role:admin, role:editor)'],
+    [['--api-key', 'sek rit'], '--api-key (the 1st): the key contains whitespace'],
+    [['--api-key', '=role:admin'], '--api-key (the 1st): the key is empty'],
+  ])('a bad --api-key is a usage error (exit 2) naming the flag, never the key: %j', async (args, message) => {
+    const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
+    const child = spawn('./bin/wsmirror', ['emulator', '--port', '0', ...args], { cwd: ROOT, env });
+    let err = '';
+    child.stderr.on('data', (chunk) => (err += chunk));
+    child.stdout.on('data', () => child.kill('SIGKILL')); // it started: the flag was taken
+    expect(await exitOf(child)).toBe(2);
+    expect(err).toContain(message);
+    expect(err).not.toContain('sekrit');
+    expect(err).not.toContain('sek rit');
+  });
+
   it('a bad seed exits 78 with the place at fault on stderr', async () => {
     const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
     const child = spawn('./bin/wsmirror', ['emulator', '--port', '0', '--seed', 'package.json'], { cwd: ROOT, env });

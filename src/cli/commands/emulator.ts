@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError } from 'commander';
-import { ConfigError } from '../../errors.ts';
+import { ConfigError, UsageError } from '../../errors.ts';
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
@@ -10,6 +10,12 @@ function port(value: string): number {
   const n = Number(value);
   if (!/^[0-9]+$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0-65535');
   return n;
+}
+
+function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
 }
 
 async function readSeed(file: string): Promise<unknown> {
@@ -42,7 +48,16 @@ export function defineEmulatorCommand(program: Command): Command {
       host: string; port: number; workspaceId: string; apiKey: string[]; adminToken?: string; data?: string;
       seed?: string; logRequests?: boolean;
     }) => {
-      const { buildServer, listen, parseApiKeyFlag } = await import('../../emulator/index.ts');
+      const { ApiKeyFlagError, buildServer, listen, parseApiKeyFlag } = await import('../../emulator/index.ts');
+      // The flag is named by its place, never by its value: that holds the key.
+      const apiKeys = opts.apiKey.map((flag, i) => {
+        try {
+          return parseApiKeyFlag(flag);
+        } catch (error) {
+          if (error instanceof ApiKeyFlagError) throw new UsageError(`--api-key (the ${ordinal(i + 1)}): ${error.message}`);
+          throw error;
+        }
+      });
       if (opts.apiKey.length === 0) {
         process.stderr.write('wsmirror emulator: no --api-key given: every API request will be answered 401\n');
       }
@@ -51,7 +66,7 @@ export function defineEmulatorCommand(program: Command): Command {
       try {
         app = await buildServer({
           workspaceId: opts.workspaceId,
-          apiKeys: opts.apiKey.map(parseApiKeyFlag),
+          apiKeys,
           ...(opts.adminToken === undefined ? {} : { adminToken: opts.adminToken }),
           ...(opts.data === undefined ? {} : { dataFile: opts.data }),
           ...(seed === undefined ? {} : { seed }),
