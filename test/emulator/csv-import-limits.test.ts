@@ -142,3 +142,13 @@ it('an import whose expressions cost more than that is 400 within a second or tw
   expect(performance.now() - started).toBeLessThan(2_500);
   expect(await ws.allRecords('big', 'costly')).toHaveLength(100);
 });
+
+it('a record over 8 Mi characters (a quote left open) is 400 saying so in characters only', async () => {
+  const before = (await ws.allRecords('big', 'notes')).length;
+  const res = await postCsv(emu, 'big', 'notes', `text\nshort\n"open${'x'.repeat(8 * 1024 * 1024)}\n`);
+  expect(res.status).toBe(400);
+  expect(res.body.error.message).toBe(
+    'invalid CSV: the record starting on line 3 is longer than 8388608 characters (8 Mi): is a quote left open?',
+  );
+  expect((await ws.allRecords('big', 'notes')).length).toBe(before);
+});

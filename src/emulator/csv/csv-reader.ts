@@ -106,7 +106,7 @@ export class CsvFileReader {
       for await (const record of parser) yield record as CsvRecord;
     } catch (error) {
       if (error instanceof ApiError) throw error;
-      if (error instanceof CsvError) throw new BadRequestError(`invalid CSV: the record starting on line ${line}: ${describeCsvError(error)}`);
+      if (error instanceof CsvError) throw new BadRequestError(`invalid CSV: the record starting on line ${line}${describeCsvError(error)}`);
       throw error;
     } finally {
       parser.destroy();
@@ -168,10 +168,13 @@ function lineBreaksIn(cells: readonly string[]): number {
   return breaks;
 }
 
-/** csv-parse's messages, which already say where (`at line 3`), without the option hints. */
+/**
+ * What follows "the record starting on line N": csv-parse's message, which already says where
+ * (`at line 3`), without the option hints. The record size is said in wsmirror's words: csv-parse
+ * counts characters of the decoded text but calls them bytes.
+ */
 function describeCsvError(error: Error): string {
   const code = (error as { code?: string }).code;
-  const message = error.message.replace(/, got [^,]*$/, '');
-  if (code === 'CSV_MAX_RECORD_SIZE') return `${message} (a record may hold at most ${MAX_RECORD_CHARS} characters: is a quote left open?)`;
-  return message;
+  if (code === 'CSV_MAX_RECORD_SIZE') return ` is longer than ${MAX_RECORD_CHARS} characters (8 Mi): is a quote left open?`;
+  return `: ${error.message.replace(/, got [^,]*$/, '')}`;
 }
