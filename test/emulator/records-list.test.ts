@@ -44,6 +44,14 @@ describe('sort', () => {
   });
 });
 
+describe('filter on null', () => {
+  it('matches every empty value: absent, null, "" and []', async () => {
+    expect((await list(filter({ note: null }))).map((r) => r.id)).toEqual([ids[1], ids[3]]);
+    expect((await list(filter({ tags: null }))).map((r) => r.id)).toEqual([ids[1], ids[2]]);
+    expect((await list(filter({ note: [null, 'x'] }))).map((r) => r.id)).toEqual([ids[0], ids[1], ids[3]]);
+  });
+});
+
 describe('filter on a choice', () => {
   it('the id of a removed option matches nothing, though records still hold it', async () => {
     const table = await fx.ws.getTable(MODULE, 'items');

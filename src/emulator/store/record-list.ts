@@ -139,13 +139,7 @@ function filterClause(
       );
       params.push(JSON.stringify(values.map(sqlValue)));
     }
-    if (withNull) {
-      parts.push(
-        isArray
-          ? `coalesce(json_array_length(data, '${plan.path}'), 0) = 0`
-          : `json_extract(data, '${plan.path}') IS NULL`,
-      );
-    }
+    if (withNull) parts.push(emptySql(plan));
     clauses.push(parts.length === 0 ? '0' : `(${parts.join(' OR ')})`);
   }
   return clauses;
@@ -215,9 +209,17 @@ function sortExpression(plan: FieldPlan, params: unknown[]): string {
     const whens = plan.orderedOptionIds.map((_, i) => `WHEN ? THEN ${i}`).join(' ');
     return `CASE ${value} ${whens} ELSE (CASE WHEN ${value} IS NULL THEN NULL ELSE ${plan.orderedOptionIds.length} END) END`;
   }
-  // An array comes out of json_extract as its JSON text, so "[]" is told by its type, not its text.
+  return `CASE WHEN ${emptySql(plan)} THEN NULL ELSE ${value} END`;
+}
+
+/**
+ * Whether a stored value is empty (absent, null, "" or []), in SQL. An array comes out of
+ * json_extract as its JSON text, so "[]" is told by its type, not its text.
+ */
+function emptySql(plan: FieldPlan): string {
+  const value = `json_extract(data, '${plan.path}')`;
   const emptyArray = `(json_type(data, '${plan.path}') = 'array' AND json_array_length(data, '${plan.path}') = 0)`;
-  return `CASE WHEN ${value} = '' OR ${emptyArray} THEN NULL ELSE ${value} END`;
+  return `(${value} IS NULL OR ${value} = '' OR ${emptyArray})`;
 }
 
 /**
