@@ -72,6 +72,23 @@ describe('roles on CSV import', () => {
     expect((await postCsv(emu, 'crm', 'nowrite', 'name,n\nb,2\n', {}, 'lim')).status).toBe(200);
   });
 
+  it('a key column the role cannot read tells nothing of the stored values', async () => {
+    await makeTable(emu, 'crm', 'people', {}, [
+      field('name', 'string'), field('n', 'number'), field('email', 'string', { readRoles: ['admin'] }), field('code', 'string'),
+    ]);
+    ok(await api('PATCH', `modules/crm/tables/people/fields/code`, { canRead: 'name != "hidden"' }));
+    ok(await api('POST', recordsPath('crm', 'people'), { records: [{ name: 'hidden', email: 'a@x', code: 'c1' }, { name: 'open', code: 'c2' }] }));
+    const byEmail = JSON.stringify([{ csvColumnName: 'email', fieldName: 'email', updatePolicy: 'key' }, { csvColumnName: 'n', fieldName: 'n' }]);
+    const res = await postCsv(emu, 'crm', 'people', 'email,n\na@x,5\n', { importMode: 'update', mappings: byEmail }, 'lim');
+    expect(res.status).toBe(403);
+    expect(res.body.error.message).toBe('form.mappings[0]: role editor may not read field email (readRoles: admin), so it cannot be a key');
+    // A read guard hides the value in some records: those match no key, as a filter on it would not match them.
+    const byCode = JSON.stringify([{ csvColumnName: 'code', fieldName: 'code', updatePolicy: 'key' }, { csvColumnName: 'n', fieldName: 'n' }]);
+    const guarded = await postCsv(emu, 'crm', 'people', 'code,n\nc1,5\nc2,6\n', { importMode: 'update', mappings: byCode }, 'lim');
+    expect(guarded.body.data).toEqual({ rowsImported: 0, rowsUpdated: 1, rowsSkipped: 1 });
+    expect((await api('GET', recordsPath('crm', 'people'))).body.data.map((r: any) => r.values.n)).toEqual([null, 6]);
+  });
+
   it('a refused key is told 403 before its file is read', async () => {
     // No file part at all: a key that may import would be told 400 for it.
     const res = await postCsv(emu, 'sec', 's1', undefined, {}, 'lim');

@@ -3,7 +3,7 @@ import type { EmulatorContext } from '../context.ts';
 import { CellFault, cellValue, isEmptyCell } from '../csv/cell-values.ts';
 import { bindColumns, headerCells, type ColumnBinding } from '../csv/column-mapping.ts';
 import type { CsvRecord } from '../csv/csv-reader.ts';
-import { BadRequestError } from '../errors.ts';
+import { BadRequestError, ForbiddenError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
 import { requestBudget } from './expression-host.ts';
 import type { RecordPlace } from './record-checks.ts';
@@ -11,6 +11,7 @@ import { dynamicStatement } from './record-statements.ts';
 import { RecordWriter, type RecordUpdate } from './record-store.ts';
 import { INVALID, Issues, type ValueConverter } from './record-values.ts';
 import type { FieldRow, TableRow } from './schema-rows.ts';
+import { allowsRole, roleOf } from './table-roles.ts';
 
 /**
  * The CSV import: the records of a file created or updated in one transaction, `batchSize`
@@ -86,6 +87,7 @@ class RecordImport {
   readonly #table: TableRow;
   readonly #fields: readonly FieldRow[];
   readonly #options: CsvImportOptions;
+  readonly #actor: ApiKeyGrant;
   readonly #writer: RecordWriter;
   readonly #counts: ImportCounts = { rowsImported: 0, rowsUpdated: 0, rowsSkipped: 0 };
   #bindings: ColumnBinding[] = [];
@@ -100,6 +102,7 @@ class RecordImport {
 
   constructor(ctx: EmulatorContext, table: TableRow, fields: readonly FieldRow[], options: CsvImportOptions, actor: ApiKeyGrant) {
     this.#ctx = ctx;
+    this.#actor = actor;
     this.#table = table;
     this.#fields = fields;
     this.#options = options;
@@ -136,10 +139,27 @@ class RecordImport {
     this.#width = header?.length ?? first.cells.length;
     this.#bindings = bindColumns(this.#table, this.#fields, header, this.#width, this.#options.mappings);
     if (this.#options.importMode === 'append') return;
+    this.#requireReadableKeys();
     this.#keys = this.#bindings
       .filter((b) => b.policy === 'key')
       .map((binding) => ({ binding, converter: this.#writer.converter(binding.field.name, 'update')! }));
     this.#keyIndex = this.#writer.valueIndex(this.#keys[0]!.converter.plan); // key look-ups use it
+  }
+
+  /**
+   * A key field must be one the role reads: matching a key it may not read would tell, through
+   * the counts (updated or skipped), which hidden values exist. Key bindings come from mappings,
+   * in their order.
+   */
+  #requireReadableKeys(): void {
+    const role = roleOf(this.#actor);
+    this.#bindings.forEach((binding, i) => {
+      const roles = binding.field.props.readRoles;
+      if (binding.policy !== 'key' || allowsRole(roles, role)) return;
+      throw new ForbiddenError(
+        `form.mappings[${i}]: role ${role} may not read field ${binding.field.name} (readRoles: ${roles!.join(', ')}), so it cannot be a key`,
+      );
+    });
   }
 
   #place(line: number, binding?: ColumnBinding): string {
@@ -290,6 +310,8 @@ class RecordImport {
       const stored = JSON.parse(data) as Record<string, unknown>;
       const key = JSON.stringify(this.#keys.map(({ converter }) => stored[converter.plan.field.id] ?? null));
       if (!wanted.has(key)) continue;
+      // A key value a read guard hides in this record matches nothing, as in a filter.
+      if (!this.#keys.every(({ converter }) => this.#writer.readsValue(converter.plan, id, () => stored))) continue;
       const ids = found.get(key);
       if (ids) ids.push(id);
       else found.set(key, [id]);

@@ -139,6 +139,11 @@ export class RecordWriter {
   }
 
   /** The name of the value index of a field (ensureUniqueIndex), made on this writer's first need of it. */
+  /** Whether the writer's caller reads the field of a stored record (record-expressions.ts). */
+  readsValue(plan: FieldPlan, id: number, data: () => Readonly<Record<string, unknown>>): boolean {
+    return this.#expressions.readsValue(plan, id, data);
+  }
+
   valueIndex(plan: FieldPlan): string {
     return this.#onceIndex(plan.field.id, () => ensureUniqueIndex(this.#ctx.db, this.#table, plan));
   }
