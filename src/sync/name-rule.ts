@@ -1,5 +1,6 @@
 import type * as z from 'zod';
 import { fieldNameSchema, moduleNameSchema, tableNameSchema } from '../api/identifiers.ts';
+import type { Table } from '../api/table.ts';
 import type { Workspace } from '../api/workspace.ts';
 import { compileTableFilter, type TableFilter } from '../mirror/table-filter.ts';
 
@@ -34,17 +35,19 @@ export function refusedTables(workspace: Workspace, filter: TableFilter): Refuse
         ?? problemOf(tableNameSchema, 'table', table.name)
         ?? (table.fields ?? []).map((f) => problemOf(fieldNameSchema, 'field', f.name)).find((p) => p !== undefined);
       if (problem === undefined) continue;
-      const label = `${module.name}.${table.name}`;
-      refused.push({
-        tableId: table.id,
-        table: label,
-        mode: table.hasHistory === true ? 'history' : 'fullscan',
-        code: 'INVALID_RESPONSE',
-        message: `the workspace answer names table ${JSON.stringify(label)} with ${problem}; the table is not mirrored until upstream fixes the name`,
-      });
+      refused.push(refusal(module.name, table, 'INVALID_RESPONSE', (label) =>
+        `the workspace answer names table ${JSON.stringify(label)} with ${problem}; the table is not mirrored until upstream fixes the name`));
     }
   }
   return refused;
+}
+
+/** A table of module `moduleName` refused with `code`; `message` is given the table's `module.table`. */
+export function refusal(
+  moduleName: string, table: Pick<Table, 'id' | 'name' | 'hasHistory'>, code: RefusedTable['code'], message: (label: string) => string,
+): RefusedTable {
+  const label = `${moduleName}.${table.name}`;
+  return { tableId: table.id, table: label, mode: table.hasHistory === true ? 'history' : 'fullscan', code, message: message(label) };
 }
 
 function problemOf(schema: z.ZodType<string>, what: string, name: string): string | undefined {

@@ -4,7 +4,7 @@ import { DIALECTS } from '../mirror/dialects.ts';
 import { SYSTEM_COLUMNS } from '../mirror/naming.ts';
 import { viewColumnCount } from '../mirror/readable-view.ts';
 import { compileTableFilter, type TableFilter } from '../mirror/table-filter.ts';
-import type { RefusedTable } from './name-rule.ts';
+import { refusal, type RefusedTable } from './name-rule.ts';
 
 /**
  * The included tables the mirror's database cannot hold: more columns than a table takes, or a
@@ -29,14 +29,8 @@ export function tooWideTables(workspace: Workspace, filter: TableFilter, dialect
           ? `a readable view of ${viewColumns} columns (choice, multi and reference fields show two, appointments three), and ${dialect} shows at most ${d.naming.maxViewColumns}`
           : undefined;
       if (problem === undefined) continue;
-      const label = `${module.name}.${table.name}`;
-      refused.push({
-        tableId: table.id,
-        table: label,
-        mode: table.hasHistory === true ? 'history' : 'fullscan',
-        code: 'MIRROR_LIMIT',
-        message: `table ${label} has ${problem}; the table is not mirrored (leave it out with tables.exclude, or split it upstream)`,
-      });
+      refused.push(refusal(module.name, table, 'MIRROR_LIMIT', (label) =>
+        `table ${label} has ${problem}; the table is not mirrored (leave it out with tables.exclude, or split it upstream)`));
     }
   }
   return refused;

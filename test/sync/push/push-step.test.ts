@@ -348,13 +348,17 @@ describe('push: deletes', () => {
 });
 
 describe('push: creates', () => {
-  it('creates records and binds their upstream ids; a reference to a local row waits for its create', async () => {
+  /** crm.companies and crm.deals, whose `company` references companies; their table ids. */
+  async function companiesAndDeals(): Promise<{ companies: string; deals: string }> {
     f = await fixture();
     await f.upstream.createModule('crm');
     await f.upstream.createTable('crm', 'companies', {}, [field('name', 'string')]);
     await f.upstream.createTable('crm', 'deals', {}, [field('title', 'string'), field('company', 'reference', { refTableName: 'companies' })]);
-    const companies = await f.tableId('companies');
-    const deals = await f.tableId('deals');
+    return { companies: await f.tableId('companies'), deals: await f.tableId('deals') };
+  }
+
+  it('creates records and binds their upstream ids; a reference to a local row waits for its create', async () => {
+    const { companies, deals } = await companiesAndDeals();
     // The deal is older than its company in the outbox, and points at it by local id.
     f.outbox.add({ tableId: deals, recordId: -2, operation: 'create', values: { title: 'big', company: -1 } });
     f.outbox.add({ tableId: companies, recordId: -1, operation: 'create', values: { name: 'Acme', } });
@@ -367,12 +371,7 @@ describe('push: creates', () => {
   });
 
   it('a reference to a local row whose create is not due (backing off after a 500) waits for it, naming the row, instead of going out', async () => {
-    f = await fixture();
-    await f.upstream.createModule('crm');
-    await f.upstream.createTable('crm', 'companies', {}, [field('name', 'string')]);
-    await f.upstream.createTable('crm', 'deals', {}, [field('title', 'string'), field('company', 'reference', { refTableName: 'companies' })]);
-    const companies = await f.tableId('companies');
-    const deals = await f.tableId('deals');
+    const { companies, deals } = await companiesAndDeals();
     f.outbox.add({ tableId: companies, recordId: -1, operation: 'create', values: { name: 'Acme' } });
     f.outbox.add({ tableId: deals, recordId: -2, operation: 'create', values: { title: 'big', company: -1 } });
     let refusals = 1;
