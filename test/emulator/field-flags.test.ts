@@ -59,3 +59,30 @@ describe('making a field unique or required', () => {
     expect(await snapshot(emu)).toEqual(before);
   });
 });
+
+describe('making a field unique or required, as a role that cannot read its values', () => {
+  let emu: RunningEmulator;
+  let api: ReturnType<typeof apiOf>;
+  let ids: string[];
+
+  beforeAll(async () => {
+    emu = await startEmulator({ apiKeys: [{ key: 'test-key', grants: 'all' }, { key: 'lim', grants: ['role:editor'] }] });
+    api = apiOf(emu);
+    await makeModule(emu, 'crm');
+    await makeTable(emu, 'crm', 'people', {}, [field('email', 'string', { readRoles: ['admin'] }), field('nick', 'string')]);
+    ids = ok(await api('POST', recordsPath('crm', 'people'), { records: [
+      { email: 'secret@a', nick: 'x' }, { email: 'other@a' }, { email: 'secret@a', nick: 'y' },
+    ] })).body.data.ids;
+  });
+  afterAll(() => emu.close());
+
+  it('is refused all the same, naming neither the hidden value nor the records holding it', async () => {
+    const asEditor = (body: unknown) => api('PATCH', `${fieldsPath('crm', 'people')}/email`, body, 'lim');
+    const unique = await asEditor({ unique: true });
+    expect(unique.status).toBe(400);
+    expect(unique.body.error.message).toBe('body.unique: field email cannot become unique: a value repeats in 2 records');
+    // The admin is told which.
+    const asAdmin = await api('PATCH', `${fieldsPath('crm', 'people')}/email`, { unique: true });
+    expect(asAdmin.body.error.message).toContain(`value "secret@a" repeats in records ${ids[0]}, ${ids[2]}`);
+  });
+});

@@ -16,6 +16,7 @@ import type { FieldProps, FieldRow, TableRow } from './schema-rows.ts';
 import { normalizeRoles, sameJson, transaction } from './schema-writes.ts';
 import { requireGrantForStoredEffects, type SavedEffects } from './stored-effects-grant.ts';
 import { compileField } from './table-expressions.ts';
+import { roleOf } from './table-roles.ts';
 import { dropTableIndexes } from './table-indexes.ts';
 
 /**
@@ -232,7 +233,7 @@ export function updateFields(
       renamedTo.add(item.name);
     }
     const props = planFieldUpdate(field, item, guards, where);
-    checkNewFlags(ctx, table, field, props, where);
+    checkNewFlags(ctx, table, field, props, where, roleOf(opts.actor));
     return { field, item, props };
   });
 

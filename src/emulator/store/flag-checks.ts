@@ -1,6 +1,7 @@
 import { isReadOnlyType } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { BadRequestError } from '../errors.ts';
+import { allowsRole, tableRoleRefusal } from './table-roles.ts';
 import type { FieldProps, FieldRow, TableRow } from './schema-rows.ts';
 
 /**
@@ -21,13 +22,19 @@ function emptyTest(field: FieldRow): string {
   return `(${v} IS NULL OR ${v} = '' OR (json_type(data, '$.${field.id}') = 'array' AND json_array_length(data, '$.${field.id}') = 0))`;
 }
 
-export function checkNewFlags(ctx: EmulatorContext, table: TableRow, field: FieldRow, props: FieldProps, where: string): void {
+export function checkNewFlags(ctx: EmulatorContext, table: TableRow, field: FieldRow, props: FieldProps, where: string, role: string): void {
   if (!/^f[0-9]+$/.test(field.id) || isReadOnlyType(field.type)) return;
+  // Records and values are named only to a role that reads the field in every record: a role
+  // the field's readRoles, a canRead guard or the table's lists keep out learns only that the
+  // check failed, as a unique clash of a write tells it (record-checks.ts).
+  const named = allowsRole(field.props.readRoles, role) && field.props.canRead === undefined
+    && tableRoleRefusal(ctx, table, role, 'read') === undefined;
   if (props.required === true && field.props.required !== true) {
     const rows = ctx.db
       .prepare(`SELECT id FROM records WHERE table_id = ? AND ${emptyTest(field)} ORDER BY id LIMIT ${SHOWN + 1}`)
       .all(table.key) as { id: number }[];
     if (rows.length > 0) {
+      if (!named) throw new BadRequestError(`${where}.required: field ${field.name} cannot become required: a record has no value`);
       const list = rows.slice(0, SHOWN).map((r) => r.id).join(', ') + (rows.length > SHOWN ? ', …' : '');
       throw new BadRequestError(`${where}.required: field ${field.name} cannot become required: record${rows.length === 1 ? ' ' + list + ' has' : 's ' + list + ' have'} no value`);
     }
@@ -43,6 +50,7 @@ export function checkNewFlags(ctx: EmulatorContext, table: TableRow, field: Fiel
       )
       .get(table.key) as { v: unknown; ids: string; n: number } | undefined;
     if (row) {
+      if (!named) throw new BadRequestError(`${where}.unique: field ${field.name} cannot become unique: a value repeats in ${row.n} records`);
       const ids = row.ids.split(', ');
       const shown = ids.slice(0, SHOWN).join(', ') + (ids.length > SHOWN ? ', …' : '');
       throw new BadRequestError(
