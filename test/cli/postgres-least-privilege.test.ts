@@ -120,7 +120,19 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
       // Only the daemon writes the outbox: a forged entry would be pushed with its API key.
       await expect(editor.query(`INSERT INTO ${quoteId(schema)}."_wsmirror_outbox" ("table_id", "sql_table", "record_id", "operation") VALUES ('x', 'crm__notes', 1, 'delete')`))
         .rejects.toThrow(/permission denied/);
+      // Nor through the capture functions, fired by a table of its own (they write the outbox as
+      // the daemon): a delete and an update of crm.notes, which it has no right on.
+      const fn = async (suffixOfFn: string) => (await admin.query<{ name: string }>(
+        `SELECT p.proname AS name FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname LIKE $2 LIMIT 1`,
+        [schema, `%${suffixOfFn}`],
+      )).rows[0]!.name;
+      await editor.query('CREATE TEMP TABLE forged (id bigint, body text)');
+      await expect(editor.query(`CREATE TRIGGER f AFTER DELETE ON forged REFERENCING OLD TABLE AS _wsmirror_old
+        FOR EACH STATEMENT EXECUTE FUNCTION ${quoteId(schema)}.${quoteId(await fn('_delete'))}()`)).rejects.toThrow(/permission denied/);
+      await expect(editor.query(`CREATE TRIGGER g AFTER UPDATE ON forged REFERENCING OLD TABLE AS _wsmirror_old NEW TABLE AS _wsmirror_new
+        FOR EACH STATEMENT EXECUTE FUNCTION ${quoteId(schema)}.${quoteId(await fn('_update'))}()`)).rejects.toThrow(/permission denied/);
       expect((await runWsmirror(['sync'], env, { cwd })).code).toBe(0);
+      expect((await new UpstreamWorkspace(emu).allRecords('crm', 'notes')).map((r) => r.values.body)).toEqual(['x']);
       const titles = (await new UpstreamWorkspace(emu).allRecords('crm', 'deals')).map((r) => r.values.title);
       expect(titles).toEqual(expect.arrayContaining(['a, edited in a BI tool', 'new from a BI tool']));
     } finally {

@@ -21,9 +21,10 @@ import { createReferenceIndex } from './reference-indexes.ts';
  * writes in its WHEN clause. 7: Postgres' capture functions write the outbox as their owner, so
  * an editing role needs no right on it. 8: SQLite captures a REAL with 17 significant digits and
  * an infinity as JSON text, whatever the editing client's SQLite version; Postgres lets an INSERT
- * naming a row's id reach that row (ON CONFLICT) and refuses TRUNCATE.
+ * naming a row's id reach that row (ON CONFLICT) and refuses TRUNCATE. 9: Postgres' capture
+ * functions are executable by their owner only, and each serves its own table only.
  */
-export const CAPTURE_VERSION = 8;
+export const CAPTURE_VERSION = 9;
 
 /**
  * Brings an existing catalog to this version's layout (CATALOG_MIGRATIONS) and installs the

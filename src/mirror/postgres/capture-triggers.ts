@@ -50,6 +50,17 @@ function createFunction(qualifiedName: string, body: string, settings = ''): str
 }
 
 /**
+ * Functions are executable by PUBLIC when created: any role could then hang one on a table of
+ * its own (a temporary table whose transition table is called `_wsmirror_old`) and, as the
+ * functions write the outbox as the daemon, have deletes and updates of any record pushed with
+ * its API key. Only the owner keeps EXECUTE; the triggers it creates fire them for every role
+ * (EXECUTE is checked when a trigger is created, not when it fires).
+ */
+function ownerOnly(qualifiedName: string): string {
+  return `REVOKE ALL ON FUNCTION ${qualifiedName}() FROM PUBLIC`;
+}
+
+/**
  * The text of a captured value (to_jsonb of a tstzrange or timestamptz) follows the editing
  * session's settings: the capture of updates fixes them, so the push reads one form.
  */
@@ -74,6 +85,9 @@ export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
   const readOnly = t.fields.filter((f) => f.readOnly);
   const writable = t.fields.filter((f) => !f.readOnly);
   const changed = (c: string) => `NEW.${c} IS DISTINCT FROM OLD.${c}`;
+  // The functions that write the outbox serve their own table only (see ownerOnly).
+  const ownTable = `  IF TG_RELID <> ${quoteLiteral(table)}::regclass THEN RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege', `
+    + `MESSAGE = ${quoteLiteral(`wsmirror: this capture function serves ${t.sqlName} only`)}; END IF;`;
   const out: string[] = [];
 
   out.push(createFunction(names.qualify(n.insert.fn), `
@@ -81,6 +95,7 @@ DECLARE
   entry bigint;
 BEGIN
   IF ${DAEMON} THEN RETURN NEW; END IF;
+${ownTable}
   ${readOnly.map((f) => `IF NEW.${quoteIdent(f.columnName)} IS NOT NULL THEN ${raise(readOnlyMessage(t.sqlName, f.columnName))} END IF;`).join('\n  ')}
   -- An id the table holds names that row, as on SQLite (whose capture runs after the insert):
   -- a plain INSERT then fails on the key, and ON CONFLICT updates the row (captured as an
@@ -93,6 +108,7 @@ BEGIN
 END`, OUTBOX_WRITER));
   // The WHEN clause keeps the daemon's own inserts (a backfill's COPY) from calling the function
   // at all: a PL/pgSQL call per row cost a third of a plain insert.
+  out.push(ownerOnly(names.qualify(n.insert.fn)));
   out.push(`CREATE TRIGGER ${quoteIdent(n.insert.trigger)} BEFORE INSERT ON ${table} FOR EACH ROW
     WHEN (NOT ${DAEMON}) EXECUTE FUNCTION ${names.qualify(n.insert.fn)}()`);
 
@@ -103,6 +119,7 @@ BEGIN
   ${readOnly.map((f) => `IF ${changed(quoteIdent(f.columnName))} THEN ${raise(readOnlyMessage(t.sqlName, f.columnName))} END IF;`).join('\n  ')}
   RETURN NEW;
 END`));
+  out.push(ownerOnly(names.qualify(n.guard.fn)));
   out.push(`CREATE TRIGGER ${quoteIdent(n.guard.trigger)} BEFORE UPDATE ON ${table} FOR EACH ROW
     WHEN (NOT ${DAEMON} AND (${forbidden.join(' OR ')})) EXECUTE FUNCTION ${names.qualify(n.guard.fn)}()`);
 
@@ -119,6 +136,7 @@ END`));
   out.push(createFunction(names.qualify(n.update.fn), `
 BEGIN
   IF ${DAEMON} THEN RETURN NULL; END IF;
+${ownTable}
   ${writable.length === 0 ? '' : `INSERT INTO ${outbox} (table_id, sql_table, record_id, operation, column_name, field_id, old_value, new_value)
     SELECT ${tableId}, ${sqlTable}, n.${id}, 'update', c.column_name, c.field_id, ${valueOf('o')}, ${valueOf('n')}
     FROM _wsmirror_new n JOIN _wsmirror_old o ON o.${id} = n.${id}
@@ -126,16 +144,19 @@ BEGIN
     WHERE c.changed ORDER BY n.${id}, c.position;`}
   RETURN NULL;
 END`, `${OUTBOX_WRITER} ${VALUE_TEXT_SETTINGS}`));
+  out.push(ownerOnly(names.qualify(n.update.fn)));
   out.push(`CREATE TRIGGER ${quoteIdent(n.update.trigger)} AFTER UPDATE ON ${table}
     REFERENCING OLD TABLE AS _wsmirror_old NEW TABLE AS _wsmirror_new FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify(n.update.fn)}()`);
 
   out.push(createFunction(names.qualify(n.delete.fn), `
 BEGIN
   IF ${DAEMON} THEN RETURN NULL; END IF;
+${ownTable}
   INSERT INTO ${outbox} (table_id, sql_table, record_id, operation)
     SELECT ${tableId}, ${sqlTable}, o.${id}, 'delete' FROM _wsmirror_old o ORDER BY o.${id};
   RETURN NULL;
 END`, OUTBOX_WRITER));
+  out.push(ownerOnly(names.qualify(n.delete.fn)));
   out.push(`CREATE TRIGGER ${quoteIdent(n.delete.trigger)} AFTER DELETE ON ${table}
     REFERENCING OLD TABLE AS _wsmirror_old FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify(n.delete.fn)}()`);
 
@@ -146,6 +167,7 @@ BEGIN
   IF ${DAEMON} THEN RETURN NULL; END IF;
   RAISE EXCEPTION USING ERRCODE = 'feature_not_supported', MESSAGE = ${quoteLiteral(truncateMessage(t.sqlName))};
 END`));
+  out.push(ownerOnly(names.qualify(n.truncate.fn)));
   out.push(`CREATE TRIGGER ${quoteIdent(n.truncate.trigger)} BEFORE TRUNCATE ON ${table}
     FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify(n.truncate.fn)}()`);
   return out;
