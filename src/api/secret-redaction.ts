@@ -8,14 +8,18 @@
 export const REDACTED = '[Redacted]';
 
 const BEARER = /\b(Bearer\s+)[^\s"\\,;]+/gi;
-// `scheme://user:password@` — the password is whatever lies between the user's colon and the `@`.
-const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"\\]*:)[^\s@/"\\]+@/gi;
+// `scheme://user:password@` — the password is whatever lies between the user's colon and the
+// last `@` before the host (a password may hold an `@` that was not percent-encoded).
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"\\]*:)[^\s/]+@/gi;
+// A password as a parameter: in a URL's query (`?password=…`, `&sslpassword=…`, as libpq and pg
+// take them) or a libpq key/value string (`host=db password='…'`).
+const PASSWORD_PARAMETER = /\b((?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&'"]+)/gi;
 // Shorter values would blank out ordinary words; keys are far longer.
 const MIN_SECRET_LENGTH = 6;
 
 /**
  * Returns a function that hides, in any text: the given secret values (also as they read inside
- * a JSON string), `Bearer …` tokens, and passwords in URLs.
+ * a JSON string), `Bearer …` tokens, and passwords in URLs (after the user, or as a parameter).
  */
 export function createRedactor(secrets: readonly (string | null | undefined)[] = []): (text: string) => string {
   const needles = new Set<string>();
@@ -28,7 +32,7 @@ export function createRedactor(secrets: readonly (string | null | undefined)[] =
   return (text) => {
     let out = text;
     for (const needle of needles) if (out.includes(needle)) out = out.split(needle).join(REDACTED);
-    return out.replace(BEARER, `$1${REDACTED}`).replace(URL_PASSWORD, `$1${REDACTED}@`);
+    return out.replace(BEARER, `$1${REDACTED}`).replace(URL_PASSWORD, `$1${REDACTED}@`).replace(PASSWORD_PARAMETER, `$1${REDACTED}`);
   };
 }
 

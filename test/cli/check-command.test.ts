@@ -124,6 +124,14 @@ forEachDialect('wsmirror check (real processes)', ({ dialect, fresh }) => {
         expect(`${report.text}${report.stderr}${JSON.stringify(report.report)}`).not.toContain('s3cret-pw');
         expect(report.text).toMatch(/mirror: postgres:\/\/[^ ]*:\[Redacted\]@/);
       }
+      // Nor in any other place a URL may hold one: a query parameter, or a password holding an @.
+      for (const url of [
+        'postgres://nobody@127.0.0.1:1/none?password=s3cret-pw', 'postgres://nobody@127.0.0.1:1/none?sslmode=disable&sslpassword=s3cret-pw',
+        'postgres://nobody:pa@s3cret-pw@127.0.0.1:1/none',
+      ]) {
+        const report = await check({ url, pgSchema: 'public' });
+        expect(`${report.text}${report.stderr}${JSON.stringify(report.report)}`, url).not.toContain('s3cret-pw');
+      }
     }
 
     const badSetting = await check(t, { WSMIRROR_SCHEDULE: 'every now and then' });
