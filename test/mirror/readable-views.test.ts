@@ -194,6 +194,18 @@ forEachDialect('readable views', ({ dialect, fresh }) => {
     await t.sql(`DROP VIEW ${t.table(mine)}`);
   });
 
+  it('a change of a table at the end of a chain of references (notes → deals → companies) re-creates each view once', async () => {
+    const t = await seeded(fresh);
+    const chain = (companyFields: Field[]) => workspace(module('m1', 'crm', [
+      table('tc', 'companies', companyFields), table('td', 'deals', DEAL_FIELDS),
+      table('tn', 'notes', [field('nb', 'body', 'string'), field('nd', 'deal', 'reference', { refTableId: 'td' })]),
+    ]));
+    await sync(t.mirror, chain(COMPANY_FIELDS));
+    await sync(t.mirror, chain([...COMPANY_FIELDS, field('cx', 'extra', 'string')]));
+    expect(await viewColumns(t, 'crm__companies_v')).toContain('extra');
+    expect(await viewColumns(t, 'crm__notes_v')).toEqual(['id', '_synced_at', 'body', 'deal', 'deal_label']);
+  });
+
   if (dialect === 'postgres') {
     it('a view of your own on a readable view blocks a schema change with an error that names your view', async () => {
       const t = await seeded(fresh);

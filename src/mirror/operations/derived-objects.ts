@@ -33,11 +33,12 @@ export async function setAsideDerivedObjects(ctx: MirrorContext, tx: WriteTx, to
 }
 
 /**
- * Makes them again from the catalog after the DDL. The fields' SQL tables are refreshed first:
- * a table renamed, created or dropped changes them for the fields of other tables too.
+ * Makes them again from the catalog after the DDL, for the scope `setAsideDerivedObjects` gave:
+ * exactly the objects it dropped (a table that references a touched one now either did before
+ * or is touched itself). The fields' SQL tables are refreshed first: a table renamed, created or
+ * dropped changes them for the fields of other tables too.
  */
-export async function restoreDerivedObjects(ctx: MirrorContext, tx: WriteTx, setAside?: DerivedScope): Promise<void> {
-  const scope = setAside === undefined ? undefined : await withReferencing(ctx, tx, setAside);
+export async function restoreDerivedObjects(ctx: MirrorContext, tx: WriteTx, scope?: DerivedScope): Promise<void> {
   await refreshFieldTables(ctx, tx);
   await createViews(ctx, tx, scope);
   await createForeignKeys(ctx, tx, scope);
