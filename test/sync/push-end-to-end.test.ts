@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.ts';
 import { SyncEngine, cycleProblems, type SyncOptions, type Upstream } from '../../src/sync/index.ts';
-import { listOutbox, retryOutbox } from '../../src/sync/push/outbox-admin.ts';
+import { discardOutbox, listOutbox, retryOutbox } from '../../src/sync/push/outbox-admin.ts';
 import { forEachDialect, questionMarkSql, type TestMirror } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import { field } from '../helpers/schema.ts';
@@ -293,6 +293,36 @@ forEachDialect('push end to end', (dialect) => {
     expect((await h.upstream.allRecords('crm', 'people'))[0]!.values).toMatchObject({ name: '', status: null, age: null });
     expect(await outbox(h)).toEqual([]);
   });
+
+  for (const policy of ['upstream-wins', 'manual'] as const) {
+    it(`${policy}: after a failed edit's fix was pushed, a later edit is no conflict, whether the failed one was discarded before or after`, async () => {
+      await people({ conflictPolicy: policy });
+      const [id] = await h.upstream.createRecords('crm', 'people', [{ name: 'n', age: 1 }]);
+      await h.sync();
+      const sql = questionMarkSql(h.tm);
+      const table = await sqlTable(h, 'crm', 'people');
+      const refused = dialect.dialect === 'postgres' ? "'NaN'" : '9e999';
+      // Kept: fix pushed, then a later edit.
+      await sql(`UPDATE ${table} SET age = ${refused} WHERE id = ?`, [Number(id)]);
+      await h.sync();
+      await sql(`UPDATE ${table} SET age = 8 WHERE id = ?`, [Number(id)]);
+      await h.sync();
+      await sql(`UPDATE ${table} SET age = 10 WHERE id = ?`, [Number(id)]);
+      await h.sync();
+      expect((await h.upstream.allRecords('crm', 'people'))[0]!.values.age).toBe(10);
+      expect((await outbox(h)).map((e) => e.status)).toEqual(['failed']);
+      await discardOutbox(h.tm.mirror, h.client, { entryIds: (await listOutbox(h.tm.mirror, {})).map((e) => e.entryId) });
+      // Discarded before the next cycle: fix, then discard, as the docs say.
+      await sql(`UPDATE ${table} SET age = ${refused} WHERE id = ?`, [Number(id)]);
+      await h.sync();
+      await sql(`UPDATE ${table} SET age = 12 WHERE id = ?`, [Number(id)]);
+      const [failed] = (await listOutbox(h.tm.mirror, {})).filter((e) => e.status === 'failed');
+      await discardOutbox(h.tm.mirror, h.client, { entryIds: [failed!.entryId] });
+      await h.sync();
+      expect((await h.upstream.allRecords('crm', 'people'))[0]!.values.age).toBe(12);
+      expect(await outbox(h)).toEqual([]);
+    });
+  }
 
   it('a push the upstream refuses outright (401) fails the cycle, keeps the edits, and the pull still runs', async () => {
     await people();
