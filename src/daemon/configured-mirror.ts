@@ -19,6 +19,8 @@ export interface OpenConfiguredMirrorOptions {
   logger: Logger;
   /** Refuse a mirror that does not exist yet instead of creating it (read-only commands). */
   mustExist?: boolean;
+  /** With `mustExist`: bring an older catalog to this layout (commands that write): see OpenMirrorOptions. */
+  migrate?: boolean;
   /** Take the sync lock first (commands that sync): see OpenMirrorOptions. */
   syncLock?: boolean;
 }
@@ -28,6 +30,7 @@ export function openConfiguredMirror(config: Pick<Config | LocalConfig, 'mirror'
     pgSchema: config.mirror.pgSchema,
     logger: options.logger,
     ...(options.mustExist === true ? { mustExist: true } : {}),
+    ...(options.migrate === true ? { migrate: true } : {}),
     ...(options.syncLock === true ? { syncLock: true } : {}),
   });
 }

@@ -166,6 +166,11 @@ export interface OpenMirrorOptions {
    */
   mustExist?: boolean;
   /**
+   * With `mustExist`, for a command that writes (`outbox retry`): an existing catalog of an older
+   * layout is brought to this one first, as every other opening does; nothing is created.
+   */
+  migrate?: boolean;
+  /**
    * Make this the one process that syncs the mirror, until `close`: the lock is taken before
    * anything is created or migrated, and ConfigError (naming the mirror) is thrown, with nothing
    * created, when another process (a `wsmirror run` or `sync`) holds it. Two would read the same

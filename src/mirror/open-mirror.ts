@@ -36,7 +36,7 @@ export async function openMirror(url: string, options: OpenMirrorOptions = {}): 
     throw error;
   }
   const ctx = createContext(driver, options.logger);
-  if (options.mustExist !== true) {
+  if (options.mustExist !== true || options.migrate === true) {
     try {
       await migrateCatalog(ctx);
     } catch (error) {

@@ -56,6 +56,23 @@ forEachDialect('wsmirror outbox (real process)', (dialect) => {
     expect(await h.tm.sql(`SELECT status FROM ${table}`)).toEqual([{ status: null }]);
     expect((await runWsmirror(['outbox'], env)).stdout).toBe('outbox: no entries\n');
   }, 60_000);
+  it('retries on a mirror an older wsmirror made (catalog layout 6): the catalog is brought up to date first', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('crm');
+    await h.upstream.createTable('crm', 'people', { hasHistory: true }, [field('status', 'choice', { options: [{ name: 'lead' }] })]);
+    const [id] = await h.upstream.createRecords('crm', 'people', [{}]);
+    await h.sync();
+    const table = h.tm.table((await catalogEntry(h.tm, 'crm', 'people'))!.sqlName);
+    const p = dialect.dialect === 'postgres' ? '$1' : '?';
+    await h.tm.sql(`UPDATE ${table} SET status = 'no-such-option' WHERE id = ${p}`, [Number(id)]);
+    await h.sync();
+    await h.tm.sql(`ALTER TABLE ${h.tm.table('_wsmirror_outbox')} DROP COLUMN "retried_at"`);
+    await h.tm.sql(`UPDATE ${h.tm.table('_wsmirror_meta')} SET "value" = '6' WHERE "key" = 'catalog_version'`);
+    const [entry] = await h.tm.sql<{ entry_id: unknown }>(`SELECT entry_id FROM ${h.tm.table('_wsmirror_outbox')}`);
+    const retried = await runWsmirror(['outbox', 'retry', String(entry!.entry_id)], mirrorEnv(h.tm));
+    expect({ code: retried.code, stdout: retried.stdout }, retried.stderr).toEqual({ code: 0, stdout: 'outbox: 1 entry pending again\n' });
+  }, 60_000);
+
   it('discards a refused local insert: its row goes, nothing is read back, and the command says so', async () => {
     h = await startSyncHarness(dialect, { lookbackMs: 0 });
     await h.upstream.createModule('crm');

@@ -62,13 +62,13 @@ export function formatOutboxText(entries: readonly ListedEntry[]): string {
   return `${textTable(COLUMNS, entries).join('\n')}\n`;
 }
 
-async function openLocal(flags: ConfigFlags) {
+async function openLocal(flags: ConfigFlags, writes = false) {
   const [{ openCommand }, { openConfiguredMirror }] = await Promise.all([
     import('../command-config.ts'),
     import('../../daemon/configured-mirror.ts'),
   ]);
   const { config, logger } = openCommand(flags, { upstream: 'optional', toStderr: true });
-  return openConfiguredMirror(config, { logger, mustExist: true });
+  return openConfiguredMirror(config, { logger, mustExist: true, ...(writes ? { migrate: true } : {}) });
 }
 
 export function defineOutboxCommand(program: Command): Command {
@@ -105,7 +105,7 @@ export function defineOutboxCommand(program: Command): Command {
   ).action(async (ids: string[], flags: SelectionFlags) => {
     const entryIds = parseEntryIds(ids);
     const { retryOutbox } = await import('../../sync/push/outbox-admin.ts');
-    const mirror = await openLocal(flags);
+    const mirror = await openLocal(flags, true);
     try {
       const count = await retryOutbox(mirror, { entryIds, tables: flags.table ?? [] });
       process.stdout.write(`outbox: ${count} ${count === 1 ? 'entry' : 'entries'} pending again\n`);
