@@ -17,11 +17,15 @@ export function pushTargets(catalog: Catalog, options: SyncOptions): Map<string,
 
 /**
  * A row inserted here and not created upstream yet (its id is negative until then) that this
- * edit's references point at, if any: the edit waits for that row's create, whether or not the
+ * edit is of, or that its references point at, if any: the edit waits for that row's create, whether or not the
  * create is due now. Once created, the reference holds the upstream id.
  */
 export function waitsFor(edit: PendingEdit, target: PushTarget, catalog: Catalog): { tableId: string; recordId: number } | undefined {
   if (edit.operation === 'delete') return undefined;
+  // An update of such a row itself (its insert failed, or is backing off, so it is not due with
+  // it): it goes with the create, or once the row has its upstream id; never as a PATCH of a
+  // temporary id.
+  if (edit.operation === 'update' && edit.recordId < 0) return { tableId: edit.tableId, recordId: edit.recordId };
   for (const [name, value] of edit.values) {
     if (target.fieldTypes.get(name) !== 'reference' || typeof value !== 'number' || value >= 0) continue;
     const field = catalog.fields.find((f) => f.tableId === target.table.tableId && f.fieldName === name);

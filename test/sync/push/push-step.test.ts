@@ -390,6 +390,15 @@ describe('push: creates', () => {
     expect(dealOutcome).toMatchObject({ message: expect.stringMatching(/row -1 of crm\.companies/) });
   });
 
+  it('an update of a row inserted here whose create is not due (failed, or backing off) waits for it, and no PATCH goes out for the temporary id', async () => {
+    const { deals } = await companiesAndDeals();
+    f.outbox.add({ tableId: deals, recordId: -7, operation: 'update', values: { title: 'fixed' }, oldValues: { title: 'x' } });
+    const report = await f.push();
+    expect(report).toMatchObject({ pushed: 0, failed: 0, retry: 1 });
+    expect(f.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
+    expect(f.outbox.settled).toEqual([expect.objectContaining({ kind: 'retry', message: expect.stringMatching(/row -7 of crm\.deals, inserted here/) })]);
+  });
+
   for (const hasHistory of [true, false]) {
     it(`after a crash between send and acknowledgement, binds the records made instead of creating twice (history ${hasHistory})`, async () => {
       await people(hasHistory);
