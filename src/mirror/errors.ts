@@ -16,3 +16,19 @@ export class MirrorValueError extends WsmirrorError {
     super('MIRROR_VALUE', message, options);
   }
 }
+
+/**
+ * The DDL of one table's schema change failed in the database (a view of a user's own that
+ * depends on the column, a limit of the database): `tableId` names the table, so the schema pull
+ * can hold that one back and apply the rest. The cause's message (and, on Postgres, its DETAIL)
+ * is kept.
+ */
+export class TableSchemaError extends MirrorError {
+  readonly tableId: string;
+  readonly detail: unknown;
+  constructor(tableId: string, cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.tableId = tableId;
+    this.detail = (cause as { detail?: unknown } | null)?.detail;
+  }
+}

@@ -12,9 +12,10 @@ export interface RefusedTable {
   mode: 'history' | 'fullscan';
   /**
    * `INVALID_RESPONSE` for a name outside the rule; `SAFETY_VALVE` for a drop upstream
-   * contradicts; `MIRROR_LIMIT` for a table wider than the mirror's database holds (width-rule.ts).
+   * contradicts; `MIRROR_LIMIT` for a table wider than the mirror's database holds (width-rule.ts);
+   * `MIRROR` for a table whose schema change the database refused (schema-pull.ts).
    */
-  code: 'INVALID_RESPONSE' | 'SAFETY_VALVE' | 'MIRROR_LIMIT';
+  code: 'INVALID_RESPONSE' | 'SAFETY_VALVE' | 'MIRROR_LIMIT' | 'MIRROR';
   /** What is wrong: the name at fault and the rule it breaks, or the drop held back. */
   message: string;
 }

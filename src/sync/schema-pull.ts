@@ -1,9 +1,11 @@
-import { SCHEMA_CURSOR_KEY } from '../mirror/catalog.ts';
+import type { Workspace } from '../api/workspace.ts';
+import { SCHEMA_CURSOR_KEY, tableLabel, type MirrorTable } from '../mirror/catalog.ts';
+import { TableSchemaError } from '../mirror/errors.ts';
 import type { CursorWrites } from '../mirror/mirror.ts';
 import { describeOp, planSchema } from '../mirror/schema-planner.ts';
 import { describeUnmatchedPattern, unmatchedPatterns } from '../mirror/table-filter.ts';
 import { unconfirmedDrops } from './drop-check.ts';
-import { refusedTables, type RefusedTable } from './name-rule.ts';
+import { refusal, refusedTables, type RefusedTable } from './name-rule.ts';
 import { tooWideTables } from './width-rule.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
 import type { SyncContext } from './sync-context.ts';
@@ -74,10 +76,40 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
     refused.push(...contradicted);
     plan = planSchema(catalog, workspace, options.tables, new Set(refused.map((r) => r.tableId)));
   }
-  await mirror.applySchemaPlan(plan, {
-    cursors: { ...next, [REFUSED_CURSOR_KEY]: refused.length === 0 ? null : JSON.stringify(refused) },
-  });
+  // A table whose DDL the database refuses (a view of a user's own on its column, one of its
+  // limits) is held back, and the plan applied without it: the other tables go on. Each attempt
+  // rolls back whole, so at most one attempt per table.
+  for (;;) {
+    try {
+      await mirror.applySchemaPlan(plan, {
+        cursors: { ...next, [REFUSED_CURSOR_KEY]: refused.length === 0 ? null : JSON.stringify(refused) },
+      });
+      break;
+    } catch (error) {
+      if (!(error instanceof TableSchemaError) || refused.some((r) => r.tableId === error.tableId)) throw error;
+      ctx.logger.error({ tableId: error.tableId, err: { code: error.code, message: error.message } }, 'schema change of a table refused by the mirror; applying the others');
+      refused.push(heldBack(error, catalog.tables, workspace));
+      plan = planSchema(catalog, workspace, options.tables, new Set(refused.map((r) => r.tableId)));
+    }
+  }
   const operations = plan.ops.map(describeOp);
   if (operations.length > 0) ctx.logger.info({ operations }, 'schema applied');
   return { reread: true, operations, refused };
+}
+
+/** The table whose schema change the mirror refused, as the engine reports it (`MIRROR`, the database's reason). */
+function heldBack(error: TableSchemaError, tables: readonly MirrorTable[], workspace: Workspace): RefusedTable {
+  const mirrored = tables.find((t) => t.tableId === error.tableId);
+  for (const module of workspace.modules) {
+    const table = module.tables.find((t) => t.id === error.tableId);
+    if (table) {
+      return refusal(module.name, table, 'MIRROR', (label) =>
+        `the mirror refused the schema change of table ${label}, which is left as it was and not pulled until it applies: ${error.message}`);
+    }
+  }
+  const label = mirrored ? tableLabel(mirrored) : error.tableId;
+  return {
+    tableId: error.tableId, table: label, mode: mirrored?.mode ?? 'fullscan', code: 'MIRROR',
+    message: `the mirror refused to drop table ${label}, which is left as it was and not pulled until it applies: ${error.message}`,
+  };
 }

@@ -68,6 +68,46 @@ forEachDialect('pull: schema changes', (dialect) => {
     await h.expectConverged('shop', 'items');
   });
 
+  it('a schema change the mirror refuses for one table (a view of a user\'s own on a dropped column) holds that table back; the others go on', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('crm');
+    await h.upstream.createTable('crm', 'people', { hasHistory: true }, [
+      { name: 'name', type: 'string', labels: label('Name') }, { name: 'note', type: 'string', labels: label('Note') },
+    ]);
+    await h.upstream.createTable('crm', 'deals', { hasHistory: true }, [{ name: 'title', type: 'string', labels: label('Title') }]);
+    await h.upstream.createRecords('crm', 'people', [{ name: 'Ada', note: 'x' }]);
+    await h.sync();
+    const people = h.tm.table((await catalogEntry(h.tm, 'crm', 'people'))!.sqlName);
+    const mine = h.tm.table(`wsm_own_${(h.tm.pgSchema ?? 'sqlite').slice(-8)}`);
+    await h.tm.sql(`CREATE VIEW ${mine} AS SELECT "id", "note" FROM ${people}`);
+
+    await h.upstream.deleteField('crm', 'people', 'note');
+    await h.upstream.addFields('crm', 'deals', [{ name: 'stage', type: 'string', labels: label('Stage') }]);
+    await h.upstream.createRecords('crm', 'deals', [{ title: 'big', stage: 'won' }]);
+    const report = await h.engine.runCycle();
+    expect(report.tables.find((t) => t.table === 'crm.people')).toMatchObject({
+      action: 'failed', error: { code: 'MIRROR', message: expect.stringMatching(/refused the schema change of table crm\.people/) },
+    });
+    await h.expectConverged('crm', 'deals');
+
+    await h.tm.sql(`DROP VIEW ${mine}`);
+    expect((await h.engine.runCycle()).ok).toBe(true);
+    await h.expectConverged('crm', 'people');
+
+    // A view of one's own on the readable view of deals holds back a change of deals only (Postgres
+    // refuses to drop a view another depends on; SQLite lets it go, and the change applies).
+    const deals = h.tm.table(`${(await catalogEntry(h.tm, 'crm', 'deals'))!.sqlName}_v`);
+    await h.tm.sql(`CREATE VIEW ${mine} AS SELECT "id", "title" FROM ${deals}`);
+    await h.upstream.addFields('crm', 'deals', [{ name: 'amount', type: 'number', labels: label('Amount') }]);
+    await h.upstream.addFields('crm', 'people', [{ name: 'age', type: 'number', labels: label('Age') }]);
+    const blocked = await h.engine.runCycle();
+    if (dialect.dialect === 'postgres') {
+      expect(blocked.tables.find((t) => t.table === 'crm.deals')).toMatchObject({ action: 'failed', error: { code: 'MIRROR' } });
+    }
+    await h.expectConverged('crm', 'people');
+    await h.tm.sql(`DROP VIEW ${mine}`);
+  });
+
   it('follows a field retyped to appointment and back (a tstzrange column on Postgres)', async () => {
     h = await startSyncHarness(dialect);
     await h.upstream.createModule('cal');

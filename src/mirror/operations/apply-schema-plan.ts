@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { tableCursorPrefix } from '../catalog.ts';
 import type { MirrorField } from '../catalog.ts';
 import type { WriteTx } from '../dialect.ts';
-import { MirrorError } from '../errors.ts';
+import { MirrorError, TableSchemaError } from '../errors.ts';
 import type { CursorWrites } from '../mirror.ts';
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext } from '../mirror-context.ts';
@@ -33,7 +33,11 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
       const setAside = plan.ops.length > 0 ? await setAsideDerivedObjects(ctx, tx, touchedTables(plan.ops)) : undefined;
       for (const step of inSteps(plan.ops)) {
         for (const op of step.ops) ctx.logger?.info({ op: op.op }, describeOp(op));
-        await runStep(ctx, tx, step);
+        try {
+          await runStep(ctx, tx, step);
+        } catch (error) {
+          throw new TableSchemaError(tableOf(step.ops[0]!), error);
+        }
       }
       if (plan.ops.length > 0) {
         await restoreDerivedObjects(ctx, tx, setAside);
@@ -47,15 +51,18 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
   }
 }
 
-/** The tables an op changes (DDL or catalog rows): their derived objects are made again. */
+/** The table an op changes (DDL or catalog rows). */
+function tableOf(op: SchemaOp): string {
+  switch (op.op) {
+    case 'createTable': case 'dropTable': case 'updateTable': return op.table.tableId;
+    case 'renameTable': case 'renameColumn': return op.tableId;
+    case 'addColumn': case 'dropColumn': case 'retypeColumn': case 'updateField': return op.field.tableId;
+  }
+}
+
+/** The tables the ops change: their derived objects are made again. */
 function touchedTables(ops: readonly SchemaOp[]): Set<string> {
-  return new Set(ops.map((op) => {
-    switch (op.op) {
-      case 'createTable': case 'dropTable': case 'updateTable': return op.table.tableId;
-      case 'renameTable': case 'renameColumn': return op.tableId;
-      case 'addColumn': case 'dropColumn': case 'retypeColumn': case 'updateField': return op.field.tableId;
-    }
-  }));
+  return new Set(ops.map(tableOf));
 }
 
 type AddColumnOp = Extract<SchemaOp, { op: 'addColumn' }>;

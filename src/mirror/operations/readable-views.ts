@@ -1,4 +1,5 @@
 import type { WriteTx } from '../dialect.ts';
+import { TableSchemaError } from '../errors.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { readableViewOf } from '../readable-view.ts';
 import { dropViewStatement } from '../view-sql.ts';
@@ -15,8 +16,20 @@ import { readCatalogTables } from './read-catalog.ts';
 /** Drops the views of the tables of `only` (every table's when undefined). */
 export async function dropViews(ctx: MirrorContext, tx: WriteTx, only?: ReadonlySet<string>): Promise<void> {
   const rows = await ctx.driver.catalog(tx.db).selectFrom('_wsmirror_tables').select(['table_id', 'view_name']).execute();
-  await ctx.driver.runScript(tx, rows.flatMap(({ table_id, view_name }) =>
-    (view_name === null || (only !== undefined && !only.has(table_id)) ? [] : [dropViewStatement(ctx.driver.names, view_name)])));
+  const drops = rows.filter(({ table_id, view_name }) => view_name !== null && (only === undefined || only.has(table_id)));
+  // With a scope, one statement each, so that a view of a user's own on one of them (Postgres
+  // refuses to drop a view another depends on) holds back that table's change only.
+  if (only === undefined) {
+    await ctx.driver.runScript(tx, drops.map(({ view_name }) => dropViewStatement(ctx.driver.names, view_name!)));
+    return;
+  }
+  for (const { table_id, view_name } of drops) {
+    try {
+      await ctx.driver.runScript(tx, [dropViewStatement(ctx.driver.names, view_name!)]);
+    } catch (error) {
+      throw new TableSchemaError(table_id, error);
+    }
+  }
 }
 
 /** Creates the views of the tables of `only` (every table's when undefined). */
