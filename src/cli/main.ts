@@ -13,6 +13,7 @@ import { defineRunCommand } from './commands/run.ts';
 import { defineSchemaCommand } from './commands/schema.ts';
 import { defineStatusCommand } from './commands/status.ts';
 import { defineSyncCommand } from './commands/sync.ts';
+import { printable } from './printable.ts';
 
 /** Builds the command tree. Each command module loads its heavy dependencies only when it runs. */
 export function buildProgram(): Command {
@@ -42,8 +43,9 @@ export async function main(argv: string[]): Promise<number> {
       // --help and --version end with a zero exit code; everything else is a usage error.
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
-    // A password in a URL the message quotes (upstream.baseUrl, mirror.url) is never printed.
-    const text = redactUrlPasswords(error instanceof Error ? error.message : String(error));
+    // A password in a URL the message quotes (upstream.baseUrl, mirror.url) is never printed,
+    // and an upstream's message never drives the terminal.
+    const text = printable(redactUrlPasswords(error instanceof Error ? error.message : String(error)), { keepLines: true });
     if (error instanceof UsageError) {
       process.stderr.write(`wsmirror: ${text}\n`);
       return EXIT.usage;

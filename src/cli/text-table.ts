@@ -1,3 +1,4 @@
+import { printable } from './printable.ts';
 /** A column of a plain-text table: its title, its cell for a row, and whether it aligns right (numbers). */
 export interface TextColumn<T> {
   readonly title: string;
@@ -15,9 +16,7 @@ export function textTable<T>(columns: readonly TextColumn<T>[], rows: readonly T
   return cells.map((line) => indent + line.map((cell, i) => (columns[i]!.right ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd());
 }
 
-const ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-
 /** A cell on one line: control characters (a value's line breaks, an error's tabs) escaped as in JSON. */
 function oneLine(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f]/g, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return printable(text);
 }

@@ -119,6 +119,17 @@ forEachDialect('wsmirror status: table states (real processes)', ({ fresh }) => 
     expect(healed.res.code, healed.res.stdout).toBe(0);
     expect(healed.json.tables.map((x) => x.status)).toEqual(['ready', 'ready', 'ready']);
     expect(table(healed.json, 's.valve').rows).toBe(50);
+
+    // An upstream's message is shown, never obeyed by the terminal: its control characters
+    // (colours, a window title, a carriage return over the line) are escaped.
+    const hostile = 'bad \u001b[31mRED\u001b[0m \u001b]0;TITLE\u0007 x\nFAKE: all tables ready\r\u009b2K';
+    const p = t.dialect === 'postgres' ? ['$1', '$2'] : ['?', '?'];
+    await t.sql(`UPDATE ${t.table('_wsmirror_tables')} SET last_error_code = 'UPSTREAM_BAD_REQUEST', last_error = ${p[0]}, last_error_at = ${p[1]} WHERE table_name = 'fine'`,
+      [hostile, new Date().toISOString()]);
+    const shown = await status();
+    expect(shown.text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(shown.text).toContain('bad \\u001b[31mRED');
+    expect(shown.text).not.toMatch(/^FAKE/m);
   }, 120_000);
 
   it('backfilling: an interrupted backfill shows its progress', async () => {

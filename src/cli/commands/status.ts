@@ -1,3 +1,4 @@
+import { printable } from '../printable.ts';
 import type { Command } from 'commander';
 import { formatDuration } from '../../daemon/units.ts';
 import { EXIT } from '../../errors.ts';
@@ -41,13 +42,14 @@ function when(at: string | null, now: number): string {
 /** The plain-text form: an aligned table, each table's problem, the cycles, the outbox, and what needs attention. */
 export function formatStatusText(report: StatusReport): string {
   const lines = [`mirror: ${report.mirror}${report.schema === null ? '' : ` (schema ${report.schema})`}`, ''];
+  const say = (text: string) => printable(text);
   if (report.tables.length === 0) {
     lines.push('no tables mirrored yet (run wsmirror sync)');
   } else {
     lines.push(...textTable(COLUMNS, report.tables));
     for (const t of report.tables) {
-      if (t.lastError) lines.push(`${t.table}: ${t.status} since ${t.lastError.at} (${t.lastError.code}): ${t.lastError.message}`);
-      if (t.error !== undefined) lines.push(`${t.table}: ${t.error}`);
+      if (t.lastError) lines.push(say(`${t.table}: ${t.status} since ${t.lastError.at} (${t.lastError.code}): ${t.lastError.message}`));
+      if (t.error !== undefined) lines.push(say(`${t.table}: ${t.error}`));
       if (t.progress && t.status !== 'blocked') {
         const of = t.progress.estimatedRows === null ? '' : ` of about ${t.progress.estimatedRows}`;
         lines.push(`${t.table}: ${t.state === 'ready' ? 'full scan' : 'backfill'} at ${t.progress.rowsRead} records${of}, begun ${t.progress.startedAt}`);
@@ -58,7 +60,7 @@ export function formatStatusText(report: StatusReport): string {
   const { cycle } = report;
   lines.push('', `cycles: last success ${when(cycle.lastSuccessAt, now)}; last failure ${when(cycle.lastFailureAt, now)}`);
   if (cycle.lastFailure !== null && cycle.lastFailureAt !== null && (cycle.lastSuccessAt === null || cycle.lastFailureAt > cycle.lastSuccessAt)) {
-    for (const problem of cycle.lastFailure.split('\n')) lines.push(`  ${problem}`);
+    for (const problem of cycle.lastFailure.split('\n')) lines.push(`  ${say(problem)}`);
   }
   if (cycle.nextRunAt !== null) lines.push(`next run: ${when(cycle.nextRunAt, now)}${Date.parse(cycle.nextRunAt) < now ? ' (overdue unless a cycle is running: is wsmirror run up?)' : ''}`);
   const { pending, failed, conflict } = report.outbox;
@@ -67,7 +69,7 @@ export function formatStatusText(report: StatusReport): string {
   const listed = report.tables.reduce((n, t) => n + t.outbox.pending + t.outbox.failed + t.outbox.conflict, 0);
   const unlisted = pending + failed + conflict - listed;
   if (unlisted > 0) lines.push(`  (${unlisted} of them belong to tables no longer mirrored)`);
-  if (report.attention.length > 0) lines.push('', 'needs attention:', ...report.attention.map((a) => `  - ${a}`));
+  if (report.attention.length > 0) lines.push('', 'needs attention:', ...report.attention.map((a) => `  - ${say(a)}`));
   return `${lines.join('\n')}\n`;
 }
 
