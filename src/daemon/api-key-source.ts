@@ -81,9 +81,11 @@ function readKeyFile(path: string, cwd: string, where: string, found: Findings, 
   if (key === undefined) {
     return { error: `${where}: the API key file ${absolute} holds more than a key: the API key ${API_KEY_RULE} (value not shown)` };
   }
-  if (read.regularFile && (read.mode & 0o044) !== 0) {
+  if (read.regularFile && (read.mode & 0o066) !== 0) {
     const mode = (read.mode & 0o777).toString(8).padStart(4, '0');
-    found.warnings.push(`${where}: the API key file ${absolute} is readable by other users (mode ${mode}): chmod 600 it`);
+    // Writable by others is as bad as readable: another user could put a key of theirs there.
+    const how = (read.mode & 0o044) !== 0 ? 'readable' : 'writable';
+    found.warnings.push(`${where}: the API key file ${absolute} is ${how} by other users (mode ${mode}): chmod 600 it`);
   }
   return { key, source: source ?? absolute };
 }

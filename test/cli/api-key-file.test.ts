@@ -66,11 +66,18 @@ describe('wsmirror sync with WSMIRROR_API_KEY_FILE', () => {
     expect(output).toContain(`the API key file ${open} is readable by other users (mode 0644)`);
     expect(output).not.toContain(emu.apiKey);
 
+    // Writable by others is as bad: another user could put a key of theirs there.
+    const writable = join(dir, 'writable-key');
+    writeFileSync(writable, `${emu.apiKey}\n`);
+    chmodSync(writable, 0o620);
+    const alsoWarned = await sync(writable, 'writable.db');
+    expect(alsoWarned.stdout + alsoWarned.stderr).toContain(`the API key file ${writable} is writable by other users (mode 0620)`);
+
     const closed = join(dir, 'closed-key');
     writeFileSync(closed, `${emu.apiKey}\n`, { mode: 0o600 });
     chmodSync(closed, 0o600);
     const quiet = await sync(closed, 'closed.db');
     expect(quiet.code, quiet.stderr).toBe(0);
-    expect(quiet.stdout + quiet.stderr).not.toContain('readable by other users');
+    expect(quiet.stdout + quiet.stderr).not.toMatch(/(readable|writable) by other users/);
   });
 });
