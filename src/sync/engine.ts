@@ -162,10 +162,12 @@ export class SyncEngine {
       }));
     }
     const tables: TableReport[] = [];
+    const mirrored = new Set(catalog.tables.map((t) => t.tableId));
     for (const r of schema.refused) {
       const error = { code: r.code, message: r.message };
       logger.error({ table: r.table, err: error }, 'table refused');
-      await this.#recordTableError(r.tableId, error);
+      // A table never mirrored has no row to record it on: the report and the log say it.
+      if (mirrored.has(r.tableId)) await this.#recordTableError(r.tableId, error);
       tables.push({ tableId: r.tableId, table: r.table, mode: r.mode, action: 'failed', upserted: 0, deleted: 0, error });
     }
     const held = new Set(schema.refused.map((r) => r.tableId));
