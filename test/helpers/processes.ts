@@ -200,3 +200,49 @@ export function runWsmirror(
     });
   });
 }
+
+/** A `wsmirror` process left running (`run`), whose output a test watches as it comes. */
+export interface LiveWsmirror {
+  child: ChildProcess;
+  /** Its output so far. */
+  output(): { stdout: string; stderr: string };
+  /** Resolves once `check` holds of the output; rejects after `timeoutMs` or when the process exits first. */
+  waitFor(what: string, check: (stdout: string, stderr: string) => boolean, timeoutMs?: number): Promise<void>;
+  /** Resolves when it exits (SIGKILLed after `killAfterMs`). */
+  exited: Promise<RunResult>;
+}
+
+/** Starts `wsmirror <args>` as `runWsmirror` does, without waiting for its end. */
+export function startWsmirror(args: string[], env: Record<string, string>, options: { killAfterMs?: number; cwd?: string } = {}): LiveWsmirror {
+  let child!: ChildProcess;
+  let stdout = '';
+  let stderr = '';
+  let ended: RunResult | undefined;
+  const exited = runWsmirror(args, env, {
+    ...options,
+    onSpawn: (_kill, spawned) => {
+      child = spawned;
+      spawned.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+      spawned.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    },
+  }).then((result) => (ended = result));
+  return {
+    child,
+    exited,
+    output: () => ({ stdout, stderr }),
+    async waitFor(what, check, timeoutMs = 30_000) {
+      for (const started = Date.now(); !check(stdout, stderr); await new Promise((r) => setTimeout(r, 50))) {
+        if (ended !== undefined) throw new Error(`exited (${ended.code ?? ended.signal}) before ${what}:\n${stdout}\n${stderr}`);
+        if (Date.now() - started > timeoutMs) throw new Error(`no ${what} after ${timeoutMs} ms:\n${stdout}\n${stderr}`);
+      }
+    },
+  };
+}
+
+/** How many lines of a JSON log have a `msg` matching `pattern`. */
+export function countLogLines(stdout: string, pattern: RegExp): number {
+  return stdout.split('\n').filter((line) => {
+    if (!line.startsWith('{')) return false;
+    return pattern.test(String((JSON.parse(line) as { msg?: unknown }).msg ?? ''));
+  }).length;
+}

@@ -64,12 +64,15 @@ export async function openPostgresDriver(
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,
     types: typeParsers(),
+    // Awaited before the client is handed out: a query sent beside it would be queued behind it,
+    // which pg warns about (and pg 9 refuses). A server that closes idle sessions
+    // (idle_session_timeout) makes every cycle open new clients.
+    onConnect: async (client) => {
+      await client.query(SESSION_SQL);
+    },
   });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
-  pool.on('connect', (client) => {
-    client.query(SESSION_SQL).catch(() => {});
-  });
   const driver = new PostgresDriver(dialect, pool, schema);
   try {
     const { rows } = await sql<{ v: number }>`SELECT current_setting('server_version_num')::int AS v`.execute(driver.db);
