@@ -117,6 +117,22 @@ export class InvalidResponseError extends WsmirrorError {
   }
 }
 
+/**
+ * This process can no longer sync the mirror it opened: the cycle stops before it writes, and
+ * `run` stops instead of going on (see the subclasses for the exit code).
+ */
+export class MirrorLostError extends WsmirrorError {}
+
+/**
+ * Another process took the mirror's sync lock while this one's hold on it was lost (a Postgres
+ * connection ended under it). Exit 78, as for a lock refused at start: a restart would be refused too.
+ */
+export class SyncLockLostError extends MirrorLostError {
+  constructor(message: string) {
+    super('SYNC_LOCK_LOST', message);
+  }
+}
+
 export const EXIT = { ok: 0, syncFailed: 1, usage: 2, config: 78 } as const;
 
 /**

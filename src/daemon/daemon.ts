@@ -28,6 +28,8 @@ export interface DaemonOptions {
   handleSignals?: boolean;
   /** Run the first cycle at once (default true). */
   runOnStart?: boolean;
+  /** Whether a failed cycle's error ends the daemon (none does by default: the next tick tries again). */
+  stopsOn?: (error: unknown) => boolean;
 }
 
 export interface Daemon {
@@ -42,12 +44,15 @@ export interface Daemon {
   readonly stopped: Promise<void>;
   /** The signal that stopped the daemon, if one did. */
   readonly stoppedBy: ShutdownSignal | undefined;
+  /** The error of the cycle that stopped the daemon (see `stopsOn`), if one did. */
+  readonly stoppedByError: unknown;
 }
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, logger } = options;
   const metrics = options.metrics ?? new Metrics();
   let failuresInARow = 0;
+  let stoppedByError: unknown;
   const onCycleEnd = (outcome: CycleOutcome) => {
     metrics.observeCycle(outcome.result, outcome.durationMs, outcome.finishedAt.getTime());
     const fields = { result: outcome.result, durationMs: outcome.durationMs };
@@ -57,6 +62,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       const message = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
       logger.error({ ...fields, error: message, failuresInARow }, `sync cycle failed: ${message}`);
       logger.debug({ err: outcome.error }, 'sync cycle failure in detail');
+      if (stoppedByError === undefined && options.stopsOn?.(outcome.error) === true) {
+        stoppedByError = outcome.error;
+        // Called before the scheduler arms the next cycle, so none is.
+        void stop();
+      }
     } else if (outcome.result === 'aborted') {
       logger.info(fields, 'sync cycle stopped early for shutdown');
     } else {
@@ -125,6 +135,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     scheduler, metrics, http, readiness, stop, stopped,
     get stoppedBy() {
       return stoppedBy;
+    },
+    get stoppedByError() {
+      return stoppedByError;
     },
   };
 }

@@ -4,6 +4,7 @@
  * arguments and call it. The composition root of the pull and push paths.
  */
 import type { WorkspaceClient } from '../client/index.ts';
+import { MirrorLostError } from '../errors.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { SyncEngine, cycleProblems, type CycleOptions, type CycleReport } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
@@ -111,6 +112,7 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
     try {
       report = await engine.runCycle(options);
     } catch (error) {
+      if (error instanceof MirrorLostError) throw error;
       throw withSettingHint(error, upstream);
     }
     const explained = explainReport(report, upstream);

@@ -3,6 +3,7 @@
  * server fed by it, until SIGTERM or SIGINT. `demo --keep-running` runs the same loop over the
  * cycle it opened itself.
  */
+import { MirrorLostError } from '../errors.ts';
 import type { CycleReport } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
 import { startDaemon } from './daemon.ts';
@@ -40,6 +41,8 @@ export async function runSyncDaemon(config: Config, options: SyncDaemonOptions):
       metrics,
       redact: createRedactor([config.upstream.apiKey]),
       runOnStart: options.runOnStart ?? true,
+      // Without its sync lock, or with its SQLite file gone, the daemon must not go on.
+      stopsOn: (error) => error instanceof MirrorLostError,
       cycle: async (signal) => {
         const report = await cycle.scheduled(signal, (startedAt, finishedAt) => scheduler?.nextRunAfter(startedAt, finishedAt) ?? null);
         await options.onCycle?.(report);
@@ -48,6 +51,10 @@ export async function runSyncDaemon(config: Config, options: SyncDaemonOptions):
     });
     scheduler = daemon.scheduler;
     await daemon.stopped;
+    if (daemon.stoppedByError !== undefined) {
+      logger.error({ err: { code: (daemon.stoppedByError as MirrorLostError).code } }, 'wsmirror daemon stopping: it can no longer sync this mirror');
+      throw daemon.stoppedByError;
+    }
     if (daemon.stoppedBy !== undefined) {
       const interrupted = daemon.scheduler.lastOutcome?.result === 'aborted';
       const message = interrupted

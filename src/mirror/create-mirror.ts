@@ -1,5 +1,7 @@
+import { SyncLockLostError } from '../errors.ts';
 import type { SyncLock } from './dialect.ts';
 import type { Mirror } from './mirror.ts';
+import { assertOpen } from './mirror-context.ts';
 import type { MirrorContext } from './mirror-context.ts';
 import { applyRows } from './operations/apply-rows.ts';
 import { applySchemaPlan } from './operations/apply-schema-plan.ts';
@@ -22,10 +24,11 @@ import { setTableState } from './operations/table-state.ts';
 
 /**
  * A `Mirror` over an open connection: each method is one operation of `operations/`, all sharing
- * one context (connection, dialect, logger, cached table list). A sync lock given is released
- * when it closes.
+ * one context (connection, dialect, logger, cached table list). A sync lock given is confirmed
+ * by `confirmSyncLock` and released when it closes. `where` names the mirror in messages (the URL,
+ * and the schema on Postgres).
  */
-export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: SyncLock): Mirror {
+export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: SyncLock, where: string = displayUrl): Mirror {
   const driver = ctx.driver;
   return {
     dialect: driver.dialect.name,
@@ -56,6 +59,14 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
     accessProblems: () => accessProblems(ctx),
     readSyncState: () => readSyncState(ctx),
     recordCycle: (cycle) => recordCycle(ctx, cycle),
+    async confirmSyncLock() {
+      assertOpen(ctx);
+      if (syncLock === undefined || (await syncLock.confirm())) return;
+      throw new SyncLockLostError(
+        `the mirror ${where} is now synced by another wsmirror process: this one lost its sync lock (its connection to the `
+          + 'lock was lost, and the other took the lock meanwhile) and stops syncing so that the two never send the same local edits twice',
+      );
+    },
     async close() {
       if (ctx.closed) return;
       ctx.closed = true;

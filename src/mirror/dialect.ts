@@ -7,6 +7,7 @@ import type { ReadableView, ViewTypes } from './readable-view.ts';
 import type { DialectName } from './dialect-name.ts';
 import type { CaptureTable, SqlNames } from './sql-text.ts';
 import type { ValueKind } from './value-kind.ts';
+import type { MirrorLogger } from './mirror.ts';
 
 export type { DialectName } from './dialect-name.ts';
 
@@ -82,9 +83,10 @@ export interface Dialect {
    * Takes the sync lock of the mirror at `location`, whether or not the mirror exists yet, and
    * creates nothing of it: one process syncs a mirror at a time (two would both send the same
    * local inserts). Undefined when another process holds it. The lock goes with the process
-   * however it ends; readers and SQL clients never take it.
+   * however it ends; readers and SQL clients never take it. `logger` is told when the lock is
+   * lost under the process and taken again.
    */
-  takeSyncLock(location: MirrorLocation, options: { pgSchema: string }): Promise<SyncLock | undefined>;
+  takeSyncLock(location: MirrorLocation, options: { pgSchema: string; logger?: MirrorLogger }): Promise<SyncLock | undefined>;
   /**
    * For a mirror not made yet: what would keep this process from creating it at `location`, one
    * line each, naming the missing right (`wsmirror check`). Reads only, creates nothing.
@@ -121,6 +123,12 @@ export interface ForeignKey {
 
 /** A held sync lock (`Dialect.takeSyncLock`). */
 export interface SyncLock {
+  /**
+   * Whether the lock is still this process's: true when it is (taken again first, on Postgres,
+   * if its connection was lost); false when another process holds it now. Throws when that
+   * cannot be told (the server unreachable).
+   */
+  confirm(): Promise<boolean> | boolean;
   release(): Promise<void> | void;
 }
 

@@ -104,6 +104,13 @@ export interface Mirror extends MirrorOutbox {
   /** Stores the outcome of a cycle (last success or failure, next run). */
   recordCycle(cycle: CycleRecord): Promise<void>;
 
+  /**
+   * Before each cycle and its push: confirms this process still holds the sync lock, taking it
+   * again if it was lost with its connection (logged). SyncLockLostError (naming the mirror) when
+   * another process holds it now. Does nothing for a mirror opened without the lock.
+   */
+  confirmSyncLock(): Promise<void>;
+
   /** Closes the connection(s); the mirror cannot be used afterwards. */
   close(): Promise<void>;
 }

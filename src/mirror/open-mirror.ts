@@ -17,11 +17,11 @@ export async function openMirror(url: string, options: OpenMirrorOptions = {}): 
   const location = parseMirrorUrl(url);
   const pgSchema = options.pgSchema ?? DEFAULT_PG_SCHEMA;
   const dialect = DIALECTS[location.dialect];
+  const where = location.dialect === 'postgres' ? `${location.display} (schema ${pgSchema})` : location.display;
   let syncLock: SyncLock | undefined;
   if (options.syncLock === true) {
-    syncLock = await dialect.takeSyncLock(location, { pgSchema });
+    syncLock = await dialect.takeSyncLock(location, { pgSchema, logger: options.logger });
     if (syncLock === undefined) {
-      const where = location.dialect === 'postgres' ? `${location.display} (schema ${pgSchema})` : location.display;
       throw new ConfigError(
         `the mirror ${where} is in use by another wsmirror process (a run or sync of it): one process syncs a mirror at a time; `
           + 'stop the other, or give this one its own mirror (mirror.url, or mirror.pgSchema on Postgres)',
@@ -45,5 +45,5 @@ export async function openMirror(url: string, options: OpenMirrorOptions = {}): 
       throw error;
     }
   }
-  return createMirror(ctx, location.display, syncLock);
+  return createMirror(ctx, location.display, syncLock, where);
 }

@@ -1,3 +1,4 @@
+import { MirrorLostError } from '../errors.ts';
 import { fieldsOf, type Catalog } from '../mirror/catalog.ts';
 import type { CursorWrites, Mirror } from '../mirror/mirror.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
@@ -91,7 +92,10 @@ export class SyncEngine {
     try {
       ({ report, cursors } = await this.#cycle(startedAt, opts));
     } catch (error) {
-      if (!opts.signal?.aborted) await this.#recordCycle(startedAt, [`cycle: ${errorInfo(error).message}`], opts);
+      // A mirror this process lost is not written to, not even to record why.
+      if (!opts.signal?.aborted && !(error instanceof MirrorLostError)) {
+        await this.#recordCycle(startedAt, [`cycle: ${errorInfo(error).message}`], opts);
+      }
       throw error;
     }
     await this.#recordCycle(startedAt, cycleProblems(report), opts, cursors);
@@ -130,6 +134,8 @@ export class SyncEngine {
   async #cycle(startedAt: Date, opts: CycleOptions): Promise<{ report: CycleReport; cursors: CursorWrites | undefined }> {
     const { mirror, logger, observer } = this.#ctx;
     const ctx: SyncContext = opts.signal ? { ...this.#ctx, signal: opts.signal } : this.#ctx;
+    // One process syncs a mirror at a time: no cycle without the sync lock.
+    await mirror.confirmSyncLock();
     // Read once for the push, the schema pull and the table pulls, and again only after a
     // schema pull that applied a plan: an idle cycle costs few round trips to a Postgres server.
     // Each table's pull changes only its own cursors: one read serves every table's first look.
@@ -151,6 +157,8 @@ export class SyncEngine {
       catalog = await mirror.readCatalog();
       cursors = await mirror.readCursors();
     }
+    // Again before the push, which would send local inserts a second process may send too.
+    await mirror.confirmSyncLock();
     const push = await this.#push(ctx, catalog);
     if (schemaFailure !== undefined) throw schemaFailure.error;
     const { cursors: schemaCursors, ...schema } = pulled!;

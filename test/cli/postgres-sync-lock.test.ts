@@ -1,11 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { quoteId, testPgUrl } from '../helpers/dialects.ts';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { countLogLines, daemonEnv, startWsmirror, stopProcess } from '../helpers/processes.ts';
+import { countLogLines, daemonEnv, runWsmirror, startWsmirror as startProcess, stopProcess, type LiveWsmirror } from '../helpers/processes.ts';
 import { field } from '../helpers/schema.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
+
+/** Daemons a failed test left running are killed with it. */
+const live: LiveWsmirror[] = [];
+const startWsmirror = (...args: Parameters<typeof startProcess>) => {
+  const started = startProcess(...args);
+  live.push(started);
+  return started;
+};
+afterEach(async () => {
+  for (const daemon of live.splice(0)) await stopProcess(daemon.child, 'SIGKILL');
+});
 
 /**
  * On Postgres the sync lock is a session advisory lock on a connection of its own, and the mirror's
@@ -54,5 +65,119 @@ describe('Postgres: the connections of a daemon (real processes)', () => {
     const result = await daemon.exited;
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(/DeprecationWarning/);
+  }, 90_000);
+});
+
+/** The advisory lock class of wsmirror's sync locks (src/mirror/postgres/sync-lock.ts). */
+const LOCK_CLASS = 0x77736d72;
+
+describe('Postgres: a daemon that loses its sync lock (real processes)', () => {
+  const schemas: string[] = [];
+  let admin: pg.Client;
+  let emu: RunningEmulator;
+
+  beforeAll(async () => {
+    if (!testPgUrl) throw new Error('WSMIRROR_TEST_PG_URL is not set: run the tests with vitest, whose global setup provides a server');
+    admin = new pg.Client({ connectionString: testPgUrl });
+    await admin.connect();
+    emu = await startEmulator();
+    const upstream = new UpstreamWorkspace(emu);
+    await upstream.createModule('crm');
+    await upstream.createTable('crm', 'people', { hasHistory: true }, [field('name', 'string')]);
+    await upstream.createRecords('crm', 'people', [{ name: 'Ada' }]);
+  });
+
+  afterAll(async () => {
+    await emu?.close();
+    if (admin) {
+      for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS ${quoteId(schema)} CASCADE`);
+      await admin.end();
+    }
+  });
+
+  const mirrorOf = (serverOptions?: string) => {
+    const schema = `wsm_lkloss_${randomBytes(5).toString('hex')}`;
+    schemas.push(schema);
+    const url = new URL(testPgUrl!);
+    if (serverOptions !== undefined) url.searchParams.set('options', serverOptions);
+    return { schema, env: daemonEnv(emu, { url: url.toString(), pgSchema: schema }, { WSMIRROR_SCHEDULE: '1s', WSMIRROR_LOG_LEVEL: 'info' }) };
+  };
+
+  /** The backend holding the schema's sync lock, and its application name; undefined when none does. */
+  const lockHolder = async (schema: string) => {
+    const { rows } = await admin.query<{ pid: number; app: string }>(
+      `SELECT l.pid, a.application_name AS app FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+       WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1::bigint::oid AND l.objid = hashtext($2)::oid AND l.objsubid = 2`,
+      [LOCK_CLASS, schema],
+    );
+    return rows[0];
+  };
+
+  const cyclesDone = (stdout: string) => countLogLines(stdout, /^cycle done/);
+
+  it('keeps its lock connection on a server that closes idle sessions (idle_session_timeout)', async () => {
+    const { schema, env } = mirrorOf('-c idle_session_timeout=400');
+    const daemon = startWsmirror(['run'], env, { killAfterMs: 60_000 });
+    await daemon.waitFor('a cycle', (stdout) => cyclesDone(stdout) >= 1);
+    const holder = await lockHolder(schema);
+    expect(holder?.app).toBe('wsmirror sync lock');
+    // Cycles a second apart: the lock connection idles well beyond the server's limit between them.
+    await daemon.waitFor('three more cycles', (stdout) => cyclesDone(stdout) >= 4);
+    expect(await lockHolder(schema)).toEqual(holder);
+    await stopProcess(daemon.child);
+    const result = await daemon.exited;
+    expect(result.code, result.stderr).toBe(0);
+    expect(countLogLines(result.stdout, /sync lock/)).toBe(0);
+  }, 90_000);
+
+  it('logs a lock connection terminated under it and takes the lock again at once; a sync started then is refused', async () => {
+    const { schema, env } = mirrorOf();
+    const daemon = startWsmirror(['run'], env, { killAfterMs: 60_000 });
+    await daemon.waitFor('a cycle', (stdout) => cyclesDone(stdout) >= 1);
+    const before = await lockHolder(schema);
+    await admin.query('SELECT pg_terminate_backend($1, 5000)', [before!.pid]);
+
+    await daemon.waitFor('the loss logged', (stdout) => countLogLines(stdout, /sync lock .* was lost with its connection/) === 1);
+    await daemon.waitFor('the lock taken again', (stdout) => countLogLines(stdout, /took the sync lock .* again/) === 1);
+    const after = await lockHolder(schema);
+    expect(after?.app).toBe('wsmirror sync lock');
+    expect(after?.pid).not.toBe(before!.pid);
+    const loss = JSON.parse(daemon.output().stdout.split('\n').find((l) => /sync lock .* was lost with its connection/.test(l))!) as { level: string; msg: string };
+    expect(loss.level).toBe('warn');
+    expect(loss.msg).toContain(schema);
+
+    const second = await runWsmirror(['sync'], env, { killAfterMs: 30_000 });
+    expect(second.code, second.stderr).toBe(78);
+    expect(second.stderr).toMatch(/in use by another wsmirror process/);
+    // …and the daemon goes on with the lock it holds again.
+    const cycles = cyclesDone(daemon.output().stdout);
+    await daemon.waitFor('another cycle', (stdout) => cyclesDone(stdout) > cycles);
+    await stopProcess(daemon.child);
+    const result = await daemon.exited;
+    expect(result.code, result.stderr).toBe(0);
+  }, 90_000);
+
+  it('stops with exit 78, naming the mirror and running no cycle more, when another process took the lock while its connection was down', async () => {
+    const { schema, env } = mirrorOf();
+    const daemon = startWsmirror(['run'], env, { killAfterMs: 30_000 });
+    await daemon.waitFor('a cycle', (stdout) => cyclesDone(stdout) >= 1);
+    const before = await lockHolder(schema);
+    // Another session asks for the lock while the daemon's session is ending, so it is granted
+    // the moment that session is gone (one simple query: nothing runs between the two statements).
+    const other = new pg.Client({ connectionString: testPgUrl });
+    await other.connect();
+    try {
+      await other.query(`SELECT pg_terminate_backend(${before!.pid}); SELECT pg_advisory_lock(${LOCK_CLASS}, hashtext(${pg.escapeLiteral(schema)}))`);
+      const cycles = cyclesDone(daemon.output().stdout);
+      const result = await daemon.exited;
+      expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(78);
+      expect(result.stderr).toContain(schema);
+      expect(result.stderr).toMatch(/another wsmirror process/);
+      expect(cyclesDone(result.stdout)).toBe(cycles);
+      expect(countLogLines(result.stdout, /sync lock .* was lost with its connection/)).toBe(1);
+      expect((await lockHolder(schema))?.pid).not.toBe(before!.pid);
+    } finally {
+      await other.end();
+    }
   }, 90_000);
 });

@@ -242,7 +242,8 @@ export function startWsmirror(args: string[], env: Record<string, string>, optio
 /** How many lines of a JSON log have a `msg` matching `pattern`. */
 export function countLogLines(stdout: string, pattern: RegExp): number {
   return stdout.split('\n').filter((line) => {
-    if (!line.startsWith('{')) return false;
+    // The last line may not be whole yet.
+    if (!line.startsWith('{') || !line.endsWith('}')) return false;
     return pattern.test(String((JSON.parse(line) as { msg?: unknown }).msg ?? ''));
   }).length;
 }

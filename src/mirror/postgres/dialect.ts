@@ -58,7 +58,7 @@ export const postgresDialect: Dialect = {
   async takeSyncLock(location, options) {
     if (location.dialect !== 'postgres') throw new Error(`not a Postgres location: ${location.display}`);
     const { takePostgresSyncLock } = await import('./sync-lock.ts');
-    return takePostgresSyncLock(location, options.pgSchema);
+    return takePostgresSyncLock(location, options.pgSchema, options.logger);
   },
   async creationProblems(location, options) {
     if (location.dialect !== 'postgres') throw new Error(`not a Postgres location: ${location.display}`);

@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { ConfigError } from '../../errors.ts';
 import type { SyncLock } from '../dialect.ts';
+import { MirrorError } from '../errors.ts';
+import type { MirrorLogger } from '../mirror.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
 
 /**
@@ -8,24 +10,200 @@ import type { MirrorLocation } from '../mirror-url.ts';
  * on a connection of its own until it closes. The server drops it when that session ends, so a
  * process killed -9 leaves none behind. Needs no privilege and no schema (it is taken before the
  * schema is created); SQL clients never take it.
+ *
+ * The session also ends under a live process: a server restart, `pg_terminate_backend`, a
+ * middlebox dropping an idle connection. So the connection is kept busy (a query every
+ * KEEP_ALIVE_MS, TCP keepalive, the server's idle_session_timeout off for it), a loss is logged
+ * and the lock taken again at once on a new connection, and `confirm` (before each cycle and its
+ * push) says whether this process still holds it.
  */
 
 /** The advisory lock class of wsmirror's sync locks ('wsmr'); the schema's hash is the object. */
 const LOCK_CLASS = 0x77736d72;
 
-/** Takes the lock; undefined when another session holds it. */
-export async function takePostgresSyncLock(location: Extract<MirrorLocation, { dialect: 'postgres' }>, schema: string): Promise<SyncLock | undefined> {
-  const client = new pg.Client({ connectionString: location.connectionString, application_name: 'wsmirror sync lock', connectionTimeoutMillis: 10_000 });
-  // A lost connection loses the lock; the next query of the mirror reports the server gone.
-  client.on('error', () => {});
+/**
+ * Shorter than the idle timeouts of NAT gateways, load balancers and firewalls (a few minutes at
+ * the least), and cheap: one `SELECT` on a connection that does nothing else.
+ */
+const KEEP_ALIVE_MS = 30_000;
+
+/** A keep-alive or check that takes longer means a connection that no longer answers. */
+const QUERY_TIMEOUT_MS = 10_000;
+
+const TRY_LOCK_SQL = 'SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS taken, pg_backend_pid() AS pid';
+
+/** Which backend holds the lock (granted advisory locks of the two-key form have objsubid 2). */
+const HOLDER_SQL = `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+  AND classid = $1::bigint::oid AND objid = hashtext($2)::oid AND objsubid = 2`;
+
+/**
+ * This session only: it sits idle between cycles by design, so the server's idle_session_timeout
+ * (PostgreSQL 14+; a no-op where the setting does not exist) must not end it, and the server
+ * probes the client early enough to notice a peer gone without a word.
+ */
+const SESSION_SQL = `SELECT set_config(name, value, false) FROM pg_settings
+  JOIN (VALUES ('idle_session_timeout', '0'), ('tcp_keepalives_idle', '60')) AS s(n, value) ON s.n = name`;
+
+/** Takes the lock; undefined when another session holds it. `logger` hears of its losses. */
+export async function takePostgresSyncLock(
+  location: Extract<MirrorLocation, { dialect: 'postgres' }>, schema: string, logger?: MirrorLogger,
+): Promise<SyncLock | undefined> {
+  const lock = new HeldLock(location.connectionString, schema, logger);
   try {
-    await client.connect();
-    const { rows } = await client.query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS taken', [LOCK_CLASS, schema]);
-    if (rows[0]?.taken === true) return { release: () => client.end().catch(() => {}) };
+    if (await lock.take()) return lock;
   } catch (error) {
-    await client.end().catch(() => {});
+    await lock.release();
     throw new ConfigError(`cannot reach the Postgres mirror ${location.display}: ${(error as Error).message}`, { cause: error });
   }
-  await client.end().catch(() => {});
+  await lock.release();
   return undefined;
+}
+
+class HeldLock implements SyncLock {
+  readonly #connectionString: string;
+  readonly #schema: string;
+  readonly #logger: MirrorLogger | undefined;
+  /** The connection holding the lock, and its backend's id; undefined while it is lost. */
+  #client: pg.Client | undefined;
+  #pid: number | undefined;
+  /** Backend ids of this process's earlier lock connections (one of them may still hold it). */
+  readonly #earlierPids = new Set<number>();
+  /** Set once another session was found holding the lock: it is not this process's any more. */
+  #takenByAnother = false;
+  #retaking: Promise<void> | undefined;
+  /** Why the last attempt to take the lock again failed. */
+  #lastRetakeError = '';
+  /** Queries on the lock connection, one at a time. */
+  #queue: Promise<unknown> = Promise.resolve();
+  #released = false;
+  readonly #keepAlive: NodeJS.Timeout;
+
+  constructor(connectionString: string, schema: string, logger: MirrorLogger | undefined) {
+    this.#connectionString = connectionString;
+    this.#schema = schema;
+    this.#logger = logger;
+    this.#keepAlive = setInterval(() => void this.#check().catch(() => {}), KEEP_ALIVE_MS);
+    // The lock is held for the process's life; the timer alone must not keep it running.
+    this.#keepAlive.unref();
+  }
+
+  /** Takes the lock on a new connection: true when taken, false when another session holds it. */
+  async take(): Promise<boolean> {
+    const client = new pg.Client({
+      connectionString: this.#connectionString,
+      application_name: 'wsmirror sync lock',
+      connectionTimeoutMillis: 10_000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      query_timeout: QUERY_TIMEOUT_MS,
+    });
+    client.on('error', (error) => this.#lost(client, error.message));
+    client.on('end', () => this.#lost(client, 'the connection was closed'));
+    try {
+      await client.connect();
+      await client.query(SESSION_SQL);
+      let { taken, pid } = await this.#tryLock(client);
+      if (!taken && (await this.#heldByEarlierConnection(client))) ({ taken, pid } = await this.#tryLock(client));
+      if (taken && !this.#released) {
+        this.#client = client;
+        this.#pid = pid;
+        return true;
+      }
+      if (!taken) this.#takenByAnother = true;
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw error;
+    }
+    await client.end().catch(() => {});
+    return false;
+  }
+
+  async confirm(): Promise<boolean> {
+    await this.#retaking;
+    if (this.#client !== undefined) {
+      // A check that fails loses the connection, which starts taking the lock again.
+      await this.#check();
+      await this.#retaking;
+    } else if (!this.#takenByAnother) {
+      await (this.#retaking ??= this.#retake());
+    }
+    if (this.#takenByAnother) return false;
+    if (this.#client === undefined) {
+      throw new MirrorError(`cannot take the sync lock of the mirror (schema ${this.#schema}) again: ${this.#lastRetakeError}`);
+    }
+    return true;
+  }
+
+  async release(): Promise<void> {
+    this.#released = true;
+    clearInterval(this.#keepAlive);
+    await this.#retaking;
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => {});
+  }
+
+  /** A query on the lock connection proving its session (and so the lock) alive; a failure loses it. */
+  async #check(): Promise<void> {
+    const client = this.#client;
+    if (client === undefined) return;
+    const run = this.#queue.then(() => client.query(HOLDER_SQL, [LOCK_CLASS, this.#schema]));
+    this.#queue = run.catch(() => {});
+    try {
+      const { rows } = await run;
+      if (!rows.some((r: { pid: number }) => r.pid === this.#pid)) this.#lost(client, 'its session no longer holds the lock');
+    } catch (error) {
+      this.#lost(client, (error as Error).message);
+    }
+  }
+
+  #lost(client: pg.Client, reason: string): void {
+    if (this.#released || client !== this.#client) return;
+    this.#client = undefined;
+    if (this.#pid !== undefined) this.#earlierPids.add(this.#pid);
+    this.#pid = undefined;
+    client.end().catch(() => {});
+    this.#logger?.warn(
+      { schema: this.#schema, reason },
+      `the sync lock of the mirror (schema ${this.#schema}) was lost with its connection (${reason}); taking it again`,
+    );
+    this.#retaking ??= this.#retake();
+  }
+
+  async #retake(): Promise<void> {
+    try {
+      if (await this.take()) {
+        this.#logger?.warn({ schema: this.#schema }, `took the sync lock of the mirror (schema ${this.#schema}) again, on a new connection`);
+      } else if (!this.#released) {
+        this.#logger?.warn({ schema: this.#schema }, `the sync lock of the mirror (schema ${this.#schema}) is now held by another process`);
+      }
+    } catch (error) {
+      // The server may be restarting: the next confirm (before the next cycle) tries again.
+      this.#lastRetakeError = (error as Error).message;
+      this.#logger?.warn(
+        { schema: this.#schema, reason: this.#lastRetakeError },
+        `could not take the sync lock of the mirror (schema ${this.#schema}) again (${this.#lastRetakeError}); trying before the next cycle`,
+      );
+    } finally {
+      this.#retaking = undefined;
+    }
+  }
+
+  async #tryLock(client: pg.Client): Promise<{ taken: boolean; pid: number | undefined }> {
+    const { rows } = await client.query<{ taken: boolean; pid: number }>(TRY_LOCK_SQL, [LOCK_CLASS, this.#schema]);
+    return { taken: rows[0]?.taken === true, pid: rows[0]?.pid };
+  }
+
+  /**
+   * The holder is one of this process's earlier lock connections, whose end the server has not
+   * noticed yet (a network cut): it is ended, and true tells the caller to try again.
+   */
+  async #heldByEarlierConnection(client: pg.Client): Promise<boolean> {
+    if (this.#earlierPids.size === 0) return false;
+    const { rows } = await client.query<{ pid: number }>(HOLDER_SQL, [LOCK_CLASS, this.#schema]);
+    const pid = rows[0]?.pid;
+    if (pid === undefined || !this.#earlierPids.has(pid)) return pid === undefined;
+    await client.query('SELECT pg_terminate_backend($1, 5000)', [pid]);
+    return true;
+  }
 }

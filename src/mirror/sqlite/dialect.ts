@@ -50,7 +50,7 @@ export const sqliteDialect: Dialect = {
   },
   async takeSyncLock(location) {
     if (location.dialect !== 'sqlite') throw new Error(`not a SQLite location: ${location.display}`);
-    if (location.path === ':memory:') return { release: () => {} };
+    if (location.path === ':memory:') return { confirm: () => true, release: () => {} };
     const { takeSqliteSyncLock } = await import('./sync-lock.ts');
     return takeSqliteSyncLock(location);
   },

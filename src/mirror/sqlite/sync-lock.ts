@@ -34,6 +34,8 @@ export function takeSqliteSyncLock(location: Extract<MirrorLocation, { dialect: 
     throw new ConfigError(`cannot open the SQLite mirror ${location.display}: its sync lock file ${file}: ${explainAccessFailure(location.path, error)}`, { cause: error });
   }
   return {
+    // The OS keeps a file lock for as long as the process lives.
+    confirm: () => true,
     release: () => {
       db.close();
     },
