@@ -133,6 +133,17 @@ export class SyncLockLostError extends MirrorLostError {
   }
 }
 
+/**
+ * The SQLite mirror file was deleted or replaced while this process had it open: writing on would
+ * go to a file no reader can open. Exit 1: started again (the systemd unit does), wsmirror
+ * creates the mirror anew at that path, or opens the file now there.
+ */
+export class MirrorFileGoneError extends MirrorLostError {
+  constructor(message: string) {
+    super('MIRROR_FILE_GONE', message);
+  }
+}
+
 export const EXIT = { ok: 0, syncFailed: 1, usage: 2, config: 78 } as const;
 
 /**

@@ -52,7 +52,7 @@ export async function runSyncDaemon(config: Config, options: SyncDaemonOptions):
     scheduler = daemon.scheduler;
     await daemon.stopped;
     if (daemon.stoppedByError !== undefined) {
-      logger.error({ err: { code: (daemon.stoppedByError as MirrorLostError).code } }, 'wsmirror daemon stopping: it can no longer sync this mirror');
+      logger.error({ err: { code: (daemon.stoppedByError as MirrorLostError).code } }, 'wsmirror daemon stopped: it can no longer sync this mirror');
       throw daemon.stoppedByError;
     }
     if (daemon.stoppedBy !== undefined) {

@@ -1,4 +1,4 @@
-import { SyncLockLostError } from '../errors.ts';
+import { MirrorFileGoneError, SyncLockLostError } from '../errors.ts';
 import type { SyncLock } from './dialect.ts';
 import type { Mirror } from './mirror.ts';
 import { assertOpen } from './mirror-context.ts';
@@ -25,7 +25,7 @@ import { setTableState } from './operations/table-state.ts';
 /**
  * A `Mirror` over an open connection: each method is one operation of `operations/`, all sharing
  * one context (connection, dialect, logger, cached table list). A sync lock given is confirmed
- * by `confirmSyncLock` and released when it closes. `where` names the mirror in messages (the URL,
+ * by `confirmSyncing` and released when it closes. `where` names the mirror in messages (the URL,
  * and the schema on Postgres).
  */
 export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: SyncLock, where: string = displayUrl): Mirror {
@@ -59,8 +59,10 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
     accessProblems: () => accessProblems(ctx),
     readSyncState: () => readSyncState(ctx),
     recordCycle: (cycle) => recordCycle(ctx, cycle),
-    async confirmSyncLock() {
+    async confirmSyncing() {
       assertOpen(ctx);
+      const gone = driver.mirrorGone();
+      if (gone !== undefined) throw new MirrorFileGoneError(gone);
       if (syncLock === undefined || (await syncLock.confirm())) return;
       throw new SyncLockLostError(
         `the mirror ${where} is now synced by another wsmirror process: this one lost its sync lock (its connection to the `

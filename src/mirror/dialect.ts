@@ -267,6 +267,13 @@ export interface DialectDriver {
    */
   accessProblems(tables: readonly string[]): Promise<string[]>;
 
+  /**
+   * Why the mirror this driver opened is no longer at its place, or undefined while it is. SQLite:
+   * the path no longer names the file it has open (deleted or replaced; one stat). Postgres: never
+   * (a dropped schema fails the queries themselves).
+   */
+  mirrorGone(): string | undefined;
+
   /** Catalog value conversions. */
   fromBool(value: unknown): boolean;
   fromJson(value: unknown): unknown;

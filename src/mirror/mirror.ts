@@ -105,11 +105,13 @@ export interface Mirror extends MirrorOutbox {
   recordCycle(cycle: CycleRecord): Promise<void>;
 
   /**
-   * Before each cycle and its push: confirms this process still holds the sync lock, taking it
-   * again if it was lost with its connection (logged). SyncLockLostError (naming the mirror) when
-   * another process holds it now. Does nothing for a mirror opened without the lock.
+   * Before each cycle and its push: confirms this process may still sync the mirror. It holds the
+   * sync lock (taken again if it was lost with its connection, logged), or SyncLockLostError
+   * (naming the mirror) when another process holds it now; and the mirror it opened is still at
+   * its place, or MirrorFileGoneError (SQLite: the file deleted or replaced, naming it). A mirror
+   * opened without the sync lock has no lock to confirm.
    */
-  confirmSyncLock(): Promise<void>;
+  confirmSyncing(): Promise<void>;
 
   /** Closes the connection(s); the mirror cannot be used afterwards. */
   close(): Promise<void>;

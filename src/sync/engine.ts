@@ -134,8 +134,8 @@ export class SyncEngine {
   async #cycle(startedAt: Date, opts: CycleOptions): Promise<{ report: CycleReport; cursors: CursorWrites | undefined }> {
     const { mirror, logger, observer } = this.#ctx;
     const ctx: SyncContext = opts.signal ? { ...this.#ctx, signal: opts.signal } : this.#ctx;
-    // One process syncs a mirror at a time: no cycle without the sync lock.
-    await mirror.confirmSyncLock();
+    // One process syncs a mirror at a time: no cycle without the sync lock (nor into a deleted file).
+    await mirror.confirmSyncing();
     // Read once for the push, the schema pull and the table pulls, and again only after a
     // schema pull that applied a plan: an idle cycle costs few round trips to a Postgres server.
     // Each table's pull changes only its own cursors: one read serves every table's first look.
@@ -158,7 +158,7 @@ export class SyncEngine {
       cursors = await mirror.readCursors();
     }
     // Again before the push, which would send local inserts a second process may send too.
-    await mirror.confirmSyncLock();
+    await mirror.confirmSyncing();
     const push = await this.#push(ctx, catalog);
     if (schemaFailure !== undefined) throw schemaFailure.error;
     const { cursors: schemaCursors, ...schema } = pulled!;

@@ -21,7 +21,9 @@ forEachDialect('one syncing process per mirror (real processes)', (dialect) => {
     await upstream.createModule('crm');
     await upstream.createTable('crm', 'people', { hasHistory: true }, [field('name', 'string')]);
     const tm = await dialect.fresh();
-    const env = daemonEnv(emu, tm, { WSMIRROR_SCHEDULE: '1s' });
+    // One cycle, none while the mirror is removed below: a cycle would notice a SQLite file gone
+    // and stop the daemon (sqlite-mirror-file.test.ts), releasing the lock this test needs held.
+    const env = daemonEnv(emu, tm, { WSMIRROR_SCHEDULE: '1h' });
 
     let kill: (() => void) | undefined;
     let started = false;

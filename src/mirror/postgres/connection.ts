@@ -295,6 +295,10 @@ class PostgresDriver implements DialectDriver {
     return typeof value === 'string' ? value : null;
   }
 
+  mirrorGone(): undefined {
+    return undefined;
+  }
+
   async close(): Promise<void> {
     await this.db.destroy();
   }

@@ -15,6 +15,7 @@ import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
 import { BoundRows } from './bound-rows.ts';
 import { accessProblems, explainAccessFailure } from './access-problems.ts';
+import { fileIdentity, stillSameFile, type FileIdentity } from './file-identity.ts';
 import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
 import { StatementCache, type Statement } from './statement-cache.ts';
 import { WRITER_TABLE } from './writer-marker.ts';
@@ -78,10 +79,15 @@ class SqliteDriver implements DialectDriver {
   readonly #upserts = new Map<string, Statement>();
   #txStatements: Record<'begin' | 'commit', Statement> | undefined;
   #markStatements: Record<'mark' | 'unmark', Statement> | undefined;
+  /** The file opened (SQLite creates a new one at once), to tell when its path names another. */
+  readonly #file: { path: string; identity: FileIdentity } | undefined;
 
   constructor(dialect: Dialect, raw: Database.Database) {
     this.dialect = dialect;
     this.#raw = raw;
+    const path = resolve(raw.name);
+    const identity = raw.memory ? undefined : fileIdentity(path);
+    this.#file = identity === undefined ? undefined : { path, identity };
     this.#statements = new StatementCache(raw);
     this.db = new Kysely<CatalogDb>({ dialect: new SqliteDialect({ database: this.#statements.asKyselyDatabase() }) });
   }
@@ -307,6 +313,12 @@ class SqliteDriver implements DialectDriver {
 
   fromTimestamp(value: unknown): string | null {
     return typeof value === 'string' ? value : null;
+  }
+
+  mirrorGone(): string | undefined {
+    if (this.#file === undefined || stillSameFile(this.#file.path, this.#file.identity)) return undefined;
+    return `the mirror file ${this.#file.path} was deleted or replaced while wsmirror had it open: nothing more is written to it; `
+      + 'start wsmirror again to create the mirror there anew, or to open the file now in its place';
   }
 
   async close(): Promise<void> {
