@@ -65,8 +65,8 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
       if (gone !== undefined) throw new MirrorFileGoneError(gone);
       if (syncLock === undefined || (await syncLock.confirm())) return;
       throw new SyncLockLostError(
-        `the mirror ${where} is now synced by another wsmirror process: this one lost its sync lock (its connection to the `
-          + 'lock was lost, and the other took the lock meanwhile) and stops syncing so that the two never send the same local edits twice',
+        `the mirror ${where} is now synced by another wsmirror process: this one lost its sync lock (its Postgres connection `
+          + 'ended, or its lock file was deleted) and the other took it meanwhile; this one stops syncing so that the two never send the same local edits twice',
       );
     },
     async close() {

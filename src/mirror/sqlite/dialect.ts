@@ -48,11 +48,11 @@ export const sqliteDialect: Dialect = {
     const { openSqliteDriver } = await import('./connection.ts');
     return openSqliteDriver(sqliteDialect, location, options);
   },
-  async takeSyncLock(location) {
+  async takeSyncLock(location, options) {
     if (location.dialect !== 'sqlite') throw new Error(`not a SQLite location: ${location.display}`);
     if (location.path === ':memory:') return { confirm: () => true, release: () => {} };
     const { takeSqliteSyncLock } = await import('./sync-lock.ts');
-    return takeSqliteSyncLock(location);
+    return takeSqliteSyncLock(location, options.logger);
   },
   async creationProblems(location) {
     if (location.dialect !== 'sqlite') throw new Error(`not a SQLite location: ${location.display}`);

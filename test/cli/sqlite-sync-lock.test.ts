@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
+import { countLogLines, daemonEnv, runWsmirror, startWsmirror, stopProcess, type LiveWsmirror } from '../helpers/processes.ts';
+import { field } from '../helpers/schema.ts';
+import { UpstreamWorkspace } from '../helpers/workspace.ts';
+
+/**
+ * On SQLite the sync lock is an exclusive lock on `<mirror>-wsmirror-sync.lock`. Deleted under a
+ * daemon, the file would let a second process lock a new file of the same name and sync beside
+ * it: the daemon notices before its next cycle and locks a new file itself, or stops.
+ */
+describe('SQLite: the sync lock file deleted under a daemon (real processes)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-lock-file-'));
+  let emu: RunningEmulator;
+  let n = 0;
+  const live: LiveWsmirror[] = [];
+
+  beforeAll(async () => {
+    emu = await startEmulator();
+    const upstream = new UpstreamWorkspace(emu);
+    await upstream.createModule('crm');
+    await upstream.createTable('crm', 'people', { hasHistory: true }, [field('name', 'string')]);
+  });
+  afterEach(async () => {
+    for (const daemon of live.splice(0)) await stopProcess(daemon.child, 'SIGKILL');
+  });
+  afterAll(async () => {
+    await emu?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const startDaemon = async (schedule: string) => {
+    const file = join(dir, `m${++n}.db`);
+    const env = daemonEnv(emu, { url: `sqlite:${file}` }, { WSMIRROR_SCHEDULE: schedule, WSMIRROR_LOG_LEVEL: 'info' });
+    const daemon = startWsmirror(['run'], env, { killAfterMs: 60_000, cwd: dir });
+    live.push(daemon);
+    await daemon.waitFor('a cycle', (stdout) => countLogLines(stdout, /^cycle done/) >= 1);
+    return { file, lockFile: `${file}-wsmirror-sync.lock`, env, daemon };
+  };
+  const cyclesDone = (stdout: string) => countLogLines(stdout, /^cycle done/);
+
+  it('locks a new lock file before its next cycle, logging it; a sync started then is refused', async () => {
+    const { lockFile, env, daemon } = await startDaemon('1s');
+    rmSync(lockFile);
+    await daemon.waitFor('the lock taken again', (stdout) => countLogLines(stdout, /took the sync lock of the mirror .* again/) === 1);
+    expect(countLogLines(daemon.output().stdout, /sync lock file .* was deleted or replaced/)).toBe(1);
+
+    const second = await runWsmirror(['sync'], env, { killAfterMs: 30_000, cwd: dir });
+    expect(second.code, second.stderr).toBe(78);
+    expect(second.stderr).toMatch(/in use by another wsmirror process/);
+    const cycles = cyclesDone(daemon.output().stdout);
+    await daemon.waitFor('another cycle', (stdout) => cyclesDone(stdout) > cycles);
+    await stopProcess(daemon.child);
+    expect((await daemon.exited).code).toBe(0);
+  }, 90_000);
+
+  it('stops with exit 78, naming the mirror, when another process locked a new lock file first', async () => {
+    const { file, lockFile, daemon } = await startDaemon('2s');
+    const cycles = cyclesDone(daemon.output().stdout);
+    // What a second process does when it finds no lock file: creates one and locks it.
+    rmSync(lockFile);
+    const other = new Database(lockFile);
+    try {
+      other.pragma('locking_mode = EXCLUSIVE');
+      other.exec('BEGIN EXCLUSIVE; COMMIT');
+      const result = await daemon.exited;
+      expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(78);
+      expect(result.stderr).toContain(file);
+      expect(result.stderr).toMatch(/another wsmirror process/);
+      expect(cyclesDone(result.stdout)).toBe(cycles);
+    } finally {
+      other.close();
+    }
+  }, 90_000);
+});
