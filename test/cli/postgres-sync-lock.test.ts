@@ -19,42 +19,50 @@ afterEach(async () => {
 });
 
 /**
- * On Postgres the sync lock is a session advisory lock on a connection of its own, and the mirror's
- * other connections come and go: a server (or a middlebox) that closes idle sessions must neither
- * cost the daemon its lock unnoticed nor trip pg's warnings.
+ * Registers, in the enclosing describe, an emulator with crm.people and an admin connection to the
+ * test server; `mirrorOf` makes a new schema's environment for `wsmirror` (`serverOptions` go in
+ * the URL's `options`, `-c name=value`). Schemas are dropped afterwards.
  */
-describe('Postgres: the connections of a daemon (real processes)', () => {
+function daemonsOnPostgres(prefix: string) {
   const schemas: string[] = [];
-  let admin: pg.Client;
-  let emu: RunningEmulator;
+  const fixture = { admin: undefined as unknown as pg.Client, emu: undefined as unknown as RunningEmulator };
 
   beforeAll(async () => {
     if (!testPgUrl) throw new Error('WSMIRROR_TEST_PG_URL is not set: run the tests with vitest, whose global setup provides a server');
-    admin = new pg.Client({ connectionString: testPgUrl });
-    await admin.connect();
-    emu = await startEmulator();
-    const upstream = new UpstreamWorkspace(emu);
+    fixture.admin = new pg.Client({ connectionString: testPgUrl });
+    await fixture.admin.connect();
+    fixture.emu = await startEmulator();
+    const upstream = new UpstreamWorkspace(fixture.emu);
     await upstream.createModule('crm');
     await upstream.createTable('crm', 'people', { hasHistory: true }, [field('name', 'string')]);
     await upstream.createRecords('crm', 'people', [{ name: 'Ada' }]);
   });
 
   afterAll(async () => {
-    await emu?.close();
-    if (admin) {
-      for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS ${quoteId(schema)} CASCADE`);
-      await admin.end();
+    await fixture.emu?.close();
+    if (fixture.admin) {
+      for (const schema of schemas) await fixture.admin.query(`DROP SCHEMA IF EXISTS ${quoteId(schema)} CASCADE`);
+      await fixture.admin.end();
     }
   });
 
-  /** A new schema's environment for `wsmirror`; `serverOptions` go in the URL's `options` (`-c name=value`). */
   const mirrorOf = (serverOptions?: string) => {
-    const schema = `wsm_lock_${randomBytes(5).toString('hex')}`;
+    const schema = `${prefix}_${randomBytes(5).toString('hex')}`;
     schemas.push(schema);
     const url = new URL(testPgUrl!);
     if (serverOptions !== undefined) url.searchParams.set('options', serverOptions);
-    return { schema, env: daemonEnv(emu, { url: url.toString(), pgSchema: schema }, { WSMIRROR_SCHEDULE: '1s', WSMIRROR_LOG_LEVEL: 'info' }) };
+    return { schema, env: daemonEnv(fixture.emu, { url: url.toString(), pgSchema: schema }, { WSMIRROR_SCHEDULE: '1s', WSMIRROR_LOG_LEVEL: 'info' }) };
   };
+  return { fixture, mirrorOf };
+}
+
+/**
+ * On Postgres the sync lock is a session advisory lock on a connection of its own, and the mirror's
+ * other connections come and go: a server (or a middlebox) that closes idle sessions must neither
+ * cost the daemon its lock unnoticed nor trip pg's warnings.
+ */
+describe('Postgres: the connections of a daemon (real processes)', () => {
+  const { mirrorOf } = daemonsOnPostgres('wsm_lock');
 
   it('reconnects to a server that closes idle sessions (idle_session_timeout) without pg\'s DeprecationWarning', async () => {
     const { env } = mirrorOf('-c idle_session_timeout=300');
@@ -72,40 +80,11 @@ describe('Postgres: the connections of a daemon (real processes)', () => {
 const LOCK_CLASS = 0x77736d72;
 
 describe('Postgres: a daemon that loses its sync lock (real processes)', () => {
-  const schemas: string[] = [];
-  let admin: pg.Client;
-  let emu: RunningEmulator;
-
-  beforeAll(async () => {
-    if (!testPgUrl) throw new Error('WSMIRROR_TEST_PG_URL is not set: run the tests with vitest, whose global setup provides a server');
-    admin = new pg.Client({ connectionString: testPgUrl });
-    await admin.connect();
-    emu = await startEmulator();
-    const upstream = new UpstreamWorkspace(emu);
-    await upstream.createModule('crm');
-    await upstream.createTable('crm', 'people', { hasHistory: true }, [field('name', 'string')]);
-    await upstream.createRecords('crm', 'people', [{ name: 'Ada' }]);
-  });
-
-  afterAll(async () => {
-    await emu?.close();
-    if (admin) {
-      for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS ${quoteId(schema)} CASCADE`);
-      await admin.end();
-    }
-  });
-
-  const mirrorOf = (serverOptions?: string) => {
-    const schema = `wsm_lkloss_${randomBytes(5).toString('hex')}`;
-    schemas.push(schema);
-    const url = new URL(testPgUrl!);
-    if (serverOptions !== undefined) url.searchParams.set('options', serverOptions);
-    return { schema, env: daemonEnv(emu, { url: url.toString(), pgSchema: schema }, { WSMIRROR_SCHEDULE: '1s', WSMIRROR_LOG_LEVEL: 'info' }) };
-  };
+  const { fixture, mirrorOf } = daemonsOnPostgres('wsm_lkloss');
 
   /** The backend holding the schema's sync lock, and its application name; undefined when none does. */
   const lockHolder = async (schema: string) => {
-    const { rows } = await admin.query<{ pid: number; app: string }>(
+    const { rows } = await fixture.admin.query<{ pid: number; app: string }>(
       `SELECT l.pid, a.application_name AS app FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
        WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1::bigint::oid AND l.objid = hashtext($2)::oid AND l.objsubid = 2`,
       [LOCK_CLASS, schema],
@@ -135,7 +114,7 @@ describe('Postgres: a daemon that loses its sync lock (real processes)', () => {
     const daemon = startWsmirror(['run'], env, { killAfterMs: 60_000 });
     await daemon.waitFor('a cycle', (stdout) => cyclesDone(stdout) >= 1);
     const before = await lockHolder(schema);
-    await admin.query('SELECT pg_terminate_backend($1, 5000)', [before!.pid]);
+    await fixture.admin.query('SELECT pg_terminate_backend($1, 5000)', [before!.pid]);
 
     await daemon.waitFor('the loss logged', (stdout) => countLogLines(stdout, /sync lock .* was lost with its connection/) === 1);
     await daemon.waitFor('the lock taken again', (stdout) => countLogLines(stdout, /took the sync lock .* again/) === 1);
