@@ -107,8 +107,10 @@ export function defineOutboxCommand(program: Command): Command {
     const { retryOutbox } = await import('../../sync/push/outbox-admin.ts');
     const mirror = await openLocal(flags, true);
     try {
-      const count = await retryOutbox(mirror, { entryIds, tables: flags.table ?? [] });
-      process.stdout.write(`outbox: ${count} ${count === 1 ? 'entry' : 'entries'} pending again\n`);
+      const { retried, deletedUpstream } = await retryOutbox(mirror, { entryIds, tables: flags.table ?? [] });
+      const left = deletedUpstream.length === 0 ? ''
+        : `; ${deletedUpstream.length} of records deleted upstream left as conflict (wsmirror outbox discard ${deletedUpstream.join(' ')})`;
+      process.stdout.write(`outbox: ${retried} ${retried === 1 ? 'entry' : 'entries'} pending again${left}\n`);
     } finally {
       await mirror.close();
     }

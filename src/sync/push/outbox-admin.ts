@@ -51,19 +51,27 @@ export async function listOutbox(
 
 /**
  * Failed and conflicting entries go back to pending (sent at the next cycle; the local value
- * wins, unchecked). An edit of a record deleted upstream is refused: no update brings it back.
+ * wins, unchecked). An edit of a record deleted upstream cannot be retried (no update brings the
+ * record back): named by id, the command is refused; selected by table, it is left as it is and
+ * listed in `deletedUpstream`, and the table's other entries are retried.
  */
-export async function retryOutbox(mirror: AdminMirror, selection: OutboxSelection): Promise<number> {
+export async function retryOutbox(mirror: AdminMirror, selection: OutboxSelection): Promise<{ retried: number; deletedUpstream: number[] }> {
   const filter = await selectionFilter(mirror, await mirror.readCatalog(), selection);
   const gone = (await mirror.listOutbox({ ...filter, statuses: ['conflict'] })).filter((e) => e.lastError === deletedMessage(e.recordId));
-  if (gone.length > 0) {
-    const records = [...new Set(gone.map((e) => e.recordId))].join(', ');
+  const named = new Set(selection.entryIds ?? []);
+  const goneNamed = gone.filter((e) => named.has(e.entryId));
+  if (goneNamed.length > 0) {
+    const records = [...new Set(goneNamed.map((e) => e.recordId))].join(', ');
     throw new UsageError(
-      `record ${records} was deleted upstream: a retry cannot bring ${gone.length === 1 ? 'it' : 'them'} back. ` +
-        `Discard the edit (wsmirror outbox discard ${gone.map((e) => e.entryId).join(' ')}); to have the record again, INSERT the row anew (a new record is created)`,
+      `record ${records} was deleted upstream: a retry cannot bring ${goneNamed.length === 1 ? 'it' : 'them'} back. ` +
+        `Discard the edit (wsmirror outbox discard ${goneNamed.map((e) => e.entryId).join(' ')}); to have the record again, INSERT the row anew (a new record is created)`,
     );
   }
-  return mirror.retryOutbox(filter);
+  if (gone.length === 0) return { retried: await mirror.retryOutbox(filter), deletedUpstream: [] };
+  const left = new Set(gone.map((e) => e.entryId));
+  const entryIds = (await mirror.listOutbox({ ...filter, statuses: ['failed', 'conflict'] })).map((e) => e.entryId).filter((id) => !left.has(id));
+  const retried = entryIds.length === 0 ? 0 : await mirror.retryOutbox({ entryIds });
+  return { retried, deletedUpstream: [...left] };
 }
 
 /**
