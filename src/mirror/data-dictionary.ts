@@ -30,14 +30,14 @@ export function dataDictionaryMarkdown(catalog: Catalog): string {
   } else {
     out.push('| table | upstream | label | readable view | mode |', '|---|---|---|---|---|');
     for (const t of tables) {
-      out.push(row([code(t.sqlName), tableLabel(t), t.label ?? '', t.viewName === null ? '' : code(t.viewName), t.mode]));
+      out.push(row([code(t.sqlName), text(tableLabel(t)), text(t.label ?? ''), t.viewName === null ? '' : code(t.viewName), t.mode]));
     }
     out.push('');
   }
   for (const t of tables) {
     const fields = fieldsOf(catalog, t.tableId);
     out.push(`## ${t.sqlName}`, '');
-    out.push(`Upstream table \`${t.moduleName}.${t.tableName}\`${t.label === null ? '' : ` (${t.label})`}, id \`${t.tableId}\`.`, '');
+    out.push(`Upstream table ${code(`${t.moduleName}.${t.tableName}`)}${t.label === null ? '' : ` (${text(t.label)})`}, id ${code(t.tableId)}.`, '');
     out.push(...columnTable(tableColumns(catalog, t, fields, byId)));
     if (t.viewName !== null) {
       const view = readableViewOf(t, catalog.fields, byId, dialect);
@@ -84,8 +84,8 @@ function tableColumns(catalog: Catalog, t: MirrorTable, fields: MirrorField[], b
     ...fields.map((f) => ({
       name: f.columnName,
       type: f.sqlType,
-      field: `${f.fieldName} (${f.fieldType}${f.readOnly ? ', read-only' : ''})`,
-      label: f.label ?? '',
+      field: text(`${f.fieldName} (${f.fieldType}${f.readOnly ? ', read-only' : ''})`),
+      label: text(f.label ?? ''),
       references: referenceOf(f, byId),
     })),
   ];
@@ -95,7 +95,7 @@ function referenceOf(f: MirrorField, byId: ReadonlyMap<string, MirrorTable>): st
   if (f.fieldType === 'choice' || f.fieldType === 'multi') return 'option ids: `_wsmirror_choice_options.option_id`';
   if (f.refTableId === null) return '';
   const target = byId.get(f.refTableId);
-  const where = target ? `\`${target.sqlName}.id\`` : `table ${f.refTableId} (not mirrored)`;
+  const where = target ? code(`${target.sqlName}.id`) : `table ${code(f.refTableId)} (not mirrored)`;
   return f.fieldType === 'reference' ? where : `ids of ${where}`;
 }
 
@@ -105,9 +105,9 @@ function viewColumns(catalog: Catalog, view: ReadableView): Column[] {
   return view.columns.map((c: ViewColumn) => {
     if (c.kind === 'column') {
       if (c.field === null) {
-        return { name: c.name, type: c.name === ID_COLUMN ? system.id : system.syncedAt, field: '', label: describeViewColumn(c) ?? '', references: '' };
+        return { name: c.name, type: c.name === ID_COLUMN ? system.id : system.syncedAt, field: '', label: text(describeViewColumn(c) ?? ''), references: '' };
       }
-      return { name: c.name, type: c.field.sqlType, field: c.field.fieldName, label: c.field.label ?? '', references: '' };
+      return { name: c.name, type: c.field.sqlType, field: text(c.field.fieldName), label: text(c.field.label ?? ''), references: '' };
     }
     const types = dialect.viewTypes;
     const type = c.kind === 'optionLabels' || c.kind === 'idList' ? types.list
@@ -117,9 +117,9 @@ function viewColumns(catalog: Catalog, view: ReadableView): Column[] {
     return {
       name: c.name,
       type,
-      field: c.field.fieldName,
-      label: describeViewColumn(c) ?? '',
-      references: c.kind === 'referenceLabel' && c.target !== null ? `\`${c.target.table.sqlName}.${c.target.display?.columnName ?? ID_COLUMN}\`` : '',
+      field: text(c.field.fieldName),
+      label: text(describeViewColumn(c) ?? ''),
+      references: c.kind === 'referenceLabel' && c.target !== null ? code(`${c.target.table.sqlName}.${c.target.display?.columnName ?? ID_COLUMN}`) : '',
     };
   });
 }
@@ -137,8 +137,21 @@ function row(cells: string[]): string {
   return `| ${cells.map((c) => c.replace(/\|/g, '\\|').replace(/[\r\n]+/g, ' ')).join(' | ')} |`;
 }
 
+/**
+ * Upstream text (a label, a name) as Markdown shows it and never reads it: on one line, with the
+ * characters that start markup escaped, so a label cannot add a heading, HTML or a code span.
+ */
+function text(value: string): string {
+  return value.replace(/[\r\n]+/g, ' ').replace(/[\\`*[\]<>&]/g, '\\$&');
+}
+
+/** A code span that holds `name` whatever backticks it has (CommonMark: a longer fence). */
 function code(name: string): string {
-  return `\`${name}\``;
+  const oneLine = name.replace(/[\r\n]+/g, ' ');
+  const longest = Math.max(0, ...(oneLine.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = oneLine.startsWith('`') || oneLine.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${oneLine}${pad}${fence}`;
 }
 
 /** Mermaid names: letters, digits, `_` and `-`, not starting with a digit. */

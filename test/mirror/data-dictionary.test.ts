@@ -51,3 +51,24 @@ forEachDialect('data dictionary', ({ fresh }) => {
     expect(erd).toContain('  crm__companies |o--o{ crm__contacts : "company"');
   });
 });
+
+it('keeps upstream text as text in the Markdown: labels and ids cannot add lines, HTML or break out of code', () => {
+  const hostile = 'Bad\n# heading | cell <img src=x onerror=alert(1)> `tick`';
+  const markdown = dataDictionaryMarkdown({
+    dialect: 'sqlite', revision: 1, foreignNames: [],
+    tables: [{
+      tableId: 'id`) <b>x</b>', moduleId: 'm1', moduleName: 'crm', moduleLabel: null, tableName: 'deals', label: hostile, labels: {},
+      sqlName: 'crm__deals', viewName: null, hasHistory: true, mode: 'history', state: 'ready', lastPullAt: null,
+    } as never],
+    fields: [{
+      tableId: 'id`) <b>x</b>', fieldId: 'f1', fieldName: 'owner', fieldType: 'reference', label: hostile, labels: {},
+      columnName: 'owner', sqlType: 'INTEGER', position: 0, readOnly: false, refTableId: 'gone`<i>', syncedFrom: null, options: null,
+    }],
+  });
+  expect(markdown).not.toMatch(/^# heading/m);
+  // Outside code spans (which show HTML as text), no tag is left to render.
+  const prose = markdown.replace(/(`+)[^`][\s\S]*?\1/g, '');
+  expect(prose).not.toMatch(/(^|[^\\])<(img|b|i)\b/);
+  // Every code span closes where it opened: the ids stay inside theirs.
+  for (const line of markdown.split('\n')) expect(line.replace(/(`+)[^`][\s\S]*?\1/g, ''), line).not.toContain('`');
+});
