@@ -1,11 +1,7 @@
-import { copyFileSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { countLogLines, daemonEnv, runWsmirror, startWsmirror, stopProcess, type LiveWsmirror } from '../helpers/processes.ts';
-import { field } from '../helpers/schema.ts';
-import { UpstreamWorkspace } from '../helpers/workspace.ts';
+import { copyFileSync, existsSync, renameSync, rmSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { countLogLines, runWsmirror } from '../helpers/processes.ts';
+import { sqliteDaemonSuite } from '../helpers/sqlite-daemon-suite.ts';
 
 /**
  * A SQLite mirror is a file the daemon keeps open: deleted or replaced under it, the daemon
@@ -14,34 +10,14 @@ import { UpstreamWorkspace } from '../helpers/workspace.ts';
  * starts it again, and it creates or opens the mirror at that path).
  */
 describe('SQLite: the mirror file deleted or replaced under a daemon (real processes)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-file-gone-'));
-  let emu: RunningEmulator;
-  let n = 0;
-  const live: LiveWsmirror[] = [];
-
-  beforeAll(async () => {
-    emu = await startEmulator();
-    const upstream = new UpstreamWorkspace(emu);
-    await upstream.createModule('crm');
-    await upstream.createTable('crm', 'people', { hasHistory: true }, [field('name', 'string')]);
-    await upstream.createRecords('crm', 'people', [{ name: 'Ada' }, { name: 'Grace' }]);
-  });
-  afterEach(async () => {
-    for (const daemon of live.splice(0)) await stopProcess(daemon.child, 'SIGKILL');
-  });
-  afterAll(async () => {
-    await emu?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const suite = sqliteDaemonSuite('wsmirror-file-gone', ['Ada', 'Grace']);
+  const { dir } = suite;
 
   /** A daemon on a new mirror file, cycling every second, with its operations port; after its first cycle. */
   const startDaemon = async () => {
-    const file = join(dir, `m${++n}.db`);
     // Below the ephemeral range (32768+) where port-0 listeners of other suites land.
     const port = 20_000 + Math.floor(Math.random() * 12_000);
-    const env = daemonEnv(emu, { url: `sqlite:${file}` }, { WSMIRROR_SCHEDULE: '1s', WSMIRROR_LOG_LEVEL: 'info', WSMIRROR_HTTP_PORT: String(port) });
-    const daemon = startWsmirror(['run'], env, { killAfterMs: 60_000, cwd: dir });
-    live.push(daemon);
+    const { file, env, daemon } = suite.startRun({ WSMIRROR_SCHEDULE: '1s', WSMIRROR_HTTP_PORT: String(port) });
     await daemon.waitFor('a cycle', (stdout) => countLogLines(stdout, /^cycle done/) >= 1);
     const readyz = async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status;
     for (let i = 0; i < 100 && (await readyz()) !== 200; i++) await new Promise((r) => setTimeout(r, 100));

@@ -1,12 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { countLogLines, daemonEnv, runWsmirror, startWsmirror, stopProcess, type LiveWsmirror } from '../helpers/processes.ts';
-import { field } from '../helpers/schema.ts';
-import { UpstreamWorkspace } from '../helpers/workspace.ts';
+import { describe, expect, it } from 'vitest';
+import { countLogLines, runWsmirror, stopProcess } from '../helpers/processes.ts';
+import { sqliteDaemonSuite } from '../helpers/sqlite-daemon-suite.ts';
 
 /**
  * On SQLite the sync lock is an exclusive lock on `<mirror>-wsmirror-sync.lock`. Deleted under a
@@ -14,30 +10,11 @@ import { UpstreamWorkspace } from '../helpers/workspace.ts';
  * it: the daemon notices before its next cycle and locks a new file itself, or stops.
  */
 describe('SQLite: the sync lock file deleted under a daemon (real processes)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-lock-file-'));
-  let emu: RunningEmulator;
-  let n = 0;
-  const live: LiveWsmirror[] = [];
-
-  beforeAll(async () => {
-    emu = await startEmulator();
-    const upstream = new UpstreamWorkspace(emu);
-    await upstream.createModule('crm');
-    await upstream.createTable('crm', 'people', { hasHistory: true }, [field('name', 'string')]);
-  });
-  afterEach(async () => {
-    for (const daemon of live.splice(0)) await stopProcess(daemon.child, 'SIGKILL');
-  });
-  afterAll(async () => {
-    await emu?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const suite = sqliteDaemonSuite('wsmirror-lock-file');
+  const { dir } = suite;
 
   const startDaemon = async (schedule: string) => {
-    const file = join(dir, `m${++n}.db`);
-    const env = daemonEnv(emu, { url: `sqlite:${file}` }, { WSMIRROR_SCHEDULE: schedule, WSMIRROR_LOG_LEVEL: 'info' });
-    const daemon = startWsmirror(['run'], env, { killAfterMs: 60_000, cwd: dir });
-    live.push(daemon);
+    const { file, env, daemon } = suite.startRun({ WSMIRROR_SCHEDULE: schedule });
     await daemon.waitFor('a cycle', (stdout) => countLogLines(stdout, /^cycle done/) >= 1);
     return { file, lockFile: `${file}-wsmirror-sync.lock`, env, daemon };
   };
