@@ -132,6 +132,19 @@ describe('architecture boundaries', () => {
     expect(violations).toEqual([]);
   });
 
+  it('no files of src/ import each other in a loop, type imports included', () => {
+    // A loop ties its files into one: none can be read, tested or moved without the others.
+    const files = sourceFiles(SRC);
+    const edges = new Map(files.map((file) => [file, importsOf(file).filter((s) => s.startsWith('.')).map((s) => resolve(dirname(file), s))]));
+    expect(importLoops(edges).map((loop) => loop.map((f) => relative(SRC, f)).join(' -> '))).toEqual([]);
+  });
+
+  it('the loop finder finds a loop', () => {
+    // Guards the guard above with a loop of three files and a file outside it.
+    const loop = importLoops(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]));
+    expect(loop.map((l) => [...l].sort())).toEqual([['a', 'b', 'c']]);
+  });
+
   it('the import scanner sees static, re-exported and dynamic imports', () => {
     // Guards the guard: a scanner that found nothing would make every check above pass.
     const found = importsOf(join(SRC, 'cli', 'commands', 'emulator.ts'));
@@ -139,3 +152,38 @@ describe('architecture boundaries', () => {
     expect(importsOf(join(SRC, 'api', 'index.ts')).length).toBeGreaterThan(5);
   });
 });
+
+/** The loops of an import graph (its strongly connected components of more than one file; Tarjan). */
+function importLoops(edges: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const loops: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!edges.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      }
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1) loops.push(component);
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return loops;
+}

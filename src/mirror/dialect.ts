@@ -7,7 +7,7 @@ import type { ReadableView, ViewTypes } from './readable-view.ts';
 import type { DialectName } from './dialect-name.ts';
 import type { CaptureTable, SqlNames } from './sql-text.ts';
 import type { ValueKind } from './value-kind.ts';
-import type { MirrorLogger } from './mirror.ts';
+import type { MirrorLogger } from './mirror-logger.ts';
 
 export type { DialectName } from './dialect-name.ts';
 

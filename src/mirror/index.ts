@@ -1,5 +1,6 @@
 // The mirror's public surface: what the sync engine, the daemon and the CLI import.
-export type { CursorWrites, EncodedRows, Mirror, MirrorLogger, OpenMirrorOptions, OutboxCount, RecordId, RowBatch, RowBatchResult } from './mirror.ts';
+export type { MirrorLogger } from './mirror-logger.ts';
+export type { CursorWrites, EncodedRows, Mirror, OpenMirrorOptions, OutboxCount, RecordId, RowBatch, RowBatchResult } from './mirror.ts';
 export type { CycleRecord, CycleSummary, TableError, TableStatePatch, TableSyncState } from './mirror.ts';
 export { openMirror } from './open-mirror.ts';
 export { mirrorCreationProblems } from './creation-problems.ts';

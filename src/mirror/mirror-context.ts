@@ -1,7 +1,7 @@
 import type { MirrorField, MirrorTable } from './catalog.ts';
 import type { Dialect, DialectDriver } from './dialect.ts';
 import { MirrorError } from './errors.ts';
-import type { MirrorLogger } from './mirror.ts';
+import type { MirrorLogger } from './mirror-logger.ts';
 
 /** A mirrored table and its fields (in upstream order), as the last catalog read found them. */
 export interface TableInfo {

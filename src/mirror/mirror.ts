@@ -1,7 +1,8 @@
 import type { ApiRecord } from '../api/records.ts';
 import type { Catalog, TableState } from './catalog.ts';
 import type { OutboxStatus } from './catalog-tables.ts';
-import type { DialectName } from './dialect.ts';
+import type { DialectName } from './dialect-name.ts';
+import type { MirrorLogger } from './mirror-logger.ts';
 import type { MirrorOutbox } from './outbox.ts';
 import type { SchemaPlan } from './schema-planner.ts';
 
@@ -156,13 +157,6 @@ export interface OutboxCount {
 export interface RowBatchResult {
   upserted: number;
   deleted: number;
-}
-
-/** pino-compatible subset. */
-export interface MirrorLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
 }
 
 export interface OpenMirrorOptions {

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { openMirror } from '../../src/mirror/open-mirror.ts';
-import type { MirrorLogger } from '../../src/mirror/mirror.ts';
+import type { MirrorLogger } from '../../src/mirror/mirror-logger.ts';
 import { planSchema } from '../../src/mirror/schema-planner.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
 import { field, module, sync, table, workspace } from './fixtures.ts';

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { ConfigError } from '../../errors.ts';
 import type { SyncLock } from '../dialect.ts';
 import { MirrorError } from '../errors.ts';
-import type { MirrorLogger } from '../mirror.ts';
+import type { MirrorLogger } from '../mirror-logger.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
 
 /**

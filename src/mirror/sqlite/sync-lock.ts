@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { ConfigError } from '../../errors.ts';
 import { explainAccessFailure } from './access-problems.ts';
 import type { SyncLock } from '../dialect.ts';
-import type { MirrorLogger } from '../mirror.ts';
+import type { MirrorLogger } from '../mirror-logger.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
 import { fileIdentity, stillSameFile, type FileIdentity } from './file-identity.ts';
 
