@@ -6,6 +6,7 @@ import { describeIssues } from '../api/issues.ts';
 import { InvalidResponseError, NetworkError, UpstreamError, type UpstreamCall } from '../errors.ts';
 import type { Readable } from 'node:stream';
 import { BodyTooLargeError, readBodyPrefix, readBoundedBody } from './bounded-body.ts';
+import { describeShortfall, heapShortfall } from './heap-headroom.ts';
 import type { RequestInfo, ResolvedClientOptions } from './client-options.ts';
 import { ConcurrencyLimit } from './concurrency-limit.ts';
 import { Pool, request } from './undici-pool.ts';
@@ -221,6 +222,8 @@ export class HttpTransport {
   }
 
   #validate(call: UpstreamCall, bytes: Buffer, schema: ResponseCheck): unknown {
+    const shortfall = heapShortfall(bytes);
+    if (shortfall !== undefined) throw new InvalidResponseError(call, 'too-large', describeShortfall(shortfall));
     let json: unknown;
     try {
       json = JSON.parse(UTF8.decode(bytes));

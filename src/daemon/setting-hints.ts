@@ -11,6 +11,8 @@ type Upstream = Pick<UpstreamConfig, 'baseUrl' | 'apiKeySource' | 'workspaceId'>
 
 /** The client's message for a body over upstream.maxResponseBytes (client/bounded-body.ts). */
 const TOO_LARGE = /response body exceeds the \d+-byte limit/;
+/** The client's message for a body the heap could not hold once parsed (client/heap-headroom.ts). */
+const OVER_HEAP = /more than this process's heap limit of \d+ MB/;
 const KEY_SETTINGS = 'WSMIRROR_API_KEY or WSMIRROR_API_KEY_FILE (upstream.apiKey or upstream.apiKeyFile)';
 // Network failures where the address itself is the likely mistake, not a passing outage.
 const UNREACHABLE = /^(?:ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNRESET|UND_ERR_CONNECT_TIMEOUT|TIMEOUT|CERT_|ERR_TLS|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_VERIFY)/;
@@ -30,6 +32,9 @@ export function explainFailure(failure: { code: string; message: string; causeCo
   }
   if (code === 'INVALID_RESPONSE' && TOO_LARGE.test(message)) {
     return `${message}; lower sync.pageSize (WSMIRROR_SYNC_PAGE_SIZE), or raise upstream.maxResponseBytes (WSMIRROR_UPSTREAM_MAX_RESPONSE_BYTES) and the heap with it`;
+  }
+  if (code === 'INVALID_RESPONSE' && OVER_HEAP.test(message)) {
+    return `${message}; if upstream really holds that much, raise the heap above it: NODE_OPTIONS=--max-old-space-size=<MB> (docs/operations.md)`;
   }
   if (code === 'NETWORK' && (failure.causeCode === undefined || UNREACHABLE.test(failure.causeCode))) {
     return `cannot reach upstream at ${upstream.baseUrl}: ${message}; check WSMIRROR_BASE_URL (upstream.baseUrl) and that the server is up`;

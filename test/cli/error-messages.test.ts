@@ -102,6 +102,31 @@ describe('errors name the setting to fix (real processes)', () => {
     expect(res.stderr).toContain('lower sync.pageSize (WSMIRROR_SYNC_PAGE_SIZE), or raise upstream.maxResponseBytes (WSMIRROR_UPSTREAM_MAX_RESPONSE_BYTES)');
   });
 
+  it('a workspace answer too large for the heap is refused, naming the heap setting, instead of crashing the process', async () => {
+    // 600,000 tables, 41 MB of JSON. The body bound is raised, so only the heap stands in the
+    // way: the launcher gives the process the service's 160 MB, which parsing this would overrun.
+    const tables = Array.from({ length: 600_000 }, (_, i) => ({ id: `tbl${String(i).padStart(9, '0')}`, name: `t${i}`, hasHistory: true, fields: [] }));
+    const body = JSON.stringify({ data: { name: 'huge', modules: [{ id: 'mod000000001', name: 'm', tables }] } });
+    const server = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(req.url?.endsWith(`/workspace/${emu.workspaceId}`) ? body : '{"data":[],"meta":{"asOf":"2026-01-01T00:00:00.000Z"},"page_info":{"has_more":false,"limit":100,"offset":0}}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    let res: Awaited<ReturnType<typeof runWsmirror>>;
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      res = await runWsmirror(['sync'], daemonEnv({ ...emu, url }, mirror('huge-workspace.db'), { WSMIRROR_UPSTREAM_MAX_RESPONSE_BYTES: '100MB' }), { cwd: dir, launcher: true });
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    expect(res.code, res.stderr).toBe(1);
+    expect(res.stderr).not.toMatch(/heap out of memory|FATAL ERROR/);
+    expect(res.stderr).toMatch(/\d+ MB of JSON with \d+ values/);
+    expect(res.stderr).toMatch(/more than this process's heap limit of 16\d MB/);
+    expect(res.stderr).toContain('NODE_OPTIONS=--max-old-space-size=');
+  });
+
   it('an unreachable upstream names the base URL and WSMIRROR_BASE_URL', async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const res = await runWsmirror(['sync'], daemonEnv({ ...emu, url }, mirror('refused.db'), { WSMIRROR_UPSTREAM_RETRIES: '0' }), { cwd: dir });
