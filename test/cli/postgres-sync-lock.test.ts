@@ -141,12 +141,18 @@ describe('Postgres: a daemon that loses its sync lock (real processes)', () => {
     const daemon = startWsmirror(['run'], env, { killAfterMs: 30_000 });
     await daemon.waitFor('a cycle', (stdout) => cyclesDone(stdout) >= 1);
     const before = await lockHolder(schema);
-    // Another session asks for the lock while the daemon's session is ending, so it is granted
-    // the moment that session is gone (one simple query: nothing runs between the two statements).
+    // Another session waits for the lock before the daemon's session is ended, so it is granted
+    // the moment that session is gone, ahead of the daemon's new one however the machine is loaded.
     const other = new pg.Client({ connectionString: testPgUrl });
     await other.connect();
     try {
-      await other.query(`SELECT pg_terminate_backend(${before!.pid}); SELECT pg_advisory_lock(${LOCK_CLASS}, hashtext(${pg.escapeLiteral(schema)}))`);
+      const otherPid = (await other.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      const granted = other.query(`SELECT pg_advisory_lock(${LOCK_CLASS}, hashtext(${pg.escapeLiteral(schema)}))`);
+      const waiting = async () => (await fixture.admin.query('SELECT 1 FROM pg_locks WHERE pid = $1 AND locktype = $2 AND NOT granted', [otherPid, 'advisory'])).rowCount === 1;
+      for (let i = 0; i < 100 && !(await waiting()); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await waiting()).toBe(true);
+      await fixture.admin.query('SELECT pg_terminate_backend($1)', [before!.pid]);
+      await granted;
       const cycles = cyclesDone(daemon.output().stdout);
       const result = await daemon.exited;
       expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(78);

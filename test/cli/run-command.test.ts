@@ -3,7 +3,7 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { daemonEnv, runWsmirror } from '../helpers/processes.ts';
+import { daemonEnv, runWsmirror, startWsmirror } from '../helpers/processes.ts';
 
 describe('wsmirror run (real process): start-up logs', () => {
   let emu: RunningEmulator;
@@ -62,19 +62,24 @@ describe('wsmirror run (real process): the daemon keeps the mirror current', () 
         return 0;
       }
     };
-    // Below the ephemeral range (32768+) where port-0 listeners of other suites land.
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
     const probes: { ready: number[]; metrics: string } = { ready: [], metrics: '' };
-    let stop: () => void = () => undefined;
-    const run = runWsmirror(
+    // Below the ephemeral range (32768+) where port-0 listeners of other suites land. The log
+    // says whether the daemon listens there: a failure to bind (or to cycle) fails with its output.
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const daemon = startWsmirror(
       ['run'],
-      daemonEnv(emu, { url: `sqlite:${dbFile}` }, { WSMIRROR_HTTP_PORT: String(port), WSMIRROR_SCHEDULE: '1s' }),
-      { cwd: dir, killAfterMs: 60_000, onSpawn: (_kill, child) => (stop = () => child.kill('SIGTERM')) },
+      daemonEnv(emu, { url: `sqlite:${dbFile}` }, { WSMIRROR_HTTP_PORT: String(port), WSMIRROR_SCHEDULE: '1s', WSMIRROR_LOG_LEVEL: 'info' }),
+      { cwd: dir, killAfterMs: 60_000 },
     );
+    const stop = () => daemon.child.kill('SIGTERM');
+    const run = daemon.exited;
+    const base = `http://127.0.0.1:${port}`;
+    await daemon.waitFor('the operations endpoints', (stdout) => stdout.includes(`"url":"${base}","msg":"serving /healthz`));
     const until = async (check: () => boolean | Promise<boolean>) => {
       for (let i = 0; i < 300 && !(await check()); i++) await new Promise((r) => setTimeout(r, 100));
     };
-    const readyz = async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status ?? 0;
+    const readyz = async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status ?? 0;
+    await daemon.waitFor('the first cycle', (stdout) => /"msg":"cycle done/.test(stdout));
     await until(async () => (await readyz()) === 200);
     probes.ready.push(await readyz());
     expect(countRows()).toBe(1);
@@ -84,10 +89,10 @@ describe('wsmirror run (real process): the daemon keeps the mirror current', () 
     expect(countRows()).toBe(3);
     // The rows commit before their cycle ends and is counted: wait for the count, not a moment.
     const cycles = /wsmirror_cycles_total\{result="success"\} ([2-9]|\d{2,})/;
-    await until(async () => cycles.test(probes.metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()));
+    await until(async () => cycles.test(probes.metrics = await (await fetch(`${base}/metrics`)).text()));
 
     // A table that leaves the mirror stops counting for lag and readiness.
-    const scrape = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const scrape = async () => (await fetch(`${base}/metrics`)).text();
     const lagOfOld = /wsmirror_table_lag_seconds\{table="shop.old"\}/;
     expect(await scrape()).toMatch(lagOfOld);
     await upstream.deleteTable('shop', 'old');
