@@ -63,6 +63,13 @@ export type EditOutcome =
   | { kind: 'conflict'; entryIds: readonly number[]; message: string }
   /** Network error, 429, 5xx: stays pending, attempts+1, tried again at `nextAttemptAt`. */
   | { kind: 'retry'; entryIds: readonly number[]; message: string; nextAttemptAt: string }
+  /**
+   * Not sent: it waits for a row inserted here (`blocker`) to be created upstream. Stays pending
+   * with `last_error` saying so, and counts no attempt (it was never sent). Due again when that
+   * row's create is next tried, if it backs off past `now`, else at `nextAttemptAt`; and at once
+   * when the row is created (`settleEdits` clears the wait then).
+   */
+  | { kind: 'waiting'; entryIds: readonly number[]; message: string; blocker: { tableId: string; recordId: number }; now: string; nextAttemptAt: string }
   /** upstream-wins: the local edit is dropped (the next pull restores upstream's value). */
   | { kind: 'discarded'; entryIds: readonly number[] };
 
@@ -115,8 +122,9 @@ export interface MirrorOutbox {
   /**
    * Applies outcomes in ONE daemon transaction: pushed entries are deleted; a create's temporary
    * id becomes `createdId` in its row, in reference columns of other mirrored rows that point at
-   * it, and in remaining outbox entries; failed/conflict/retry update status, attempts,
-   * last_error, next_attempt_at and clear sending_since.
+   * it, and in remaining outbox entries, and the pending entries of those rows are due at once
+   * (what waited for the create goes now); failed/conflict/retry/waiting update status,
+   * attempts, last_error, next_attempt_at and clear sending_since.
    */
   settleEdits(outcomes: readonly EditOutcome[]): Promise<void>;
   /**

@@ -35,11 +35,21 @@ export async function settleEdits(ctx: MirrorContext, outcomes: readonly EditOut
   for (const chunk of chunks(gone)) writes.push(cat.deleteFrom('_wsmirror_outbox').where(entryIdIn(ctx, chunk)).compile());
   for (const outcome of outcomes) {
     if (outcome.kind === 'pushed' || outcome.kind === 'discarded') continue;
-    const status = outcome.kind === 'retry' ? 'pending' : outcome.kind;
     for (const chunk of chunks(outcome.entryIds)) {
+      if (outcome.kind === 'waiting') {
+        writes.push(cat.updateTable('_wsmirror_outbox')
+          .set((eb) => ({
+            status: 'pending',
+            last_error: outcome.message,
+            next_attempt_at: eb.fn.coalesce(blockerRetryAt(cat, outcome), eb.val(outcome.nextAttemptAt)),
+            sending_since: null,
+          }))
+          .where(entryIdIn(ctx, chunk)).compile());
+        continue;
+      }
       writes.push(cat.updateTable('_wsmirror_outbox')
         .set((eb) => ({
-          status,
+          status: outcome.kind === 'retry' ? 'pending' : outcome.kind,
           attempts: eb('attempts', '+', 1),
           last_error: outcome.message,
           next_attempt_at: outcome.kind === 'retry' ? outcome.nextAttemptAt : null,
@@ -49,6 +59,15 @@ export async function settleEdits(ctx: MirrorContext, outcomes: readonly EditOut
     }
   }
   await ctx.driver.write(async (tx) => tx.atCommit(writes));
+}
+
+/** When the create a waiting edit waits for is tried again, if it backs off past the wait's `now`. */
+function blockerRetryAt(cat: Kysely<CatalogDb>, outcome: Extract<EditOutcome, { kind: 'waiting' }>) {
+  return cat.selectFrom('_wsmirror_outbox as b')
+    .select((eb) => eb.fn.max('b.next_attempt_at').as('at'))
+    .where('b.table_id', '=', outcome.blocker.tableId).where('b.record_id', '=', outcome.blocker.recordId)
+    .where('b.operation', '=', 'insert').where('b.status', '=', 'pending')
+    .where('b.next_attempt_at', '>', outcome.now);
 }
 
 /** The local inserts behind these creates, each with the id its row has now (one read). */
@@ -70,6 +89,8 @@ async function createdRows(ctx: MirrorContext, cat: Kysely<CatalogDb>, created: 
  * A local insert was created upstream as `createdId`: its row, the reference columns of other
  * mirrored rows that point at it (and their outbox values), and the record's remaining entries
  * take that id. A row already holding `createdId` (pulled in meanwhile) gives way to the local one.
+ * The pending entries of the record and of the rows that point at it waited for this create
+ * (push-targets.ts, `waitsFor`): they are due at once, and their last error (the wait) goes.
  * Tables and references come from the cached catalog, which the push reads at its start.
  */
 async function bindingWrites(ctx: MirrorContext, cat: Kysely<CatalogDb>, rows: readonly CreatedRow[]): Promise<CompiledQuery[]> {
@@ -87,6 +108,8 @@ async function bindingWrites(ctx: MirrorContext, cat: Kysely<CatalogDb>, rows: r
     for (const { table, field } of refs) {
       if (field.refTableId !== tableId) continue;
       const column = field.columnName;
+      const pointing = sql`SELECT ${sql.id(ID_COLUMN)} FROM ${ctx.driver.table(table.sqlName)} WHERE ${sql.id(column)} = ${tempId}`;
+      writes.push(dueNow(cat).where('table_id', '=', table.tableId).where(sql<boolean>`${sql.ref('record_id')} IN (${pointing})`).compile());
       writes.push(sql`UPDATE ${ctx.driver.table(table.sqlName)} SET ${sql.id(column)} = ${createdId} WHERE ${sql.id(column)} = ${tempId}`.compile(cat));
       for (const value of ['new_value', 'old_value'] as const) {
         writes.push(cat.updateTable('_wsmirror_outbox').set({ [value]: jsonSql(ctx, createdId) })
@@ -94,8 +117,14 @@ async function bindingWrites(ctx: MirrorContext, cat: Kysely<CatalogDb>, rows: r
           .where(value, '=', jsonSql(ctx, tempId)).compile());
       }
     }
+    writes.push(dueNow(cat).where('table_id', '=', tableId).where('record_id', '=', tempId).compile());
     writes.push(cat.updateTable('_wsmirror_outbox').set({ record_id: createdId })
       .where('table_id', '=', tableId).where('record_id', '=', tempId).compile());
   }
   return writes;
+}
+
+/** Pending entries made due now, without the error of the wait they leave (narrowed by the caller). */
+function dueNow(cat: Kysely<CatalogDb>) {
+  return cat.updateTable('_wsmirror_outbox').set({ next_attempt_at: null, last_error: null }).where('status', '=', 'pending');
 }

@@ -5,7 +5,6 @@ import type { EditOutcome, MirrorOutbox, PendingEdit } from '../../mirror/outbox
 import type { SyncLogger } from '../observer.ts';
 import type { SyncOptions } from '../sync-options.ts';
 import type { Upstream } from '../upstream.ts';
-import { nextAttemptAt } from './push-failure.ts';
 import { pushTargets, waitsFor } from './push-targets.ts';
 import { settleOutcomes, type PushReport } from './settle-outcomes.ts';
 import { pushTableEdits, type PushTarget } from './table-push.ts';
@@ -39,7 +38,7 @@ export interface PushContext {
  */
 export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<PushReport> {
   const now = ctx.now ?? Date.now;
-  const report: PushReport = { pushed: 0, failed: 0, conflict: 0, retry: 0, discarded: 0, unsettled: 0 };
+  const report: PushReport = { pushed: 0, failed: 0, conflict: 0, retry: 0, waiting: 0, discarded: 0, unsettled: 0 };
   catalog ??= await ctx.mirror.readCatalog();
   const targets = pushTargets(catalog, ctx.options);
   const roundRecords = ctx.options.pushRoundRecords ?? ctx.mirror.preferredPushRoundRecords;
@@ -135,19 +134,25 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
     deferred = undefined;
     if (last !== undefined) await settle(ctx, last, report);
   }
-  // Edits still waiting for a row whose create failed or is not due: tried again later.
+  // Edits still waiting for a row whose create failed or is not due. A wait is no attempt: they
+  // are due with that create's next try when it backs off, and at once when it is made (the
+  // settle of the create clears the wait); otherwise, looked at again after the longest backoff,
+  // so that a round full of them never holds back the edits behind them.
   if (waiting.length > 0) {
     const labels = new Map(catalog.tables.map((t) => [t.tableId, tableLabel(t)]));
+    const at = now();
     const outcomes = waiting.map(({ edit, blocker }): EditOutcome => ({
-      kind: 'retry',
+      kind: 'waiting',
       entryIds: edit.entryIds,
       message: `references row ${blocker.recordId} of ${labels.get(blocker.tableId) ?? blocker.tableId}, inserted here and not created upstream yet (see its insert in wsmirror outbox); sent once it is`,
-      nextAttemptAt: nextAttemptAt(now(), edit.attempts + 1, undefined, { baseMs: ctx.options.pushRetryBaseMs, maxMs: ctx.options.pushRetryMaxMs }),
+      blocker,
+      now: new Date(at).toISOString(),
+      nextAttemptAt: new Date(at + ctx.options.pushRetryMaxMs).toISOString(),
     }));
     await ctx.mirror.settleEdits(outcomes);
-    report.retry += outcomes.length;
+    report.waiting += outcomes.length;
   }
-  if (report.pushed + report.failed + report.conflict + report.retry + report.discarded + report.unsettled > 0) {
+  if (report.pushed + report.failed + report.conflict + report.retry + report.waiting + report.discarded + report.unsettled > 0) {
     ctx.logger.info({ ...report }, 'outbox pushed');
   }
   return report;

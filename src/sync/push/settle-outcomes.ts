@@ -7,6 +7,8 @@ export interface PushReport {
   failed: number;
   conflict: number;
   retry: number;
+  /** Not sent: they wait for a row inserted here to be created upstream. */
+  waiting: number;
   discarded: number;
   /** Left marked as being sent: their outcome could not be learnt yet. */
   unsettled: number;

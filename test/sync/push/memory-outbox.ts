@@ -109,7 +109,12 @@ export class MemoryOutbox implements PushMirror {
         const e = this.entry(id);
         e.sendingSince = null;
         if (outcome.kind === 'pushed' || outcome.kind === 'discarded') e.status = 'done';
-        else {
+        else if (outcome.kind === 'waiting') {
+          // No attempt; the double does not follow the blocker's schedule.
+          e.lastError = outcome.message;
+          e.status = 'pending';
+          e.nextAttemptAt = outcome.nextAttemptAt;
+        } else {
           e.attempts += 1;
           e.lastError = outcome.message;
           e.status = outcome.kind === 'retry' ? 'pending' : outcome.kind;
@@ -121,7 +126,10 @@ export class MemoryOutbox implements PushMirror {
         const oldId = created.recordId;
         created.recordId = outcome.createdId;
         for (const r of this.records) {
+          const waited = r === created || [...r.values.values()].includes(oldId);
           for (const [k, v] of r.values) if (v === oldId) r.values.set(k, outcome.createdId);
+          // What waited for this create is due at once.
+          if (waited) for (const e of r.entries) if (e.status === 'pending') Object.assign(e, { nextAttemptAt: null, lastError: null });
         }
       }
     }
