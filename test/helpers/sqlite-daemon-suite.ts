@@ -10,7 +10,7 @@ import { UpstreamWorkspace } from './workspace.ts';
 /**
  * Registers, in the enclosing describe, what suites of `wsmirror run` on SQLite mirrors share: an
  * emulator with crm.people (holding `names`), a temporary directory, and daemons killed after
- * each test. `startRun` starts a daemon on a new mirror file of that directory.
+ * each test. `startRun` starts a daemon on a mirror file, by default a new one of that directory.
  */
 export function sqliteDaemonSuite(prefix: string, names: readonly string[] = []) {
   const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
@@ -33,15 +33,19 @@ export function sqliteDaemonSuite(prefix: string, names: readonly string[] = [])
     rmSync(dir, { recursive: true, force: true });
   });
 
-  return {
+  const suite = {
     dir,
-    /** `wsmirror run` on a new mirror file with these settings; its file and environment. */
-    startRun(settings: Record<string, string>) {
-      const file = join(dir, `m${++n}.db`);
-      const env = daemonEnv(emu, { url: `sqlite:${file}` }, { WSMIRROR_LOG_LEVEL: 'info', ...settings });
+    /** The environment of a command on the mirror at `file`, with these settings. */
+    env(file: string, settings: Record<string, string> = {}) {
+      return daemonEnv(emu, { url: `sqlite:${file}` }, settings);
+    },
+    /** `wsmirror run` on the mirror at `file` (by default a new file) with these settings; its file and environment. */
+    startRun(settings: Record<string, string>, file = join(dir, `m${++n}.db`)) {
+      const env = suite.env(file, { WSMIRROR_LOG_LEVEL: 'info', ...settings });
       const daemon = startWsmirror(['run'], env, { killAfterMs: 60_000, cwd: dir });
       live.push(daemon);
       return { file, env, daemon };
     },
   };
+  return suite;
 }

@@ -1,17 +1,19 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { resolvedMirrorPath } from './mirror-path.ts';
 
 /**
  * What would keep this process from writing a SQLite mirror, one line each (see
  * DialectDriver.accessProblems and Dialect.creationProblems). SQLite writes the file and, beside
- * it, the -wal and -shm files (WAL mode), so both the file and its directory must be writable.
+ * it, the -wal and -shm files (WAL mode), so both the file and its directory must be writable:
+ * for a mirror path that is a symbolic link, the directory of the file it points to.
  */
 
 /** An existing mirror file; `readonly` when the connection was opened so. */
 export function accessProblems(file: string, readonly: boolean): string[] {
   const problems: string[] = [];
   if (readonly || !writable(file)) problems.push(`this user cannot write ${resolve(file)}`);
-  const dir = dirname(resolve(file));
+  const dir = dirname(resolvedMirrorPath(file));
   if (!writable(dir)) problems.push(`this user cannot create files in ${dir} (the -wal and -shm files live beside the mirror)`);
   return problems;
 }
@@ -19,7 +21,7 @@ export function accessProblems(file: string, readonly: boolean): string[] {
 /** A mirror not made yet at `path`: the first sync creates the file in its directory. */
 export function creationProblems(path: string): string[] {
   if (path === ':memory:' || existsSync(path)) return [];
-  const dir = dirname(path);
+  const dir = dirname(resolvedMirrorPath(path));
   return writable(dir) ? [] : [`the mirror ${path} does not exist and this user cannot create files in ${dir}`];
 }
 

@@ -79,7 +79,10 @@ class SqliteDriver implements DialectDriver {
   readonly #upserts = new Map<string, Statement>();
   #txStatements: Record<'begin' | 'commit', Statement> | undefined;
   #markStatements: Record<'mark' | 'unmark', Statement> | undefined;
-  /** The file opened (SQLite creates a new one at once), to tell when its path names another. */
+  /**
+   * The file opened (SQLite creates a new one at once), to tell when its path names another: through a
+   * symbolic link, as SQLite followed it, so a link pointed elsewhere names another file.
+   */
   readonly #file: { path: string; identity: FileIdentity } | undefined;
 
   constructor(dialect: Dialect, raw: Database.Database) {

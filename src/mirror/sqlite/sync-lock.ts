@@ -1,10 +1,12 @@
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { ConfigError } from '../../errors.ts';
 import { explainAccessFailure } from './access-problems.ts';
 import type { SyncLock } from '../dialect.ts';
 import type { MirrorLogger } from '../mirror-logger.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
-import { fileIdentity, stillSameFile, type FileIdentity } from './file-identity.ts';
+import { stillSameFile, type FileIdentity } from './file-identity.ts';
+import { resolvedMirrorPath } from './mirror-path.ts';
 
 /**
  * The sync lock of a SQLite mirror: SQLite's exclusive lock on a small file beside it
@@ -16,9 +18,15 @@ import { fileIdentity, stillSameFile, type FileIdentity } from './file-identity.
  * A lock on a file deleted (or replaced) under the process still holds, but no longer excludes
  * anyone: a second process would lock a new file of that name. `confirm` (before each cycle and
  * its push) notices, with one stat, and locks the file now at that path.
+ *
+ * The lock file is beside the file the mirror path names once its symbolic links are followed
+ * (mirror-path.ts), so that a process naming the mirror through a link and one naming its file
+ * take the same lock. The lock file itself is never followed: SQLite would create, write and lock
+ * whatever a link there points to, so a link is refused (and one put there later is a replaced
+ * lock file, which `confirm` refuses in turn).
  */
 export function syncLockFile(mirrorPath: string): string {
-  return `${mirrorPath}-wsmirror-sync.lock`;
+  return `${resolvedMirrorPath(mirrorPath)}-wsmirror-sync.lock`;
 }
 
 type SqliteLocation = Extract<MirrorLocation, { dialect: 'sqlite' }>;
@@ -31,7 +39,7 @@ export function takeSqliteSyncLock(location: SqliteLocation, logger?: MirrorLogg
   return {
     confirm() {
       if (held === undefined) return false;
-      if (stillSameFile(file, held.identity)) return true;
+      if (stillSameFile(file, held.identity, 'own')) return true;
       logger?.warn({ file }, `the sync lock file ${file} was deleted or replaced; taking the lock again`);
       held.db.close();
       held = lockFile(location, file);
@@ -49,6 +57,7 @@ export function takeSqliteSyncLock(location: SqliteLocation, logger?: MirrorLogg
 function lockFile(location: SqliteLocation, file: string): { db: Database.Database; identity: FileIdentity } | undefined {
   const failed = (error: unknown) =>
     new ConfigError(`cannot open the SQLite mirror ${location.display}: its sync lock file ${file}: ${explainAccessFailure(location.path, error)}`, { cause: error });
+  const identity = ownLockFile(location, file, failed);
   let db: Database.Database;
   try {
     // A short wait covers a previous holder still closing; then the lock is someone else's.
@@ -64,11 +73,49 @@ function lockFile(location: SqliteLocation, file: string): { db: Database.Databa
     if ((error as { code?: string }).code === 'SQLITE_BUSY') return undefined;
     throw failed(error);
   }
-  const identity = fileIdentity(file);
-  if (identity === undefined) {
-    // Deleted again before it could be identified: locked, but excluding nobody.
+  // SQLite opened the file by its name: it must still be the one made or found above.
+  if (!stillSameFile(file, identity, 'own')) {
     db.close();
+    if (lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink() === true) throw symlinkRefused(location, file);
+    // Deleted or replaced again before it was locked: locked, but excluding nobody.
     return undefined;
   }
   return { db, identity };
+}
+
+/**
+ * Makes or finds the lock file without following a link at its path (O_NOFOLLOW), and identifies
+ * it. The descriptor is closed before SQLite locks the file: closing any descriptor of a file
+ * drops the process's POSIX locks on it, SQLite's included.
+ */
+function ownLockFile(location: SqliteLocation, file: string, failed: (error: unknown) => ConfigError): FileIdentity {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+  } catch (error) {
+    if (lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink() === true) throw symlinkRefused(location, file);
+    throw failed(error);
+  }
+  try {
+    const stats = fstatSync(fd, { bigint: true });
+    if (!stats.isFile()) {
+      throw new ConfigError(`cannot open the SQLite mirror ${location.display}: its sync lock file ${file} is not a regular file; remove it (wsmirror makes it anew)`);
+    }
+    return { dev: stats.dev, ino: stats.ino };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function symlinkRefused(location: SqliteLocation, file: string): ConfigError {
+  let target = '';
+  try {
+    target = ` (to ${readlinkSync(file)})`;
+  } catch {
+    // Gone meanwhile: the message names the path alone.
+  }
+  return new ConfigError(
+    `cannot open the SQLite mirror ${location.display}: its sync lock file ${file} is a symbolic link${target}; wsmirror does not follow a link `
+      + 'there (it would create, write and lock the file the link points to): remove the link, and wsmirror makes the lock file anew',
+  );
 }
