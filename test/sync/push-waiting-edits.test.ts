@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.ts';
 import { SyncEngine, type SyncOptions, type Upstream } from '../../src/sync/index.ts';
-import { retryOutbox } from '../../src/sync/push/outbox-admin.ts';
+import { discardOutbox, retryOutbox } from '../../src/sync/push/outbox-admin.ts';
 import { forEachDialect, questionMarkSql } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import { field } from '../helpers/schema.ts';
@@ -123,5 +123,24 @@ forEachDialect('push: edits waiting for a local row', (dialect) => {
     expect(await upstreamDeals()).toEqual({ old: 'Acme', new: 'Acme' });
     await h.expectConverged('crm', 'companies');
     await h.expectConverged('crm', 'deals');
+  });
+
+  it('edits referencing a row whose insert was discarded, or a negative id typed in, fail naming it instead of waiting for ever', async () => {
+    const { company } = await localCompanyAndItsDeals('no-such-option');
+    await h.sync();
+    const [insert] = await outbox();
+    expect(insert!.status).toBe('failed');
+    await discardOutbox(h.tm.mirror, h.client, { entryIds: [Number(insert!.entry_id)] });
+    // A reference to a row that never was one of this mirror's inserts.
+    const sql = questionMarkSql(h.tm);
+    await sql(`INSERT INTO ${await sqlName('deals')} (title, company) VALUES (?, ?)`, ['typed', -424242]);
+    await h.sync();
+    const left = await outbox();
+    const referencing = left.filter((e) => e.operation !== 'insert' || Number(e.record_id) !== company);
+    expect(referencing.map((e) => e.status)).toEqual(['failed', 'failed', 'failed']);
+    for (const e of referencing.slice(0, 2)) expect(e.last_error).toMatch(new RegExp(`references row ${company} of crm\\.companies, which the mirror will not create upstream`));
+    expect(referencing[2]!.last_error).toMatch(/references row -424242 of crm\.companies, which the mirror will not create upstream/);
+    expect(referencing[2]!.last_error).toMatch(/set the reference to a record upstream has, or to NULL, then wsmirror outbox retry/);
+    expect(await upstreamDeals()).toEqual({ old: null });
   });
 });

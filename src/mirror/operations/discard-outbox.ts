@@ -5,6 +5,8 @@ import type { WriteTx } from '../dialect.ts';
 import { ID_COLUMN } from '../naming.ts';
 import type { OutboxFilter } from '../outbox.ts';
 import { chunks, entryIdIn, selectEntryIds } from './outbox-rows.ts';
+import { cachedTables } from './read-catalog.ts';
+import { referenceFields, waitersDueNow } from './waiting-entries.ts';
 
 /**
  * Deletes entries, in one daemon transaction. A discarded local insert takes its row and the
@@ -32,9 +34,12 @@ export async function discardOutbox(
       await cat.deleteFrom('_wsmirror_outbox').where(entryIdIn(ctx, chunk)).execute();
     }
     const tables = new Map((await cat.selectFrom('_wsmirror_tables').select(['table_id', 'sql_name']).execute()).map((t) => [t.table_id, t.sql_name]));
-    // Two statements per discarded insert, sent with COMMIT (on Postgres one round trip for all).
+    const refs = referenceFields(await cachedTables(ctx));
+    // A few statements per discarded insert, sent with COMMIT (on Postgres one round trip for all).
     for (const r of records.values()) {
       if (!r.insert) continue;
+      // What waited for the row to be created waits no more: the next push fails it, naming the row.
+      tx.atCommit(waitersDueNow(ctx, cat, refs, r.tableId, r.recordId));
       tx.atCommit([cat.deleteFrom('_wsmirror_outbox').where('table_id', '=', r.tableId).where('record_id', '=', r.recordId).compile()]);
       const sqlTable = tables.get(r.tableId);
       if (sqlTable !== undefined) {

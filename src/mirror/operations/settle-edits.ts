@@ -8,6 +8,7 @@ import { ID_COLUMN } from '../naming.ts';
 import type { EditOutcome } from '../outbox.ts';
 import { chunks, entryIdIn, jsonSql } from './outbox-rows.ts';
 import { cachedTables } from './read-catalog.ts';
+import { referenceFields, waitersDueNow } from './waiting-entries.ts';
 
 /** A local insert created upstream: its row's temporary id and the upstream id it takes. */
 interface CreatedRow {
@@ -89,16 +90,17 @@ async function createdRows(ctx: MirrorContext, cat: Kysely<CatalogDb>, created: 
  * A local insert was created upstream as `createdId`: its row, the reference columns of other
  * mirrored rows that point at it (and their outbox values), and the record's remaining entries
  * take that id. A row already holding `createdId` (pulled in meanwhile) gives way to the local one.
- * The pending entries of the record and of the rows that point at it waited for this create
- * (push-targets.ts, `waitsFor`): they are due at once, and their last error (the wait) goes.
+ * The pending entries of the record and of the rows that point at it waited for this create:
+ * they are due at once (waiting-entries.ts).
  * Tables and references come from the cached catalog, which the push reads at its start.
  */
 async function bindingWrites(ctx: MirrorContext, cat: Kysely<CatalogDb>, rows: readonly CreatedRow[]): Promise<CompiledQuery[]> {
   const tables = await cachedTables(ctx);
-  const refs = [...tables.values()].flatMap(({ table, fields }) =>
-    fields.filter((f) => f.fieldType === 'reference' && f.refTableId !== null).map((f) => ({ table, field: f })));
+  const refs = referenceFields(tables);
   const writes: CompiledQuery[] = [];
   for (const { tableId, tempId, createdId } of rows) {
+    // First, while the rows still hold the temporary id that tells them.
+    writes.push(...waitersDueNow(ctx, cat, refs, tableId, tempId));
     const sqlTable = tables.get(tableId)?.table.sqlName;
     if (sqlTable !== undefined) {
       const table = ctx.driver.table(sqlTable);
@@ -108,8 +110,6 @@ async function bindingWrites(ctx: MirrorContext, cat: Kysely<CatalogDb>, rows: r
     for (const { table, field } of refs) {
       if (field.refTableId !== tableId) continue;
       const column = field.columnName;
-      const pointing = sql`SELECT ${sql.id(ID_COLUMN)} FROM ${ctx.driver.table(table.sqlName)} WHERE ${sql.id(column)} = ${tempId}`;
-      writes.push(dueNow(cat).where('table_id', '=', table.tableId).where(sql<boolean>`${sql.ref('record_id')} IN (${pointing})`).compile());
       writes.push(sql`UPDATE ${ctx.driver.table(table.sqlName)} SET ${sql.id(column)} = ${createdId} WHERE ${sql.id(column)} = ${tempId}`.compile(cat));
       for (const value of ['new_value', 'old_value'] as const) {
         writes.push(cat.updateTable('_wsmirror_outbox').set({ [value]: jsonSql(ctx, createdId) })
@@ -117,14 +117,8 @@ async function bindingWrites(ctx: MirrorContext, cat: Kysely<CatalogDb>, rows: r
           .where(value, '=', jsonSql(ctx, tempId)).compile());
       }
     }
-    writes.push(dueNow(cat).where('table_id', '=', tableId).where('record_id', '=', tempId).compile());
     writes.push(cat.updateTable('_wsmirror_outbox').set({ record_id: createdId })
       .where('table_id', '=', tableId).where('record_id', '=', tempId).compile());
   }
   return writes;
-}
-
-/** Pending entries made due now, without the error of the wait they leave (narrowed by the caller). */
-function dueNow(cat: Kysely<CatalogDb>) {
-  return cat.updateTable('_wsmirror_outbox').set({ next_attempt_at: null, last_error: null }).where('status', '=', 'pending');
 }

@@ -141,7 +141,16 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
   if (waiting.length > 0) {
     const labels = new Map(catalog.tables.map((t) => [t.tableId, tableLabel(t)]));
     const at = now();
-    const outcomes = waiting.map(({ edit, blocker }): EditOutcome => ({
+    // A row's insert entry has minus its id: a row without one will never be created (its
+    // insert was discarded, or the id was typed in), and what waits for it fails, naming it.
+    const inserts = new Set((await ctx.mirror.listOutbox({ entryIds: [...new Set(waiting.map(({ blocker }) => -blocker.recordId))] }))
+      .filter((e) => e.operation === 'insert').map((e) => `${e.tableId}:${e.recordId}`));
+    const outcomes = waiting.map(({ edit, blocker }): EditOutcome => (!inserts.has(`${blocker.tableId}:${blocker.recordId}`) ? {
+      kind: 'failed',
+      entryIds: edit.entryIds,
+      message: `references row ${blocker.recordId} of ${labels.get(blocker.tableId) ?? blocker.tableId}, which the mirror will not create upstream `
+        + '(its insert was discarded, or the id was typed in): set the reference to a record upstream has, or to NULL, then wsmirror outbox retry',
+    } : {
       kind: 'waiting',
       entryIds: edit.entryIds,
       message: `references row ${blocker.recordId} of ${labels.get(blocker.tableId) ?? blocker.tableId}, inserted here and not created upstream yet (see its insert in wsmirror outbox); sent once it is`,
@@ -150,7 +159,7 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
       nextAttemptAt: new Date(at + ctx.options.pushRetryMaxMs).toISOString(),
     }));
     await ctx.mirror.settleEdits(outcomes);
-    report.waiting += outcomes.length;
+    for (const outcome of outcomes) report[outcome.kind === 'failed' ? 'failed' : 'waiting'] += 1;
   }
   if (report.pushed + report.failed + report.conflict + report.retry + report.waiting + report.discarded + report.unsettled > 0) {
     ctx.logger.info({ ...report }, 'outbox pushed');

@@ -1,4 +1,4 @@
-import type { EditOutcome, OutboxStatus, PendingEdit, SentCreate } from '../../../src/mirror/index.ts';
+import type { EditOutcome, OutboxEntry, OutboxFilter, OutboxStatus, PendingEdit, SentCreate } from '../../../src/mirror/index.ts';
 import type { Mirror } from '../../../src/mirror/mirror.ts';
 import type { PushMirror } from '../../../src/sync/push/push-step.ts';
 
@@ -139,8 +139,11 @@ export class MemoryOutbox implements PushMirror {
     return null;
   }
 
-  listOutbox(): never {
-    throw new Error('not part of the double');
+  /** The creates still in the double, as entries: a local insert's entry id is minus its row's id, as in the real outbox. */
+  async listOutbox(filter: OutboxFilter): Promise<OutboxEntry[]> {
+    const ids = new Set(filter.entryIds ?? []);
+    return this.records.filter((r) => r.operation === 'create' && ids.has(-r.recordId) && r.entries.some((e) => e.status !== 'done'))
+      .map((r) => ({ entryId: -r.recordId, tableId: r.tableId, recordId: r.recordId, operation: 'insert' }) as OutboxEntry);
   }
 
   retryOutbox(): never {

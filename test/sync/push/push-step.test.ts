@@ -392,6 +392,9 @@ describe('push: creates', () => {
 
   it('an update of a row inserted here whose create is not due (failed, or backing off) waits for it, and no PATCH goes out for the temporary id', async () => {
     const { deals } = await companiesAndDeals();
+    // The row's insert, refused upstream earlier: its entry is failed, so its create is not due.
+    const [insert] = f.outbox.add({ tableId: deals, recordId: -7, operation: 'create', values: { title: 'x' } });
+    f.outbox.entry(insert!).status = 'failed';
     f.outbox.add({ tableId: deals, recordId: -7, operation: 'update', values: { title: 'fixed' }, oldValues: { title: 'x' } });
     const report = await f.push();
     expect(report).toMatchObject({ pushed: 0, failed: 0, waiting: 1 });
