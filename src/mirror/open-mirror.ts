@@ -5,7 +5,7 @@ import { DIALECTS } from './dialects.ts';
 import type { Mirror, OpenMirrorOptions } from './mirror.ts';
 import { createContext } from './mirror-context.ts';
 import { DEFAULT_PG_SCHEMA, parseMirrorUrl } from './mirror-url.ts';
-import { migrateCatalog } from './operations/migrate-catalog.ts';
+import { catalogVersions, migrateCatalog } from './operations/migrate-catalog.ts';
 
 /**
  * Opens `sqlite:PATH` (also `sqlite://PATH`) or `postgres://…` / `postgresql://…`, creating the
@@ -38,7 +38,22 @@ export async function openMirror(url: string, options: OpenMirrorOptions = {}): 
   const ctx = createContext(driver, options.logger);
   if (options.mustExist !== true || options.migrate === true) {
     try {
-      await migrateCatalog(ctx);
+      if ((await catalogVersions(ctx)).older) {
+        // Never under a process that syncs the mirror: an older version still running would
+        // put its own triggers back, and the catalog would claim this version's.
+        const lock = syncLock ?? await dialect.takeSyncLock(location, { pgSchema, logger: options.logger });
+        if (lock === undefined) {
+          throw new ConfigError(
+            `the mirror ${where} needs bringing up to this version of wsmirror (an older one made it) and is in use by another wsmirror process, `
+              + 'perhaps that older version: stop it, run wsmirror sync with this version, then this command again',
+          );
+        }
+        try {
+          await migrateCatalog(ctx);
+        } finally {
+          if (lock !== syncLock) await lock.release();
+        }
+      }
     } catch (error) {
       await driver.close();
       await syncLock?.release();

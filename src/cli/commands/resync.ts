@@ -34,7 +34,7 @@ export function defineResyncCommand(program: Command): Command {
     if (flags.sync === false) {
       // Marking reads and writes only the mirror: no upstream setting is needed.
       const { config: local, logger: localLogger } = openCommand(flags, { upstream: 'optional', toStderr: true });
-      const mirror = await openConfiguredMirror(local, { logger: localLogger, mustExist: true });
+      const mirror = await openConfiguredMirror(local, { logger: localLogger, mustExist: true, migrate: true });
       try {
         const tables = tablesNamed((await mirror.readCatalog()).tables, names);
         await mirror.resetTables(tables.map((t) => t.tableId));

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import { CATALOG_MIGRATIONS, CATALOG_TABLES, CATALOG_VERSION } from '../catalog-tables.ts';
+import { CATALOG_MIGRATIONS, CATALOG_TABLES, CATALOG_VERSION, checkCatalogVersion } from '../catalog-tables.ts';
+import { ConfigError } from '../../errors.ts';
 import { columnDdl } from '../catalog-ddl.ts';
 import { sqlTypeOf } from '../dialects.ts';
 import { readCatalogVersion } from '../catalog-version.ts';
@@ -27,6 +28,23 @@ import { createReferenceIndex } from './reference-indexes.ts';
 export const CAPTURE_VERSION = 9;
 
 /**
+ * The versions a catalog records: its layout and its capture set-up, and whether either is older
+ * than this wsmirror's. A newer one of either is refused: this version would put back its own,
+ * older, set-up (a capture set-up is a security boundary on Postgres, see version 9).
+ */
+export async function catalogVersions(ctx: MirrorContext): Promise<{ stored: number; capture: string | undefined; older: boolean }> {
+  const cat = ctx.driver.catalog(ctx.driver.db);
+  const layout = await readCatalogVersion(cat);
+  checkCatalogVersion(layout);
+  const capture = (await cat.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'capture_version').executeTakeFirst())?.value;
+  if (capture !== undefined && Number(capture) > CAPTURE_VERSION) {
+    throw new ConfigError(`the catalog was written by a newer wsmirror (capture set-up ${capture}; this one knows ${CAPTURE_VERSION})`);
+  }
+  const stored = Number(layout);
+  return { stored, capture, older: stored < CATALOG_VERSION || capture !== String(CAPTURE_VERSION) };
+}
+
+/**
  * Brings an existing catalog to this version's layout (CATALOG_MIGRATIONS) and installs the
  * capture triggers when they are missing or older, in one daemon transaction. The catalog's own
  * tables change first; then the DDL on mirrored tables runs with their derived objects set aside,
@@ -34,10 +52,8 @@ export const CAPTURE_VERSION = 9;
  */
 export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
   const d = ctx.driver;
-  const cat = d.catalog(d.db);
-  const stored = Number(await readCatalogVersion(cat));
-  const capture = (await cat.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'capture_version').executeTakeFirst())?.value;
-  if (stored >= CATALOG_VERSION && capture === String(CAPTURE_VERSION)) return;
+  const { stored, capture, older } = await catalogVersions(ctx);
+  if (!older) return;
   // Names in use are read before the transaction (the namespace listing runs on the connection).
   const viewNames = stored < 3 ? missingViewNames(await readCatalog(ctx)) : new Map<string, string>();
   ctx.tables = undefined;
