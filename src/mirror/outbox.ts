@@ -18,6 +18,13 @@ export interface PendingEdit {
   operation: 'create' | 'update' | 'delete';
   /** Outbox entry ids covered by this edit (to settle them together). */
   entryIds: readonly number[];
+  /**
+   * The record's first entry that was due when read: where the read found it. A read that
+   * follows a round (`readPendingEdits`' `after`) starts after the round's last such entry. The
+   * edit also holds the record's entries not due yet (backing off): a record's entries go
+   * together, in capture order.
+   */
+  firstDueEntryId: number;
   /** create/update: field name → current local value (API shape). Writable fields only. */
   values: ReadonlyMap<string, unknown>;
   /** update: field name → value before the first pending edit of that field (API shape), for conflict checks. */
@@ -108,9 +115,10 @@ export interface OutboxFilter {
  */
 export interface MirrorOutbox {
   /**
-   * Pending edits due at `now` (next_attempt_at null or <= now), oldest first, at most `limit`
-   * records; with `after`, only records whose oldest due entry comes after that entry id (the
-   * records that follow a round already read). Read-only.
+   * The records with a pending entry due at `now` (next_attempt_at null or <= now), each as one
+   * edit of ALL its pending entries, due or not, oldest first, at most `limit` records; with
+   * `after`, only records whose oldest due entry comes after that entry id (the records that
+   * follow a round already read). Read-only.
    */
   readPendingEdits(options: { now: string; limit: number; after?: number }): Promise<PendingEdit[]>;
   /**

@@ -22,6 +22,7 @@ export interface EntryRow {
   attempts: number;
   sending_since: unknown;
   retried_at: unknown;
+  next_attempt_at: unknown;
 }
 
 /** A table's rows as read for a round, decoded to API shapes only where a fold asks. */
@@ -35,9 +36,9 @@ export interface CurrentRows {
 }
 
 /** A record's entries of a table no longer mirrored (deleted upstream, or left out by the table patterns). */
-export function notMirrored(tableId: string, recordId: number, entries: readonly EntryRow[]): PendingEdit {
+export function notMirrored(tableId: string, recordId: number, entries: readonly EntryRow[], firstDueEntryId: number): PendingEdit {
   return {
-    tableId, recordId, operation: 'update', entryIds: [], values: new Map(), oldValues: new Map(), retriedFields: new Set(), fieldEntryIds: new Map(),
+    tableId, recordId, firstDueEntryId, operation: 'update', entryIds: [], values: new Map(), oldValues: new Map(), retriedFields: new Set(), fieldEntryIds: new Map(),
     attempts: 0, sendingSince: null, sentEntryIds: [], sentBody: null,
     unsendable: [{
       entryIds: entries.map((e) => Number(e.entry_id)),
@@ -72,7 +73,7 @@ function columnValue(ctx: MirrorContext, current: CurrentRows, row: Record<strin
 /** A record's due entries, in capture order, as one create, update or delete (one pass over them). */
 export function foldEntries(
   ctx: MirrorContext, info: TableInfo, fieldOf: EntryFields, recordId: number, entries: readonly EntryRow[],
-  current: CurrentRows | undefined, row: Record<string, unknown> | undefined,
+  current: CurrentRows | undefined, row: Record<string, unknown> | undefined, firstDueEntryId: number,
 ): PendingEdit {
   const entryIds: number[] = [];
   const sentEntryIds: number[] = [];
@@ -96,7 +97,7 @@ export function foldEntries(
   const sentBody = insert !== undefined && insert.sending_since !== null && insert.new_value !== null
     ? (decodeEntryValue(ctx, undefined, insert.new_value) as Record<string, unknown>)
     : null;
-  const base = { tableId: info.table.tableId, recordId, attempts, sendingSince, sentEntryIds, sentBody };
+  const base = { tableId: info.table.tableId, recordId, firstDueEntryId, attempts, sendingSince, sentEntryIds, sentBody };
   if (deleted) {
     // A delete of a row created here cancels out: a negative id tells the push to send nothing.
     return { ...base, entryIds, operation: 'delete', values: new Map(), oldValues: new Map(), retriedFields: new Set(), fieldEntryIds: new Map(), unsendable: [] };

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Expression, ExpressionBuilder, SelectQueryBuilder, SqlBool } from 'kysely';
+import type { SelectQueryBuilder } from 'kysely';
 import type { CatalogDb } from '../catalog-tables.ts';
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext, TableInfo } from '../mirror-context.ts';
@@ -13,26 +13,28 @@ import { cachedTables } from './read-catalog.ts';
 /** Current rows are read this many ids at a time (one bound parameter each: see Dialect.idIn). */
 const ROWS_PER_READ = 5_000;
 
-type DueEntries = SelectQueryBuilder<CatalogDb, '_wsmirror_outbox', EntryRow>;
-type OutboxWhere = ExpressionBuilder<CatalogDb, '_wsmirror_outbox'>;
+type OutboxEntries = SelectQueryBuilder<CatalogDb, '_wsmirror_outbox', EntryRow>;
 
-const ENTRY_COLUMNS = ['entry_id', 'table_id', 'record_id', 'operation', 'column_name', 'field_id', 'old_value', 'new_value', 'attempts', 'sending_since', 'retried_at'] as const;
+const ENTRY_COLUMNS = ['entry_id', 'table_id', 'record_id', 'operation', 'column_name', 'field_id', 'old_value', 'new_value', 'attempts', 'sending_since', 'retried_at', 'next_attempt_at'] as const;
 
 /**
- * Pending edits due at `now`, one per record, oldest first, at most `limit` records; with
- * `after`, only records whose first due entry comes after that entry id. Changes no entry (the
- * first read of a push may refresh the planner's statistics of the outbox): the entries of a
- * record are folded into one create, update or delete, with the row's current values
- * decoded to API shapes. An update entry belongs to its field by field id, whatever the field
- * or its column is called now. Entries that cannot be sent (of a table or field no longer
- * mirrored, or computed upstream now, or a value JSON cannot carry) come as `unsendable`.
+ * The records with an entry due at `now`, one edit each, oldest first, at most `limit` records;
+ * with `after`, only records whose first due entry comes after that entry id. Changes no entry
+ * (the first read of a push may refresh the planner's statistics of the outbox). Each edit
+ * folds ALL the record's pending entries, due or still backing off, in capture order, into one
+ * create, update or delete, with the row's current values decoded to API shapes: a record's
+ * entries go together, so an older edit backing off after a failed send never goes after a
+ * newer one (and wins), and a delete captured meanwhile cancels a create still backing off.
+ * An update entry belongs to its field by field id, whatever the field or its column is called
+ * now. Entries that cannot be sent (of a table or field no longer mirrored, or computed upstream
+ * now, or a value JSON cannot carry) come as `unsendable`.
  *
  * A read costs in proportion to the records it returns, not to the outbox: it walks the due
  * entries in capture order from `after` (the primary key) until it has seen `limit` records,
- * then looks up by record (the `(table_id, record_id)` index) the entries of those records
- * outside that walk. A record with an entry at or before `after` belongs to an earlier read and
- * is left out; one with entries after the walk gets them too. Grouping the whole outbox by
- * record instead made each read of a push round cost as much as reading all of it.
+ * then looks up by record (the `(table_id, record_id)` index) the pending entries of those
+ * records outside that walk. A record with a due entry at or before `after` belongs to an
+ * earlier read and is left out. Grouping the whole outbox by record instead made each read of a
+ * push round cost as much as reading all of it.
  */
 export async function readPendingEdits(ctx: MirrorContext, options: { now: string; limit: number; after?: number }): Promise<PendingEdit[]> {
   assertOpen(ctx);
@@ -42,12 +44,14 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
   const tables = await cachedTables(ctx);
   const limit = Math.floor(options.limit);
   if (limit <= 0) return [];
-  const due: DueEntries = cat.selectFrom('_wsmirror_outbox').select(ENTRY_COLUMNS)
-    .where('status', '=', 'pending')
-    .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', options.now)]));
+  const pending: OutboxEntries = cat.selectFrom('_wsmirror_outbox').select(ENTRY_COLUMNS).where('status', '=', 'pending');
+  const due = pending.where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', options.now)]));
+  const isDue = (e: EntryRow) => e.next_attempt_at === null || String(d.fromTimestamp(e.next_attempt_at) ?? '') <= options.now;
 
-  // Records in the order of their first entry, with their entries in capture order.
+  // Records in the order of their first due entry, with all their pending entries in capture order.
   const byRecord = new Map<string, EntryRow[]>();
+  /** Each record's first due entry: where the walk found it. */
+  const firstDue = new Map<string, number>();
   /** The current rows of the records read, by table. */
   const rowsByTable = new Map<string, CurrentRows>();
   /** Records with a due entry at or before `after`: an earlier read's, skipped. */
@@ -62,38 +66,38 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
     const added = new Map<string, EntryRow[]>();
     for (const e of window) {
       const key = recordKey(e);
-      // A record of an earlier window already has its entries after that window (looked up below).
+      // A record of an earlier window already has all its pending entries (looked up below).
       if (byRecord.has(key)) continue;
       const list = added.get(key);
       if (list) list.push(e);
-      else if (!earlier.has(key) && byRecord.size + added.size < limit) added.set(key, [e]);
+      else if (!earlier.has(key) && byRecord.size + added.size < limit) {
+        added.set(key, [e]);
+        firstDue.set(key, Number(e.entry_id));
+      }
     }
     if (window.length > 0) walked = Number(window[window.length - 1]!.entry_id);
     // A window shorter than asked for reached the last due entry: nothing follows it.
     const reachedEnd = window.length < limit;
-    // One look-up by record for the new records: their entries at or before `after` (they belong
-    // to an earlier read) and, unless the walk reached the end, those after the walk (appended:
-    // later in capture order).
-    const outside = [
-      ...(after > 0 ? [(eb: OutboxWhere) => eb('entry_id', '<=', after)] : []),
-      ...(reachedEnd ? [] : [(eb: OutboxWhere) => eb('entry_id', '>', walked)]),
-    ];
-    // The new records' current rows are read at the same time, on another connection of a
-    // Postgres pool (a record the look-up hands to an earlier read is then read for nothing).
-    const [, outsideEntries] = await Promise.all([
+    // One look-up by record for the new records: their pending entries outside the window, due
+    // or not (a due one at or before `after` hands the record to an earlier read). The new
+    // records' current rows are read at the same time, on another connection of a Postgres pool
+    // (a record the look-up hands to an earlier read is then read for nothing).
+    const seen = new Set(window.map((e) => Number(e.entry_id)));
+    const [, others] = await Promise.all([
       readCurrentRows(ctx, tables, rowsByTable, recordIdsByTable(added, isLocalInsert)),
-      added.size > 0 && outside.length > 0 ? entriesOf(ctx, due, added, (eb) => eb.or(outside.map((where) => where(eb)))) : [],
+      added.size > 0 ? entriesOf(ctx, pending, added) : [],
     ]);
-    for (const e of outsideEntries) {
+    for (const e of others) {
       const key = recordKey(e);
-      if (Number(e.entry_id) <= after) {
+      if (seen.has(Number(e.entry_id)) || !added.has(key)) continue;
+      if (Number(e.entry_id) <= after && isDue(e)) {
         added.delete(key);
         earlier.add(key);
       } else {
-        added.get(key)?.push(e);
+        added.get(key)!.push(e);
       }
     }
-    for (const [key, list] of added) byRecord.set(key, list);
+    for (const [key, list] of added) byRecord.set(key, others.length === 0 ? list : list.sort((a, b) => Number(a.entry_id) - Number(b.entry_id)));
     if (reachedEnd || byRecord.size >= limit) break;
   }
 
@@ -104,13 +108,13 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
     const recordId = Number(list[0]!.record_id);
     const info = tables.get(tableId);
     if (info === undefined) {
-      edits.push(notMirrored(tableId, recordId, list));
+      edits.push(notMirrored(tableId, recordId, list, firstDue.get(recordKey(list[0]!))!));
       continue;
     }
     let fieldOf = fieldsByTable.get(tableId);
     if (fieldOf === undefined) fieldsByTable.set(tableId, fieldOf = entryFields(info.fields));
     const current = rowsByTable.get(tableId);
-    edits.push(foldEntries(ctx, info, fieldOf, recordId, list, current, current?.byId.get(recordId)));
+    edits.push(foldEntries(ctx, info, fieldOf, recordId, list, current, current?.byId.get(recordId), firstDue.get(recordKey(list[0]!))!));
   }
   return edits;
 }
@@ -119,16 +123,12 @@ function recordKey(e: EntryRow): string {
   return `${e.table_id}:${String(e.record_id)}`;
 }
 
-/** The due entries of these records that `where` selects, in capture order. */
-async function entriesOf(
-  ctx: MirrorContext, due: DueEntries, records: ReadonlyMap<string, readonly EntryRow[]>,
-  where: (eb: OutboxWhere) => Expression<SqlBool>,
-): Promise<EntryRow[]> {
+/** The pending entries of these records, in capture order. */
+async function entriesOf(ctx: MirrorContext, pending: OutboxEntries, records: ReadonlyMap<string, readonly EntryRow[]>): Promise<EntryRow[]> {
   const out: EntryRow[] = [];
   for (const [tableId, ids] of recordIdsByTable(records)) {
     for (const chunk of chunks(ids, ROWS_PER_READ)) {
-      out.push(...await due.where('table_id', '=', tableId).where(ctx.dialect.idIn(sql.ref('record_id'), chunk))
-        .where(where).orderBy('entry_id').execute());
+      out.push(...await pending.where('table_id', '=', tableId).where(ctx.dialect.idIn(sql.ref('record_id'), chunk)).orderBy('entry_id').execute());
     }
   }
   return out;

@@ -109,7 +109,7 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
         const alongside = previous !== undefined || readNext
           ? requestsWritten().then(async () => {
             if (previous !== undefined) await settle(ctx, previous, report);
-            return readNext ? readDue(held.size, Math.max(...fresh.map(firstEntryId))) : undefined;
+            return readNext ? readDue(held.size, Math.max(...fresh.map((e) => e.firstDueEntryId))) : undefined;
           }).then((value) => ({ value }), (error: unknown) => ({ error }))
           : undefined;
         const result = await pushing;
@@ -153,7 +153,8 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
     } : {
       kind: 'waiting',
       entryIds: edit.entryIds,
-      message: `references row ${blocker.recordId} of ${labels.get(blocker.tableId) ?? blocker.tableId}, inserted here and not created upstream yet (see its insert in wsmirror outbox); sent once it is`,
+      message: `${edit.recordId === blocker.recordId && edit.tableId === blocker.tableId ? 'an edit of' : 'references'} row ${blocker.recordId} of ${labels.get(blocker.tableId) ?? blocker.tableId}, `
+        + 'inserted here and not created upstream yet (see its insert in wsmirror outbox); sent once it is',
       blocker,
       now: new Date(at).toISOString(),
       nextAttemptAt: new Date(at + ctx.options.pushRetryMaxMs).toISOString(),
@@ -193,11 +194,6 @@ type Outcome<T> = { value: T } | { error: unknown };
 function unwrap<T>(outcome: Outcome<T>): T {
   if ('error' in outcome) throw outcome.error;
   return outcome.value;
-}
-
-/** The edit's first entry in capture order, sendable or not. */
-function firstEntryId(edit: PendingEdit): number {
-  return Math.min(...edit.entryIds, ...edit.unsendable.flatMap((u) => u.entryIds));
 }
 
 function editKey(edit: PendingEdit): string {

@@ -69,13 +69,16 @@ export class MemoryOutbox implements PushMirror {
   async readPendingEdits(options: { now: string; limit: number; after?: number }): Promise<PendingEdit[]> {
     const out: PendingEdit[] = [];
     for (const record of this.records) {
-      const due = record.entries.filter((e) => e.status === 'pending' && (e.nextAttemptAt === null || e.nextAttemptAt <= options.now));
-      if (due.length === 0) continue;
-      if (options.after !== undefined && Math.min(...due.map((e) => e.entryId)) <= options.after) continue;
+      // A record with a due entry is read with all its pending entries, as the mirror does.
+      const firstDueEntryId = Math.min(...record.entries
+        .filter((e) => e.status === 'pending' && (e.nextAttemptAt === null || e.nextAttemptAt <= options.now)).map((e) => e.entryId));
+      if (firstDueEntryId === Infinity) continue;
+      if (options.after !== undefined && firstDueEntryId <= options.after) continue;
+      const due = record.entries.filter((e) => e.status === 'pending');
       const fields = new Set(due.map((e) => e.field));
       const pick = (m: Map<string, unknown>) => new Map([...m].filter(([k]) => record.operation !== 'update' || fields.has(k)));
       out.push({
-        tableId: record.tableId, recordId: record.recordId, operation: record.operation,
+        tableId: record.tableId, recordId: record.recordId, firstDueEntryId, operation: record.operation,
         entryIds: due.map((e) => e.entryId),
         values: pick(record.values), oldValues: pick(record.oldValues), retriedFields: new Set(),
         fieldEntryIds: new Map(due.filter((e) => e.field !== null).map((e) => [e.field!, [e.entryId]])),

@@ -399,7 +399,7 @@ describe('push: creates', () => {
     const report = await f.push();
     expect(report).toMatchObject({ pushed: 0, failed: 0, waiting: 1 });
     expect(f.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
-    expect(f.outbox.settled).toEqual([expect.objectContaining({ kind: 'waiting', message: expect.stringMatching(/row -7 of crm\.deals, inserted here/) })]);
+    expect(f.outbox.settled).toEqual([expect.objectContaining({ kind: 'waiting', message: expect.stringMatching(/^an edit of row -7 of crm\.deals, inserted here/) })]);
   });
 
   for (const hasHistory of [true, false]) {
