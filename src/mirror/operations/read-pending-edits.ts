@@ -82,14 +82,18 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
     // or not (a due one at or before `after` hands the record to an earlier read). The new
     // records' current rows are read at the same time, on another connection of a Postgres pool
     // (a record the look-up hands to an earlier read is then read for nothing).
-    const seen = new Set(window.map((e) => Number(e.entry_id)));
+    // Outside the window are: entries at or before `after`, entries after the walk, and entries
+    // not due (a record's due entries in between are in the window: it was added at its first).
+    const outside = pending.where((eb) => eb.or([
+      eb('entry_id', '<=', after), eb('entry_id', '>', walked), eb('next_attempt_at', '>', options.now),
+    ]));
     const [, others] = await Promise.all([
       readCurrentRows(ctx, tables, rowsByTable, recordIdsByTable(added, isLocalInsert)),
-      added.size > 0 ? entriesOf(ctx, pending, added) : [],
+      added.size > 0 ? entriesOf(ctx, outside, added) : [],
     ]);
     for (const e of others) {
       const key = recordKey(e);
-      if (seen.has(Number(e.entry_id)) || !added.has(key)) continue;
+      if (!added.has(key)) continue;
       if (Number(e.entry_id) <= after && isDue(e)) {
         added.delete(key);
         earlier.add(key);
@@ -123,12 +127,12 @@ function recordKey(e: EntryRow): string {
   return `${e.table_id}:${String(e.record_id)}`;
 }
 
-/** The pending entries of these records, in capture order. */
-async function entriesOf(ctx: MirrorContext, pending: OutboxEntries, records: ReadonlyMap<string, readonly EntryRow[]>): Promise<EntryRow[]> {
+/** The entries of these records that `entries` selects, in capture order. */
+async function entriesOf(ctx: MirrorContext, entries: OutboxEntries, records: ReadonlyMap<string, readonly EntryRow[]>): Promise<EntryRow[]> {
   const out: EntryRow[] = [];
   for (const [tableId, ids] of recordIdsByTable(records)) {
     for (const chunk of chunks(ids, ROWS_PER_READ)) {
-      out.push(...await pending.where('table_id', '=', tableId).where(ctx.dialect.idIn(sql.ref('record_id'), chunk)).orderBy('entry_id').execute());
+      out.push(...await entries.where('table_id', '=', tableId).where(ctx.dialect.idIn(sql.ref('record_id'), chunk)).orderBy('entry_id').execute());
     }
   }
   return out;
