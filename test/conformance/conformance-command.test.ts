@@ -115,9 +115,10 @@ describe('wsmirror conformance, alone and gentle', { timeout: 120_000 }, () => {
       // made and the endpoint to warm up, so its gap says little either way.
       const gaps = at.slice(2).map((t, i) => t - at[i + 1]!);
       // Sent 200 ms apart. The proxy sees each when its event loop gets to it, which on a busy
-      // machine can be some tens of milliseconds late for one request and not for the next: a gap
-      // may look shorter than it was, never by 80 ms (requests sent unpaced arrive 5 to 40 ms apart).
-      for (const gap of gaps) expect(gap, JSON.stringify(gaps)).toBeGreaterThanOrEqual(120);
+      // machine can be late for one request and not for the next (324 ms then 61 ms was seen): a
+      // late arrival lengthens the gap before it by what it shortens the gap after it, so two
+      // gaps in a row always add up to about 400 ms (requests sent unpaced arrive 5 to 40 ms apart).
+      for (let i = 1; i < gaps.length; i++) expect(gaps[i - 1]! + gaps[i]!, JSON.stringify(gaps)).toBeGreaterThanOrEqual(320);
       expect([...gaps].sort((x, y) => x - y)[Math.floor(gaps.length / 2)], JSON.stringify(gaps)).toBeGreaterThanOrEqual(190);
       expect(at.at(-1)! - at[1]!).toBeGreaterThanOrEqual((at.length - 2) * 200 - 80);
     } finally {
