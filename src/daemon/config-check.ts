@@ -40,6 +40,11 @@ export interface CheckReport {
     tables: { table: string; mode: TableMode; action: PlannedAction; rows: number | null; estimatedRows: number | null }[];
     /** Tables a sync would refuse (names outside the API's rule). */
     refused: string[];
+    /**
+     * Tables a catalog migration held back (a view of a user's own in the way): a sync leaves them
+     * as they are until it applies; `wsmirror status` shows why.
+     */
+    unmigrated: string[];
   } | null;
 }
 
@@ -94,7 +99,7 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
     if (workspace && (mirror || report.mirror.ok)) {
       const catalog: Catalog = mirror
         ? await mirror.readCatalog()
-        : { dialect: config.mirror.dialect, revision: 0, tables: [], fields: [], foreignNames: [] };
+        : { dialect: config.mirror.dialect, revision: 0, tables: [], fields: [], foreignNames: [], unmigrated: [] };
       report.plan = await planOf(catalog, workspace, config, mirror, (t) => client.estimateRecordCount(t.moduleName, t.tableName));
     }
     report.ok = report.upstream.ok && report.mirror.ok;
@@ -112,7 +117,7 @@ async function planOf(
   const filter = { include: config.tables.include, exclude: config.tables.exclude };
   const refused = refusedTables(workspace, filter);
   refused.push(...tooWideTables(workspace, filter, catalog.dialect, new Set(refused.map((r) => r.tableId))));
-  const plan = planSchema(catalog, workspace, filter, new Set(refused.map((r) => r.tableId)));
+  const plan = planSchema(catalog, workspace, filter, new Set([...refused.map((r) => r.tableId), ...catalog.unmigrated]));
   // The catalog as the plan leaves it.
   const after = new Map(catalog.tables.map((t) => [t.tableId, t]));
   for (const op of plan.ops) {
@@ -132,5 +137,6 @@ async function planOf(
       estimatedRows: action === 'poll changes' ? null : await estimate(t),
     });
   }
-  return { operations: plan.ops.map(describeOp), tables, refused: refused.map((r) => r.table) };
+  const unmigrated = catalog.tables.filter((t) => catalog.unmigrated.includes(t.tableId)).map(tableLabel);
+  return { operations: plan.ops.map(describeOp), tables, refused: refused.map((r) => r.table), unmigrated };
 }

@@ -63,6 +63,11 @@ export interface Catalog {
   fields: MirrorField[];
   /** Other relation and type names in the mirror's schema: never chosen for new tables. */
   foreignNames: string[];
+  /**
+   * Tables a catalog migration left as they were (operations/unmigrated-tables.ts): neither pulled
+   * nor pushed, nor changed by a schema plan, until `Mirror.finishMigration` brings them up.
+   */
+  unmigrated: string[];
 }
 
 export function fieldsOf(catalog: Pick<Catalog, 'fields'>, tableId: string): MirrorField[] {

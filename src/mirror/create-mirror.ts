@@ -16,6 +16,7 @@ import { readPendingEdits } from './operations/read-pending-edits.ts';
 import { retryOutbox } from './operations/retry-outbox.ts';
 import { settleEdits } from './operations/settle-edits.ts';
 import { readCatalog } from './operations/read-catalog.ts';
+import { migrateCatalog } from './operations/migrate-catalog.ts';
 import { countRows, readRows, streamIds } from './operations/read-rows.ts';
 import { accessProblems } from './operations/access-problems.ts';
 import { resetTables } from './operations/reset-tables.ts';
@@ -36,6 +37,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
     preferredBatchRows: driver.preferredBatchRows,
     preferredPushRoundRecords: driver.preferredPushRoundRecords,
     readCatalog: () => readCatalog(ctx),
+    finishMigration: () => migrateCatalog(ctx),
     applySchemaPlan: (plan, options) => applySchemaPlan(ctx, plan, options),
     applyRows: (tableId, batch) => applyRows(ctx, tableId, batch),
     encodeRows: (tableId, records, into) => encodeRows(ctx, tableId, records, into),

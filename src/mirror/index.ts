@@ -1,7 +1,7 @@
 // The mirror's public surface: what the sync engine, the daemon and the CLI import.
 export type { MirrorLogger } from './mirror-logger.ts';
 export type { CursorWrites, EncodedRows, Mirror, OpenMirrorOptions, OutboxCount, RecordId, RowBatch, RowBatchResult } from './mirror.ts';
-export type { CycleRecord, CycleSummary, TableError, TableStatePatch, TableSyncState } from './mirror.ts';
+export type { CycleRecord, CycleSummary, TableError, TableStatePatch, TableSyncState, UnmigratedTable } from './mirror.ts';
 export { openMirror } from './open-mirror.ts';
 export { mirrorCreationProblems } from './creation-problems.ts';
 export type { Dialect, DialectName, SqlValue } from './dialect.ts';

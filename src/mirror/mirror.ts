@@ -6,6 +6,12 @@ import type { MirrorLogger } from './mirror-logger.ts';
 import type { MirrorOutbox } from './outbox.ts';
 import type { SchemaPlan } from './schema-planner.ts';
 
+/** A table a catalog migration left as it was, and why, as the sync reports it (code MIRROR). */
+export interface UnmigratedTable {
+  tableId: string;
+  message: string;
+}
+
 /**
  * The local store, as the sync engine sees it. One interface, two dialects (SQLite, Postgres).
  *
@@ -39,6 +45,12 @@ export interface Mirror extends MirrorOutbox {
 
   /** A snapshot of the catalog: mirrored tables and fields, with their SQL names and states. */
   readCatalog(): Promise<Catalog>;
+
+  /**
+   * Tries again the migration of the tables a catalog migration held back (`Catalog.unmigrated`:
+   * a view of a user's own in the way); returns those still held, with why.
+   */
+  finishMigration(): Promise<UnmigratedTable[]>;
 
   /**
    * Runs a plan from `planSchema`: DDL, catalog rows and the given cursors in ONE transaction.

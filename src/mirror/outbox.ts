@@ -108,6 +108,15 @@ export interface OutboxFilter {
   entryIds?: readonly number[];
 }
 
+/** Which pending edits `readPendingEdits` reads. */
+export interface ReadPendingOptions {
+  now: string;
+  limit: number;
+  after?: number;
+  /** Tables whose edits are left where they are (tables a catalog migration held back). */
+  exceptTables?: readonly string[];
+}
+
 /**
  * The outbox operations of a mirror (`Mirror` extends this). A create and a delete of the same
  * new row read as a `delete` of its negative id: nothing to send, settle it as `pushed`. The push reads, marks and settles
@@ -120,7 +129,7 @@ export interface MirrorOutbox {
    * `after`, only records whose oldest due entry comes after that entry id (the records that
    * follow a round already read). Read-only.
    */
-  readPendingEdits(options: { now: string; limit: number; after?: number }): Promise<PendingEdit[]>;
+  readPendingEdits(options: ReadPendingOptions): Promise<PendingEdit[]>;
   /**
    * Marks creates as being sent (sending_since on their entries, the body in their insert
    * entry's new_value), committed before the request goes out: after a crash, the push finds

@@ -1,6 +1,7 @@
 import { MirrorLostError } from '../errors.ts';
 import { fieldsOf, type Catalog } from '../mirror/catalog.ts';
-import type { CursorWrites, Mirror } from '../mirror/mirror.ts';
+import type { CursorWrites, Mirror, UnmigratedTable } from '../mirror/mirror.ts';
+import type { RefusedTable } from './name-rule.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
 import { pullTable, type TableAction } from './record-pull.ts';
 import { pushOutbox, type PushReport } from './push/push-step.ts';
@@ -53,6 +54,14 @@ export function cycleProblems(report: CycleReport): string[] {
   const problems = 'error' in report.push ? [`push: ${report.push.error.message}`] : [];
   for (const t of report.tables) if (t.action === 'failed') problems.push(`${t.table}: ${t.error?.message ?? 'failed'}`);
   return problems;
+}
+
+/** The tables a catalog migration holds back, reported failed as the schema pull's refusals are. */
+function unmigratedRefusals(unmigrated: readonly UnmigratedTable[], catalog: Catalog): RefusedTable[] {
+  return unmigrated.flatMap(({ tableId, message }) => {
+    const table = catalog.tables.find((t) => t.tableId === tableId);
+    return table === undefined ? [] : [{ tableId, table: tableLabel(table), mode: table.mode, code: 'MIRROR', message }];
+  });
 }
 
 function errorInfo(error: unknown): { code: string; message: string } {
@@ -140,6 +149,13 @@ export class SyncEngine {
     // schema pull that applied a plan: an idle cycle costs few round trips to a Postgres server.
     // Each table's pull changes only its own cursors: one read serves every table's first look.
     let catalog = await mirror.readCatalog();
+    // Tables a catalog migration held back (a view of a user's own in the way) are tried again
+    // first: once the user dropped the view, this cycle syncs them.
+    let unmigrated: UnmigratedTable[] = [];
+    if (catalog.unmigrated.length > 0) {
+      unmigrated = await mirror.finishMigration();
+      catalog = await mirror.readCatalog();
+    }
     let cursors = await mirror.readCursors();
     // Upstream's schema is applied before the push, so the push sends each waiting edit to its
     // field as upstream has it now: an edit follows a rename, and one whose field was deleted
@@ -148,7 +164,7 @@ export class SyncEngine {
     let pulled: Awaited<ReturnType<typeof pullSchema>> | undefined;
     let schemaFailure: { error: unknown } | undefined;
     try {
-      pulled = await pullSchema(ctx, cursors);
+      pulled = await pullSchema(ctx, cursors, unmigratedRefusals(unmigrated, catalog));
     } catch (error) {
       if (opts.signal?.aborted) throw error;
       schemaFailure = { error };

@@ -37,9 +37,10 @@ export interface SchemaPullResult {
  * Schema pull (DESIGN §4.2): poll schema changes from the saved cursor; on any change, on the
  * first run, or when the table patterns changed, read the whole workspace, diff it against the
  * catalog and apply the plan, less the drops upstream contradicts (drop-check.ts). DDL, catalog and the new cursor commit together. `cursors`: every
- * cursor of the mirror, as read at the start of the cycle.
+ * cursor of the mirror, as read at the start of the cycle. `held`: the tables a catalog migration
+ * holds back, refused as they are (a plan would otherwise rebuild the columns it has yet to convert).
  */
-export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, string>): Promise<SchemaPullResult> {
+export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, string>, held: readonly RefusedTable[] = []): Promise<SchemaPullResult> {
   const { client, mirror, options } = ctx;
   const since = cursors.get(SCHEMA_CURSOR_KEY);
   const filterKey = JSON.stringify({ include: options.tables.include ?? [], exclude: options.tables.exclude ?? [] });
@@ -63,12 +64,13 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
   }
 
   const next = { [SCHEMA_CURSOR_KEY]: nextSince(asOf, options.lookbackMs), [FILTER_CURSOR_KEY]: filterKey };
-  if (!changed) return { reread: false, operations: [], refused: [], cursors: { [SCHEMA_CURSOR_KEY]: next[SCHEMA_CURSOR_KEY] } };
+  if (!changed) return { reread: false, operations: [], refused: [...held], cursors: { [SCHEMA_CURSOR_KEY]: next[SCHEMA_CURSOR_KEY] } };
   const workspace = await client.getWorkspace();
   // A pattern that matches nothing is most likely a typo: say so at every read of the workspace.
   for (const unmatched of unmatchedPatterns(options.tables, workspace)) ctx.logger.warn({ ...unmatched }, describeUnmatchedPattern(unmatched));
   const catalog = await mirror.readCatalog();
-  const refused = refusedTables(workspace, options.tables);
+  const heldIds = new Set(held.map((r) => r.tableId));
+  const refused = [...held, ...refusedTables(workspace, options.tables).filter((r) => !heldIds.has(r.tableId))];
   refused.push(...tooWideTables(workspace, options.tables, catalog.dialect, new Set(refused.map((r) => r.tableId))));
   let plan = planSchema(catalog, workspace, options.tables, new Set(refused.map((r) => r.tableId)));
   const contradicted = await unconfirmedDrops(client, workspace, plan, catalog.tables);

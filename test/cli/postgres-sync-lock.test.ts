@@ -1,11 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { quoteId, testPgUrl } from '../helpers/dialects.ts';
-import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { countLogLines, daemonEnv, runWsmirror, startWsmirror as startProcess, stopProcess, type LiveWsmirror } from '../helpers/processes.ts';
-import { field } from '../helpers/schema.ts';
-import { UpstreamWorkspace } from '../helpers/workspace.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { testPgUrl } from '../helpers/dialects.ts';
+import { daemonsOnPostgres } from '../helpers/postgres-daemon-suite.ts';
+import { countLogLines, runWsmirror, startWsmirror as startProcess, stopProcess, type LiveWsmirror } from '../helpers/processes.ts';
 
 /** Daemons a failed test left running are killed with it. */
 const live: LiveWsmirror[] = [];
@@ -17,44 +14,6 @@ const startWsmirror = (...args: Parameters<typeof startProcess>) => {
 afterEach(async () => {
   for (const daemon of live.splice(0)) await stopProcess(daemon.child, 'SIGKILL');
 });
-
-/**
- * Registers, in the enclosing describe, an emulator with crm.people and an admin connection to the
- * test server; `mirrorOf` makes a new schema's environment for `wsmirror` (`serverOptions` go in
- * the URL's `options`, `-c name=value`). Schemas are dropped afterwards.
- */
-function daemonsOnPostgres(prefix: string) {
-  const schemas: string[] = [];
-  const fixture = { admin: undefined as unknown as pg.Client, emu: undefined as unknown as RunningEmulator };
-
-  beforeAll(async () => {
-    if (!testPgUrl) throw new Error('WSMIRROR_TEST_PG_URL is not set: run the tests with vitest, whose global setup provides a server');
-    fixture.admin = new pg.Client({ connectionString: testPgUrl });
-    await fixture.admin.connect();
-    fixture.emu = await startEmulator();
-    const upstream = new UpstreamWorkspace(fixture.emu);
-    await upstream.createModule('crm');
-    await upstream.createTable('crm', 'people', { hasHistory: true }, [field('name', 'string')]);
-    await upstream.createRecords('crm', 'people', [{ name: 'Ada' }]);
-  });
-
-  afterAll(async () => {
-    await fixture.emu?.close();
-    if (fixture.admin) {
-      for (const schema of schemas) await fixture.admin.query(`DROP SCHEMA IF EXISTS ${quoteId(schema)} CASCADE`);
-      await fixture.admin.end();
-    }
-  });
-
-  const mirrorOf = (serverOptions?: string) => {
-    const schema = `${prefix}_${randomBytes(5).toString('hex')}`;
-    schemas.push(schema);
-    const url = new URL(testPgUrl!);
-    if (serverOptions !== undefined) url.searchParams.set('options', serverOptions);
-    return { schema, env: daemonEnv(fixture.emu, { url: url.toString(), pgSchema: schema }, { WSMIRROR_SCHEDULE: '1s', WSMIRROR_LOG_LEVEL: 'info' }) };
-  };
-  return { fixture, mirrorOf };
-}
 
 /**
  * On Postgres the sync lock is a session advisory lock on a connection of its own, and the mirror's

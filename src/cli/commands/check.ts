@@ -32,6 +32,9 @@ export function formatCheckText(report: CheckReport): string {
     else for (const op of plan.operations) lines.push(`  ${op}`);
     lines.push('', ...textTable(PLAN_COLUMNS, plan.tables, '  '));
     for (const table of plan.refused) lines.push(`  ${table}: refused (its name is outside the API's rule)`);
+    for (const table of plan.unmigrated) {
+      lines.push(`  ${table}: held back, as an older wsmirror made it: an object of your own depends on it (wsmirror status says which)`);
+    }
   }
   return `${lines.join('\n')}\n`;
 }

@@ -3,14 +3,19 @@ import { CATALOG_MIGRATIONS, CATALOG_TABLES, CATALOG_VERSION, checkCatalogVersio
 import { ConfigError } from '../../errors.ts';
 import { columnDdl } from '../catalog-ddl.ts';
 import { sqlTypeOf } from '../dialects.ts';
-import { readCatalogVersion } from '../catalog-version.ts';
+import { tableLabel, type MirrorField, type MirrorTable } from '../catalog.ts';
+import { TableSchemaError } from '../errors.ts';
 import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { missingViewNames } from '../schema-planner.ts';
 import { SYNCED_AT_COLUMN } from '../naming.ts';
+import { captureTables, createCapture, dropCapture } from './capture.ts';
 import { restoreDerivedObjects, setAsideDerivedObjects } from './derived-objects.ts';
 import { readCatalog, readCatalogTables } from './read-catalog.ts';
 import { createReferenceIndex } from './reference-indexes.ts';
+import type { UnmigratedTable } from '../mirror.ts';
+import { writeTableState } from './table-state.ts';
+import { parseUnmigrated, UNMIGRATED_KEY, unmigratedMessage } from './unmigrated-tables.ts';
 
 /**
  * Version of the capture set-up of the mirrored tables: their triggers, and what the triggers
@@ -28,60 +33,132 @@ import { createReferenceIndex } from './reference-indexes.ts';
 export const CAPTURE_VERSION = 9;
 
 /**
- * The versions a catalog records: its layout and its capture set-up, and whether either is older
- * than this wsmirror's. A newer one of either is refused: this version would put back its own,
+ * The versions a catalog records: its layout and its capture set-up, whether either is older
+ * than this wsmirror's, and how many tables an earlier migration held back. A newer one of either is refused: this version would put back its own,
  * older, set-up (a capture set-up is a security boundary on Postgres, see version 9).
  */
-export async function catalogVersions(ctx: MirrorContext): Promise<{ stored: number; capture: string | undefined; older: boolean }> {
-  const cat = ctx.driver.catalog(ctx.driver.db);
-  const layout = await readCatalogVersion(cat);
+export async function catalogVersions(ctx: MirrorContext): Promise<{ stored: number; capture: number; older: boolean; unmigrated: number }> {
+  const meta = new Map((await ctx.driver.catalog(ctx.driver.db).selectFrom('_wsmirror_meta').select(['key', 'value'])
+    .where('key', 'in', ['catalog_version', 'capture_version', UNMIGRATED_KEY]).execute()).map((r) => [r.key, r.value]));
+  const layout = meta.get('catalog_version');
   checkCatalogVersion(layout);
-  const capture = (await cat.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'capture_version').executeTakeFirst())?.value;
-  if (capture !== undefined && Number(capture) > CAPTURE_VERSION) {
+  const capture = Number(meta.get('capture_version') ?? 0);
+  if (capture > CAPTURE_VERSION) {
     throw new ConfigError(`the catalog was written by a newer wsmirror (capture set-up ${capture}; this one knows ${CAPTURE_VERSION})`);
   }
   const stored = Number(layout);
-  return { stored, capture, older: stored < CATALOG_VERSION || capture !== String(CAPTURE_VERSION) };
+  const older = stored < CATALOG_VERSION || capture !== CAPTURE_VERSION;
+  // Tables an earlier migration held back (unmigrated-tables.ts): each cycle tries them again.
+  return { stored, capture, older, unmigrated: parseUnmigrated(meta.get(UNMIGRATED_KEY)).length };
 }
 
 /**
  * Brings an existing catalog to this version's layout (CATALOG_MIGRATIONS) and installs the
  * capture triggers when they are missing or older, in one daemon transaction. The catalog's own
- * tables change first; then the DDL on mirrored tables runs with their derived objects set aside,
- * and those are made again in this version's form.
+ * tables change first. Then only what the migration has to rebuild is: the capture triggers of
+ * every table when the capture set-up is older (triggers and functions, which nothing else
+ * depends on), and the readable views and foreign keys of the tables whose columns it converts
+ * (and of the tables referencing them), set aside around the DDL and made again in this
+ * version's form; on a catalog older than layout 3, which had none, every table's are made.
+ * A view of a user's own on a readable view or on a converted column stays in the way of its
+ * table only: the database refusing that table's DDL holds the table back (unmigrated-tables.ts),
+ * and the migration is tried again without it, until every table has applied or is held back.
+ * Returns the tables held back, those of an earlier open included.
  */
-export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
+export async function migrateCatalog(ctx: MirrorContext): Promise<UnmigratedTable[]> {
   const d = ctx.driver;
-  const { stored, capture, older } = await catalogVersions(ctx);
-  if (!older) return;
+  const { stored, capture, older, unmigrated } = await catalogVersions(ctx);
+  if (!older && unmigrated === 0) return [];
   // Names in use are read before the transaction (the namespace listing runs on the connection).
   const viewNames = stored < 3 ? missingViewNames(await readCatalog(ctx)) : new Map<string, string>();
-  ctx.tables = undefined;
-  await d.write(async (tx) => {
-    const txCat = d.catalog(tx.db);
-    for (const migration of CATALOG_MIGRATIONS) {
-      if (migration.version <= stored) continue;
-      for (const { table, column } of migration.addColumns) {
-        const def = CATALOG_TABLES.find((t) => t.name === table)!.columns.find((c) => c.name === column)!;
-        await sql`ALTER TABLE ${d.table(table)} ADD COLUMN ${columnDdl(ctx.dialect, def, false)}`.execute(tx.db);
+  const held: UnmigratedTable[] = [];
+  // Each attempt rolls back whole, so at most one attempt per table (as a schema change's).
+  for (;;) {
+    ctx.tables = undefined;
+    try {
+      await d.write((tx) => migrateIn(ctx, tx, { stored, capture, viewNames, held }));
+      return held;
+    } catch (error) {
+      if (!(error instanceof TableSchemaError)) throw error;
+      const more = await tablesHeldBy(ctx, error, held);
+      if (more.length === 0) throw error;
+      for (const table of more) {
+        const message = unmigratedMessage(table, error);
+        ctx.logger?.warn({ table: tableLabel(table), err: { code: error.code, message } }, 'migration of a table refused by the mirror; migrating the others');
+        held.push({ tableId: table.tableId, message });
       }
-      for (const index of migration.dropIndexes ?? []) await sql`DROP INDEX IF EXISTS ${d.table(index)}`.execute(tx.db);
-      for (const table of migration.restateChecks ?? []) await d.restateChecks(tx, CATALOG_TABLES.find((t) => t.name === table)!);
+    } finally {
+      ctx.tables = undefined;
     }
-    await setAsideDerivedObjects(ctx, tx);
-    if (stored < 5) await convertColumnTypes(ctx, tx);
-    if (stored < 3) await addBiObjects(ctx, tx, viewNames);
-    if (Number(capture ?? 0) < 2) {
-      const tables = await txCat.selectFrom('_wsmirror_tables').select('sql_name').execute();
-      for (const t of tables) await d.dropNotNull(tx, t.sql_name, SYNCED_AT_COLUMN);
+  }
+}
+
+/** One attempt, leaving out the tables of `held`. */
+async function migrateIn(
+  ctx: MirrorContext, tx: WriteTx,
+  { stored, capture, viewNames, held }: { stored: number; capture: number; viewNames: ReadonlyMap<string, string>; held: readonly UnmigratedTable[] },
+): Promise<void> {
+  const d = ctx.driver;
+  const txCat = d.catalog(tx.db);
+  for (const migration of CATALOG_MIGRATIONS) {
+    if (migration.version <= stored) continue;
+    for (const { table, column } of migration.addColumns) {
+      const def = CATALOG_TABLES.find((t) => t.name === table)!.columns.find((c) => c.name === column)!;
+      await sql`ALTER TABLE ${d.table(table)} ADD COLUMN ${columnDdl(ctx.dialect, def, false)}`.execute(tx.db);
     }
-    await restoreDerivedObjects(ctx, tx);
-    if (stored < CATALOG_VERSION) {
-      await txCat.updateTable('_wsmirror_meta').set({ value: String(CATALOG_VERSION) }).where('key', '=', 'catalog_version').execute();
-    }
-    await txCat.deleteFrom('_wsmirror_meta').where('key', '=', 'capture_version').execute();
-    await txCat.insertInto('_wsmirror_meta').values({ key: 'capture_version', value: String(CAPTURE_VERSION) }).execute();
-  });
+    for (const index of migration.dropIndexes ?? []) await sql`DROP INDEX IF EXISTS ${d.table(index)}`.execute(tx.db);
+    for (const table of migration.restateChecks ?? []) await d.restateChecks(tx, CATALOG_TABLES.find((t) => t.name === table)!);
+  }
+  const heldIds = new Set(held.map((t) => t.tableId));
+  const all = await captureTables(ctx, tx);
+  // Conversions are found from the fields' SQL types, whatever the layout: a table held back
+  // by an earlier open still has them to do.
+  const conversions = (await columnConversions(ctx, tx)).filter((c) => !heldIds.has(c.field.tableId));
+  const rebuilt = stored < 3 ? all.map((t) => t.tableId).filter((id) => !heldIds.has(id)) : conversions.map((c) => c.field.tableId);
+  const scope = (await setAsideDerivedObjects(ctx, tx, new Set(rebuilt)))!;
+  // The other tables keep their views and keys; an older capture set-up is replaced all the same.
+  const recaptured = capture < CAPTURE_VERSION ? all.filter((t) => !scope.has(t.tableId)) : [];
+  await dropCapture(ctx, tx, recaptured);
+  await convertColumnTypes(ctx, tx, conversions);
+  if (stored < 3) await addBiObjects(ctx, tx, viewNames);
+  if (capture < 2) {
+    for (const t of all) await d.dropNotNull(tx, t.sqlName, SYNCED_AT_COLUMN);
+  }
+  await restoreDerivedObjects(ctx, tx, scope);
+  await createCapture(ctx, tx, recaptured);
+  if (stored < CATALOG_VERSION) {
+    await txCat.updateTable('_wsmirror_meta').set({ value: String(CATALOG_VERSION) }).where('key', '=', 'catalog_version').execute();
+  }
+  await txCat.deleteFrom('_wsmirror_meta').where('key', '=', 'capture_version').execute();
+  await txCat.insertInto('_wsmirror_meta').values({ key: 'capture_version', value: String(CAPTURE_VERSION) }).execute();
+  await recordUnmigrated(ctx, tx, held);
+}
+
+/**
+ * Writes the list and, as each held table's last error, why: `wsmirror status` shows them
+ * failing from the moment they are held, even before a cycle.
+ */
+async function recordUnmigrated(ctx: MirrorContext, tx: WriteTx, held: readonly UnmigratedTable[]): Promise<void> {
+  const cat = ctx.driver.catalog(tx.db);
+  await cat.deleteFrom('_wsmirror_meta').where('key', '=', UNMIGRATED_KEY).execute();
+  if (held.length === 0) return;
+  await cat.insertInto('_wsmirror_meta').values({ key: UNMIGRATED_KEY, value: JSON.stringify(held.map((t) => t.tableId)) }).execute();
+  const at = new Date().toISOString();
+  for (const { tableId, message } of held) await writeTableState(ctx, tx, tableId, { lastError: { code: 'MIRROR', message, at } });
+}
+
+/**
+ * The tables to hold back for a refusal naming `error.tableId`: that table when the migration
+ * converts it, otherwise the converted tables it references (its view shows their display
+ * column, so it was rebuilt with them). None new: the refusal is not one a table can be held for.
+ */
+async function tablesHeldBy(ctx: MirrorContext, error: TableSchemaError, held: readonly UnmigratedTable[]): Promise<MirrorTable[]> {
+  const catalog = await readCatalog(ctx);
+  const converted = new Set(pendingConversions(ctx, catalog).map((c) => c.field.tableId));
+  const ids = converted.has(error.tableId) || !converted.size
+    ? new Set([error.tableId])
+    : new Set(catalog.fields.filter((f) => f.tableId === error.tableId && f.refTableId !== null && converted.has(f.refTableId)).map((f) => f.refTableId!));
+  return catalog.tables.filter((t) => ids.has(t.tableId) && !held.some((h) => h.tableId === t.tableId));
 }
 
 /**
@@ -89,19 +166,33 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<void> {
  * `tstzrange` on Postgres) is converted in place where the dialect can, values and pending
  * edits kept; any other is left to the schema planner, which rebuilds it and re-reads its table.
  */
-async function convertColumnTypes(ctx: MirrorContext, tx: WriteTx): Promise<void> {
-  const cat = ctx.driver.catalog(tx.db);
-  const { tables, fields } = await readCatalogTables(ctx.driver, cat);
+type ColumnConversion = { field: MirrorField; sqlTable: string; to: string; statements: string[] };
+
+function pendingConversions(ctx: MirrorContext, { tables, fields }: { tables: readonly MirrorTable[]; fields: readonly MirrorField[] }): ColumnConversion[] {
   const sqlNameOf = new Map(tables.map((t) => [t.tableId, t.sqlName]));
-  const conversions = fields.flatMap((f) => {
+  return fields.flatMap((f) => {
     const to = sqlTypeOf(ctx.dialect.name, f.fieldType);
     if (to === f.sqlType) return [];
-    const statements = ctx.dialect.convertColumnSql(ctx.driver.names, { sqlTable: sqlNameOf.get(f.tableId)!, column: f.columnName, from: f.sqlType, to });
-    return statements === null ? [] : [{ field: f, to, statements }];
+    const sqlTable = sqlNameOf.get(f.tableId)!;
+    const statements = ctx.dialect.convertColumnSql(ctx.driver.names, { sqlTable, column: f.columnName, from: f.sqlType, to });
+    return statements === null ? [] : [{ field: f, sqlTable, to, statements }];
   });
-  for (const { field, to, statements } of conversions) {
-    ctx.logger?.info({ table: sqlNameOf.get(field.tableId), column: field.columnName, from: field.sqlType, to }, 'column converted to its new SQL type');
-    await ctx.driver.runScript(tx, statements);
+}
+
+async function columnConversions(ctx: MirrorContext, tx: WriteTx): Promise<ColumnConversion[]> {
+  return pendingConversions(ctx, await readCatalogTables(ctx.driver, ctx.driver.catalog(tx.db)));
+}
+
+/** Runs the conversions; one the database refuses (a view of a user's own on the column) names its table. */
+async function convertColumnTypes(ctx: MirrorContext, tx: WriteTx, conversions: readonly ColumnConversion[]): Promise<void> {
+  const cat = ctx.driver.catalog(tx.db);
+  for (const { field, sqlTable, to, statements } of conversions) {
+    ctx.logger?.info({ table: sqlTable, column: field.columnName, from: field.sqlType, to }, 'column converted to its new SQL type');
+    try {
+      await ctx.driver.runScript(tx, statements);
+    } catch (error) {
+      throw new TableSchemaError(field.tableId, error);
+    }
     await cat.updateTable('_wsmirror_fields').set({ sql_type: to })
       .where('table_id', '=', field.tableId).where('field_id', '=', field.fieldId).execute();
   }

@@ -8,6 +8,7 @@ import { MirrorError } from '../errors.ts';
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext, TableInfo } from '../mirror-context.ts';
 import { CATALOG_PREFIX } from '../naming.ts';
+import { parseUnmigrated, UNMIGRATED_KEY } from './unmigrated-tables.ts';
 
 /**
  * A snapshot of the catalog; also refreshes the context's table cache. Its four reads go
@@ -17,20 +18,22 @@ export async function readCatalog(ctx: MirrorContext): Promise<Catalog> {
   assertOpen(ctx);
   const d = ctx.driver;
   const cat = d.catalog(d.db);
-  const [revisionRows, tableRows, fieldRows, nameRows] = await d.readStatements([
-    revisionQuery(cat).compile(), tablesQuery(cat).compile(), fieldsQuery(cat).compile(), d.namespaceNamesQuery(),
+  const [metaRows, tableRows, fieldRows, nameRows] = await d.readStatements([
+    metaQuery(cat).compile(), tablesQuery(cat).compile(), fieldsQuery(cat).compile(), d.namespaceNamesQuery(),
   ]);
-  const revision = revisionOf(revisionRows as { value: string }[]);
+  const meta = new Map((metaRows as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+  const revision = Number(meta.get('revision') ?? 0);
   const { tables, fields } = catalogTablesOf(d, tableRows as TableRow[], fieldRows as FieldRow[]);
   const own = new Set(tables.flatMap((t) => (t.viewName === null ? [t.sqlName] : [t.sqlName, t.viewName])));
   const foreignNames = (nameRows as { name: string }[]).map((r) => r.name).filter((n) => !own.has(n) && !n.startsWith(CATALOG_PREFIX)).sort();
   ctx.tables = new Map(tables.map((t) => [t.tableId, { table: t, fields: fieldsOf({ fields }, t.tableId) }]));
-  return { dialect: ctx.dialect.name, revision, tables, fields, foreignNames };
+  return { dialect: ctx.dialect.name, revision, tables, fields, foreignNames, unmigrated: parseUnmigrated(meta.get(UNMIGRATED_KEY)) };
 }
 
 const tablesQuery = (cat: Kysely<CatalogDb>) => cat.selectFrom('_wsmirror_tables').selectAll().orderBy('table_id');
 const fieldsQuery = (cat: Kysely<CatalogDb>) => cat.selectFrom('_wsmirror_fields').selectAll().orderBy('table_id').orderBy('position');
 const revisionQuery = (cat: Kysely<CatalogDb>) => cat.selectFrom('_wsmirror_meta').select('value').where('key', '=', 'revision');
+const metaQuery = (cat: Kysely<CatalogDb>) => cat.selectFrom('_wsmirror_meta').select(['key', 'value']).where('key', 'in', ['revision', UNMIGRATED_KEY]);
 
 type TableRow = Selectable<CatalogDb['_wsmirror_tables']>;
 type FieldRow = Selectable<CatalogDb['_wsmirror_fields']>;

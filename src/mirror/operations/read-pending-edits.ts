@@ -4,7 +4,7 @@ import type { CatalogDb } from '../catalog-tables.ts';
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext, TableInfo } from '../mirror-context.ts';
 import { ID_COLUMN } from '../naming.ts';
-import type { PendingEdit } from '../outbox.ts';
+import type { PendingEdit, ReadPendingOptions } from '../outbox.ts';
 import { entryFields, foldEntries, notMirrored, type CurrentRows, type EntryFields, type EntryRow } from './fold-entries.ts';
 import { chunks } from './outbox-rows.ts';
 import { cachedTables } from './read-catalog.ts';
@@ -36,7 +36,7 @@ const ENTRY_COLUMNS = ['entry_id', 'table_id', 'record_id', 'operation', 'column
  * earlier read and is left out. Grouping the whole outbox by record instead made each read of a
  * push round cost as much as reading all of it.
  */
-export async function readPendingEdits(ctx: MirrorContext, options: { now: string; limit: number; after?: number }): Promise<PendingEdit[]> {
+export async function readPendingEdits(ctx: MirrorContext, options: ReadPendingOptions): Promise<PendingEdit[]> {
   assertOpen(ctx);
   const d = ctx.driver;
   const cat = d.catalog(d.db);
@@ -44,7 +44,8 @@ export async function readPendingEdits(ctx: MirrorContext, options: { now: strin
   const tables = await cachedTables(ctx);
   const limit = Math.floor(options.limit);
   if (limit <= 0) return [];
-  const pending: OutboxEntries = cat.selectFrom('_wsmirror_outbox').select(ENTRY_COLUMNS).where('status', '=', 'pending');
+  let pending: OutboxEntries = cat.selectFrom('_wsmirror_outbox').select(ENTRY_COLUMNS).where('status', '=', 'pending');
+  if (options.exceptTables !== undefined && options.exceptTables.length > 0) pending = pending.where('table_id', 'not in', [...options.exceptTables]);
   const due = pending.where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', options.now)]));
   const isDue = (e: EntryRow) => e.next_attempt_at === null || String(d.fromTimestamp(e.next_attempt_at) ?? '') <= options.now;
 

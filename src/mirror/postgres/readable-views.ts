@@ -17,8 +17,13 @@ const isArray = (column: string) => `jsonb_typeof(${column}) = 'array'`;
 /** A function the views of older mirrors used, when appointment columns were text. */
 const OLD_RANGE_FUNCTION = '_wsmirror_tstzrange';
 
+/**
+ * The old view of a table whose migration is held back (operations/unmigrated-tables.ts) still
+ * uses it: it goes with the last of them.
+ */
 export function viewSetupSql(names: SqlNames): string[] {
-  return [`DROP FUNCTION IF EXISTS ${names.qualify(OLD_RANGE_FUNCTION)}(text)`];
+  return [`DO $setup$ BEGIN DROP FUNCTION IF EXISTS ${names.qualify(OLD_RANGE_FUNCTION)}(text); `
+    + 'EXCEPTION WHEN dependent_objects_still_exist THEN NULL; END $setup$'];
 }
 
 const EXPRESSIONS: ViewExpressions = {

@@ -41,13 +41,18 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
   const report: PushReport = { pushed: 0, failed: 0, conflict: 0, retry: 0, waiting: 0, discarded: 0, unsettled: 0 };
   catalog ??= await ctx.mirror.readCatalog();
   const targets = pushTargets(catalog, ctx.options);
+  const unmigrated = catalog.unmigrated;
   const roundRecords = ctx.options.pushRoundRecords ?? ctx.mirror.preferredPushRoundRecords;
   /** Edits whose outcome could not be learnt this push: not looked at again until the next. */
   const held = new Set<string>();
   /** Edits of the last round that wait for a row inserted here to be created upstream. */
   let waiting: { edit: PendingEdit; blocker: { tableId: string; recordId: number } }[] = [];
   const readDue = (skip: number, after?: number) =>
-    ctx.mirror.readPendingEdits({ now: new Date(now()).toISOString(), limit: roundRecords + skip, ...(after !== undefined ? { after } : {}) });
+    ctx.mirror.readPendingEdits({
+      now: new Date(now()).toISOString(), limit: roundRecords + skip, ...(after !== undefined ? { after } : {}),
+      // The edits of tables a catalog migration held back wait for it: their columns are as an older version made them.
+      ...(unmigrated.length > 0 ? { exceptTables: unmigrated } : {}),
+    });
   /** The next round's edits, read while this round's requests were out. */
   let nextRound: PendingEdit[] | undefined;
   /** The last round's outcomes, settled while the next round's first request is out. */
