@@ -142,6 +142,12 @@ export interface DialectOpenOptions {
 export type SqlValue = string | number | boolean | null;
 
 /** A write transaction: a Kysely bound to it, plus whatever the driver needs (e.g. the client). */
+/** The relations of the mirror (names in its namespace) a schema change of one table locks. */
+export interface SchemaChangeLocks {
+  readonly views: readonly string[];
+  readonly tables: readonly string[];
+}
+
 export interface WriteTx {
   readonly db: Kysely<CatalogDb>;
   /**
@@ -260,6 +266,14 @@ export interface DialectDriver {
    * Postgres as one multi-statement query, one round trip for all of them.
    */
   runScript(tx: WriteTx, statements: readonly string[]): Promise<void>;
+  /**
+   * Takes inside `tx`, before a schema change's DDL, the locks it needs on one table: `locks`
+   * are that table's relations and those its change rebuilds. Postgres waits a bounded time for
+   * them (a long query or an open transaction holding one would otherwise stall the change, and
+   * every query queued behind it, for as long as it lasts) and then throws MirrorLockedError
+   * naming the sessions that hold them. A no-op on SQLite, whose readers never block its writer.
+   */
+  lockForSchemaChange(tx: WriteTx, locks: SchemaChangeLocks): Promise<void>;
 
   /**
    * What would keep the daemon from writing these tables (and creating new ones), one line each;

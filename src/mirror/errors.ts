@@ -18,6 +18,17 @@ export class MirrorValueError extends WsmirrorError {
 }
 
 /**
+ * A schema change could not take the locks it needs in time: other sessions hold the table (a
+ * long BI query, a transaction left open). The message names them and says what to do; thrown
+ * inside a TableSchemaError, so that the table waits and the other tables' changes apply.
+ */
+export class MirrorLockedError extends WsmirrorError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('MIRROR_LOCKED', message, options);
+  }
+}
+
+/**
  * The DDL of one table's schema change failed in the database (a view of a user's own that
  * depends on the column, a limit of the database): `tableId` names the table, so the schema pull
  * can hold that one back and apply the rest. The cause's message (and, on Postgres, its DETAIL)

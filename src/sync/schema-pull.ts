@@ -1,6 +1,6 @@
 import type { Workspace } from '../api/workspace.ts';
 import { SCHEMA_CURSOR_KEY, tableLabel, type MirrorTable } from '../mirror/catalog.ts';
-import { TableSchemaError } from '../mirror/errors.ts';
+import { MirrorLockedError, TableSchemaError } from '../mirror/errors.ts';
 import type { CursorWrites } from '../mirror/mirror.ts';
 import { describeOp, planSchema } from '../mirror/schema-planner.ts';
 import { describeUnmatchedPattern, unmatchedPatterns } from '../mirror/table-filter.ts';
@@ -89,8 +89,9 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
       break;
     } catch (error) {
       if (!(error instanceof TableSchemaError) || refused.some((r) => r.tableId === error.tableId)) throw error;
-      ctx.logger.error({ tableId: error.tableId, err: { code: error.code, message: error.message } }, 'schema change of a table refused by the mirror; applying the others');
-      refused.push(heldBack(error, catalog.tables, workspace));
+      const held = heldBack(error, catalog.tables, workspace);
+      ctx.logger.error({ tableId: error.tableId, err: { code: held.code, message: held.message } }, 'schema change of a table held back by the mirror; applying the others');
+      refused.push(held);
       plan = planSchema(catalog, workspace, options.tables, new Set(refused.map((r) => r.tableId)));
     }
   }
@@ -99,19 +100,26 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
   return { reread: true, operations, refused };
 }
 
-/** The table whose schema change the mirror refused, as the engine reports it (`MIRROR`, the database's reason). */
+/**
+ * The table whose schema change the mirror refused, as the engine reports it: `MIRROR` with the
+ * database's reason, or `MIRROR_LOCKED` when other sessions held its locks (the message names them).
+ */
 function heldBack(error: TableSchemaError, tables: readonly MirrorTable[], workspace: Workspace): RefusedTable {
   const mirrored = tables.find((t) => t.tableId === error.tableId);
+  const locked = error.cause instanceof MirrorLockedError;
+  const code = locked ? 'MIRROR_LOCKED' : 'MIRROR';
+  const left = `left as it was and not pulled until it applies${locked ? ' (tried again at every cycle)' : ''}: ${error.message}`;
   for (const module of workspace.modules) {
     const table = module.tables.find((t) => t.id === error.tableId);
     if (table) {
-      return refusal(module.name, table, 'MIRROR', (label) =>
-        `the mirror refused the schema change of table ${label}, which is left as it was and not pulled until it applies: ${error.message}`);
+      return refusal(module.name, table, code, (label) => (locked
+        ? `the schema change of table ${label} is held back, the table ${left}`
+        : `the mirror refused the schema change of table ${label}, which is ${left}`));
     }
   }
   const label = mirrored ? tableLabel(mirrored) : error.tableId;
   return {
-    tableId: error.tableId, table: label, mode: mirrored?.mode ?? 'fullscan', code: 'MIRROR',
-    message: `the mirror refused to drop table ${label}, which is left as it was and not pulled until it applies: ${error.message}`,
+    tableId: error.tableId, table: label, mode: mirrored?.mode ?? 'fullscan', code,
+    message: locked ? `the drop of table ${label} is held back, the table ${left}` : `the mirror refused to drop table ${label}, which is ${left}`,
   };
 }

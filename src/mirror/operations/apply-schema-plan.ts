@@ -14,6 +14,7 @@ import { writeCursors } from './cursors.ts';
 import { restoreDerivedObjects, setAsideDerivedObjects } from './derived-objects.ts';
 import { createReferenceIndex, dropReferenceIndex, referenceIndexSql } from './reference-indexes.ts';
 import { readRevision } from './read-catalog.ts';
+import { lockChangedTables } from './schema-change-locks.ts';
 
 /** Runs a plan from `planSchema`: DDL, catalog rows and the given cursors in ONE transaction. */
 export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, options: { cursors?: CursorWrites } = {}): Promise<void> {
@@ -30,7 +31,9 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
           `the schema plan was made from catalog revision ${plan.baseRevision} but the mirror is at ${revision}; plan again`,
         );
       }
-      const setAside = plan.ops.length > 0 ? await setAsideDerivedObjects(ctx, tx, touchedTables(plan.ops)) : undefined;
+      const touched = touchedTables(plan.ops);
+      if (touched.size > 0) await lockChangedTables(ctx, tx, touched);
+      const setAside = touched.size > 0 ? await setAsideDerivedObjects(ctx, tx, touched) : undefined;
       for (const step of inSteps(plan.ops)) {
         for (const op of step.ops) ctx.logger?.info({ op: op.op }, describeOp(op));
         try {

@@ -6,13 +6,14 @@ import { checkCatalogVersion } from '../catalog-tables.ts';
 import type { CatalogDb } from '../catalog-tables.ts';
 import { catalogTableDdl, catalogTablesOf } from '../catalog-ddl.ts';
 import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
-import type { ColumnSpec, CommentOn, Dialect, DialectDriver, RowSink, RowsToKeep, WriteTx } from '../dialect.ts';
+import type { ColumnSpec, CommentOn, Dialect, DialectDriver, RowSink, RowsToKeep, SchemaChangeLocks, WriteTx } from '../dialect.ts';
 import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-url.ts';
 import { accessProblems } from './access-problems.ts';
 import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
 import { inlineParameters } from './inline-parameters.ts';
 import { refreshOutboxStatistics } from './outbox-statistics.ts';
+import { lockTimeoutError, schemaChangeLockSql } from './schema-change-locks.ts';
 import { withServerDetail } from './server-detail.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
@@ -280,6 +281,16 @@ class PostgresDriver implements DialectDriver {
     // Without bind parameters pg sends a simple query, which may hold several statements: a
     // first sync of a table runs dozens, and each round trip to a remote server costs.
     if (statements.length > 0) await sql.raw(statements.join(';\n')).execute(tx.db);
+  }
+
+  async lockForSchemaChange(tx: WriteTx, locks: SchemaChangeLocks): Promise<void> {
+    try {
+      await this.runScript(tx, schemaChangeLockSql(this.names, locks));
+    } catch (error) {
+      // The server's pid of the transaction's session, which pg keeps from the start-up (untyped).
+      const ownPid = (tx as PgWriteTx).client as unknown as { processID: number };
+      throw await lockTimeoutError(error, this.db, this.#schema, locks, ownPid.processID);
+    }
   }
 
   fromBool(value: unknown): boolean {

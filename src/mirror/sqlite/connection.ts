@@ -306,6 +306,10 @@ class SqliteDriver implements DialectDriver {
     for (const text of statements) await sql.raw(text).execute(tx.db);
   }
 
+  async lockForSchemaChange(): Promise<void> {
+    // The write transaction holds the whole file already, and in WAL mode readers never block it.
+  }
+
   fromBool(value: unknown): boolean {
     return value === 1 || value === 1n || value === true;
   }

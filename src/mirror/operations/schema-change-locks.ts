@@ -1,0 +1,33 @@
+import type { WriteTx } from '../dialect.ts';
+import { TableSchemaError } from '../errors.ts';
+import type { MirrorContext } from '../mirror-context.ts';
+
+/**
+ * Before a schema change's DDL, the locks of each table it changes, one table at a time in the
+ * plan's order: the table, the tables whose derived objects its change rebuilds with it (those
+ * referencing it, derived-objects.ts) and their readable views (DialectDriver.lockForSchemaChange).
+ * Taken up front, no DDL waits behind a reader while holding another table's lock, which would
+ * stall that table's readers too; and a table whose locks another session holds past the bound
+ * fails alone, as a TableSchemaError, so the schema pull holds back that table and applies the
+ * others. Tables the plan creates are not in the catalog yet, and need none.
+ */
+export async function lockChangedTables(ctx: MirrorContext, tx: WriteTx, tableIds: Iterable<string>): Promise<void> {
+  const cat = ctx.driver.catalog(tx.db);
+  const rows = await cat.selectFrom('_wsmirror_tables').select(['table_id', 'sql_name', 'view_name']).execute();
+  const byId = new Map(rows.map((t) => [t.table_id, t]));
+  const references = await cat.selectFrom('_wsmirror_fields').select(['table_id', 'ref_table_id'])
+    .where('ref_table_id', 'is not', null).execute();
+  for (const tableId of tableIds) {
+    if (!byId.has(tableId)) continue;
+    const scope = new Set([tableId, ...references.filter((r) => r.ref_table_id === tableId).map((r) => r.table_id)]);
+    const tables = [...scope].flatMap((id) => byId.get(id) ?? []);
+    try {
+      await ctx.driver.lockForSchemaChange(tx, {
+        views: tables.flatMap((t) => (t.view_name === null ? [] : [t.view_name])),
+        tables: tables.map((t) => t.sql_name),
+      });
+    } catch (error) {
+      throw new TableSchemaError(tableId, error);
+    }
+  }
+}
