@@ -25,6 +25,8 @@ const ROWS_PER_STATEMENT = 50;
 const MAX_VARIABLES = 32766;
 /** How long a write waits for another connection's write transaction to end. */
 const BUSY_TIMEOUT_MS = 10_000;
+/** What the -wal file is trimmed back to when SQLite starts the log over (it grows past it between). */
+const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /**
  * SQLite through better-sqlite3 (WAL). Queries go through Kysely; the row writes run prepared
@@ -54,6 +56,9 @@ export async function openSqliteDriver(
     const mode = raw.pragma('journal_mode = WAL', { simple: true });
     if (mode !== 'wal' && location.path !== ':memory:') throw new Error(`journal_mode is ${String(mode)}, not wal`);
     raw.pragma('synchronous = NORMAL');
+    // A reader that keeps a read transaction open keeps SQLite from starting the log over, so the
+    // -wal file grows with every write meanwhile; without a limit it kept that size for good.
+    raw.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
     // SQLite's own default page cache, 2 MB: better-sqlite3 builds with 16 MB, which a backfill
     // fills with pages it never reads again (it appends at the right edge of its b-trees). That was
     // 15 MiB of the daemon's peak RSS, for no speed that the benches could measure (bench/README.md).
