@@ -275,4 +275,25 @@ forEachDialect('outbox operations', ({ fresh }) => {
     const [edit] = await t.mirror.readPendingEdits({ now: NOW, limit: 10 });
     expect([...edit!.values]).toEqual([['title', 'a1']]);
   });
+  it('holds back the create of a row inserted here whose value of a field retyped upstream the rebuild cleared, naming the value', async () => {
+    const t = await seeded(fresh);
+    const deals = t.table('crm__deals');
+    await t.sql(`INSERT INTO ${deals} ("title", "amount") VALUES ('kept', 7)`);
+    await t.sql(`INSERT INTO ${deals} ("title") VALUES ('no amount')`);
+    await sync(t.mirror, workspace(module('m1', 'crm', [
+      table('t1', 'deals', [
+        field('fa', 'title', 'string'), field('fb', 'amount', 'string'), field('fc', 'won', 'boolean'),
+        field('fd', 'due', 'date'), field('fe', 'total', 'function'), field('ff', 'tags', 'multi'),
+      ]),
+      table('t2', 'notes', [field('ga', 'body', 'string'), field('gb', 'deal', 'reference', { refTableId: 't1' })]),
+    ])));
+    const rows = await t.sql<{ record_id: number | string; status: string; last_error: string | null }>(
+      `SELECT "record_id", "status", "last_error" FROM ${t.table('_wsmirror_outbox')} WHERE "operation" = 'insert' ORDER BY "entry_id"`,
+    );
+    expect(rows.map((r) => r.status)).toEqual(['failed', 'pending']);
+    expect(rows[0]!.last_error).toMatch(/^amount changed type upstream \(number to string\) before this row was created: its value 7 was cleared with the column; set it again in SQL, then wsmirror outbox retry this entry/);
+    // Never sent without it: the other row, which held no amount, goes as it is.
+    const edits = await t.mirror.readPendingEdits({ now: NOW, limit: 10 });
+    expect(edits.map((e) => [e.recordId, e.operation])).toEqual([[Number(rows[1]!.record_id), 'create']]);
+  });
 });

@@ -169,6 +169,7 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: OtherOp): Promise<void
             sending_since: null,
           })
           .where('table_id', '=', op.field.tableId).where('field_id', '=', op.field.fieldId).where('status', '=', 'pending').execute();
+        await holdBackClearedCreates(ctx, tx, op.sqlTable, op.field, op.previousType);
         await dropReferenceIndex(ctx, tx, op.field);
         await sql`ALTER TABLE ${d.table(op.sqlTable)} DROP COLUMN ${sql.id(op.field.columnName)}`.execute(tx.db);
         await sql`ALTER TABLE ${d.table(op.sqlTable)} ADD COLUMN ${sql.id(op.field.columnName)} ${sql.raw(op.field.sqlType)}`.execute(tx.db);
@@ -181,6 +182,32 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: OtherOp): Promise<void
       await d.comment(tx, [{ sqlTable: op.sqlTable, column: op.field.columnName, text: op.field.label }]);
       await writeFieldRows(ctx, tx, op.sqlTable, [op.field]);
       return;
+  }
+}
+
+/**
+ * Rows inserted here whose value of a column about to be rebuilt (its field retyped upstream)
+ * the rebuild clears: their creates, not sent yet, are failed with the value they lose, rather
+ * than going out without it. Set again and retried, they go with the new type's value. A create
+ * whose send may have gone through (sending_since) is left to its read-back.
+ */
+async function holdBackClearedCreates(ctx: MirrorContext, tx: WriteTx, sqlTable: string, field: MirrorField, previousType: string): Promise<void> {
+  const d = ctx.driver;
+  const cat = d.catalog(tx.db);
+  const column = sql.id(field.columnName);
+  const rows = await sql<{ id: unknown; value: unknown }>`SELECT ${sql.id(ID_COLUMN)} AS id, ${column} AS value FROM ${d.table(sqlTable)}
+    WHERE ${sql.id(ID_COLUMN)} < 0 AND ${column} IS NOT NULL`.execute(tx.db);
+  for (const row of rows.rows) {
+    const shown = JSON.stringify(row.value instanceof Date ? row.value.toISOString() : row.value) ?? String(row.value);
+    await cat.updateTable('_wsmirror_outbox')
+      .set({
+        status: 'failed',
+        last_error: `${field.fieldName} changed type upstream (${previousType} to ${field.fieldType}) before this row was created: its value `
+          + `${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown} was cleared with the column; set it again in SQL, then wsmirror outbox retry this entry`,
+        next_attempt_at: null,
+      })
+      .where('table_id', '=', field.tableId).where('record_id', '=', Number(row.id)).where('operation', '=', 'insert')
+      .where('status', '=', 'pending').where('sending_since', 'is', null).execute();
   }
 }
 
