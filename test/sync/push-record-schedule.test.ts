@@ -83,4 +83,33 @@ forEachDialect('push: a record\'s entries go together, whatever each one\'s back
     expect(await outboxCount()).toBe(0);
     await h.expectConverged('crm', 'deals');
   });
+
+  it('a row deleted here after its create went out unanswered (a crash) deletes the record that create made', async () => {
+    const { table } = await deals();
+    const sql = questionMarkSql(h.tm);
+    await sql(`INSERT INTO ${table} (title, amount) VALUES (?, ?)`, ['sent', 5]);
+    // The create reaches upstream, and its answer is lost: the row keeps its temporary id.
+    const lost: Upstream = new Proxy(h.client, {
+      get(target, prop) {
+        if (prop === 'createRecords') {
+          return async (...args: Parameters<Upstream['createRecords']>) => {
+            await target.createRecords(...args);
+            throw new Error('connection reset after the request was sent');
+          };
+        }
+        const value = Reflect.get(target, prop);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    await new SyncEngine({ client: lost, mirror: h.tm.mirror, options: { ...LONG_BACKOFF, pushRetryBaseMs: 1, pushRetryMaxMs: 1 } }).runCycle()
+      .catch(() => undefined);
+    expect((await h.upstream.allRecords('crm', 'deals')).map((r) => r.values.title).sort()).toEqual(['sent', 'upstream']);
+    const [row] = await sql<{ id: number | string }>(`SELECT id FROM ${table} WHERE title = ?`, ['sent']);
+    expect(Number(row!.id)).toBeLessThan(0);
+    await sql(`DELETE FROM ${table} WHERE id = ?`, [Number(row!.id)]);
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'deals')).map((r) => r.values.title)).toEqual(['upstream']);
+    expect(await outboxCount()).toBe(0);
+    await h.expectConverged('crm', 'deals');
+  });
 });

@@ -221,6 +221,11 @@ forEachDialect('two-way: convergence', (dialect) => {
             { kind: 'localUpdate', pick: 0, note: 'b' }, { kind: 'crashingSync', afterRequests: 0 }, { kind: 'localDelete', pick: 1 }], {}],
           [[{ kind: 'upstreamCreate', count: 2 }, { kind: 'sync' }, { kind: 'localDelete', pick: 1 }, { kind: 'localInsert', note: 'c' },
             { kind: 'localUpdate', pick: 0, note: 'd' }, { kind: 'crashingSync', afterRequests: 1 }, { kind: 'crashingSync', afterRequests: 0 }], {}],
+          // A row deleted here after its create went out and the answer was lost (killed): the
+          // record that create made is deleted upstream too.
+          [[{ kind: 'localInsert', note: 'a' }, { kind: 'crashingSync', afterRequests: 0 }, { kind: 'localUpdate', pick: 0, note: 'b' },
+            { kind: 'localInsert', note: 'a' }, { kind: 'crashingSync', afterRequests: 0 }, { kind: 'localInsert', note: 'a' },
+            { kind: 'localDelete', pick: 2 }, { kind: 'upstreamUpdate', pick: 0, qty: 0 }], {}],
           // Full rounds of two: killed while the first round waits to be settled alongside the second.
           [[{ kind: 'upstreamCreate', count: 6 }, { kind: 'sync' }, { kind: 'localQty', pick: 0, qty: 1 }, { kind: 'localQty', pick: 1, qty: 2 },
             { kind: 'localQty', pick: 2, qty: 3 }, { kind: 'localQty', pick: 3, qty: 4 }, { kind: 'localQty', pick: 4, qty: 5 },

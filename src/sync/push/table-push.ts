@@ -69,9 +69,9 @@ export async function pushTableEdits(
   const deletes = edits.filter((e) => e.operation === 'delete');
   const run = new TableRun(settings, target, result);
 
-  // A delete of a row never created upstream: nothing to send.
-  for (const edit of deletes.filter((e) => e.recordId < 0)) result.outcomes.push({ kind: 'pushed', entryIds: edit.entryIds });
-  const upstreamDeletes = deletes.filter((e) => e.recordId > 0);
+  // A delete of a row never created upstream: nothing to send. One whose create may have gone
+  // out (a crash between its send and the answer) deletes the record that send made, if any.
+  const upstreamDeletes = [...deletes.filter((e) => e.recordId > 0), ...await run.createdThenDeleted(deletes.filter((e) => e.recordId < 0))];
 
   const toCreate = await run.reconcileCreates(creates.map((edit) => ({ edit, body: run.body(edit, 'create') })));
   const toUpdate = await run.applyPolicy(updates);
@@ -144,6 +144,33 @@ class TableRun {
       if (id !== undefined) this.#r.outcomes.push({ kind: 'pushed', entryIds: covered, createdId: id });
     }
     return creates.filter((p) => !found.has(p.edit.recordId));
+  }
+
+  /**
+   * Deletes of rows inserted here (negative ids): settled at once when their create never went
+   * out; when it may have (marked as being sent), the record it made is looked for as after a
+   * crash, and returned as a delete of that record; not found, the delete is settled too.
+   */
+  async createdThenDeleted(deletes: readonly PendingEdit[]): Promise<PendingEdit[]> {
+    const unsure = deletes.filter((e) => e.sendingSince !== null && e.sentBody !== null);
+    for (const edit of deletes.filter((e) => !unsure.includes(e))) this.#r.outcomes.push({ kind: 'pushed', entryIds: edit.entryIds });
+    if (unsure.length === 0) return [];
+    let found: Map<number, number>;
+    try {
+      found = await findCreatedRecords(this.#s.upstream, this.#t.table, this.#t.fieldTypes,
+        unsure.map((e) => ({ recordId: e.recordId, since: e.sendingSince!, body: e.sentBody! })), this.#s.lookbackMs);
+    } catch {
+      // Cannot tell whether the record exists: left as it is, the next push looks again.
+      this.#r.unsettled.push(...unsure);
+      return [];
+    }
+    const toDelete: PendingEdit[] = [];
+    for (const edit of unsure) {
+      const id = found.get(edit.recordId);
+      if (id === undefined) this.#r.outcomes.push({ kind: 'pushed', entryIds: edit.entryIds });
+      else toDelete.push({ ...edit, recordId: id });
+    }
+    return toDelete;
   }
 
   async sendCreates(creates: Prepared[]): Promise<void> {
