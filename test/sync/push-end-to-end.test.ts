@@ -1,11 +1,12 @@
 import { afterEach, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.ts';
-import { SyncEngine, cycleProblems, type SyncOptions, type Upstream } from '../../src/sync/index.ts';
+import { SyncEngine, cycleProblems, type SyncOptions } from '../../src/sync/index.ts';
 import { discardOutbox, listOutbox, retryOutbox } from '../../src/sync/push/outbox-admin.ts';
 import { forEachDialect, questionMarkSql, type TestMirror } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import { field } from '../helpers/schema.ts';
 import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
+import { upstreamWith } from '../helpers/upstream-overrides.ts';
 
 /**
  * DESIGN §4.7-9 end to end: edits made with plain SQL on a separate connection (as a BI tool or
@@ -333,14 +334,8 @@ forEachDialect('push end to end', (dialect) => {
     const table = await sqlTable(h, 'crm', 'people');
     await sql(`UPDATE ${table} SET age = ? WHERE id = ?`, [5, Number(id)]);
     await h.upstream.createRecords('crm', 'people', [{ name: 'b' }]);
-    const refused: Upstream = new Proxy(h.client, {
-      get(target, prop) {
-        if (prop === 'updateRecords') {
-          return () => Promise.reject(new UpstreamError({ endpoint: 'updateRecords', method: 'PATCH', path: '/records' }, 401, 'unauthorized', { attempts: 1 }));
-        }
-        const value = Reflect.get(target, prop);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const refused = upstreamWith(h.client, {
+      updateRecords: () => Promise.reject(new UpstreamError({ endpoint: 'updateRecords', method: 'PATCH', path: '/records' }, 401, 'unauthorized', { attempts: 1 })),
     });
     const report = await new SyncEngine({ client: refused, mirror: h.tm.mirror, options: { lookbackMs: 0 } }).runCycle();
     expect(report.ok).toBe(false);

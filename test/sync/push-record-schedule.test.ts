@@ -1,10 +1,11 @@
 import { afterEach, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.ts';
-import { SyncEngine, type SyncOptions, type Upstream } from '../../src/sync/index.ts';
+import { SyncEngine, type SyncOptions } from '../../src/sync/index.ts';
 import { forEachDialect, questionMarkSql } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import { field } from '../helpers/schema.ts';
 import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
+import { upstreamWith } from '../helpers/upstream-overrides.ts';
 
 /**
  * A record's local edits are one change (docs/sync.md, "Pushing local edits"): when some of its
@@ -32,15 +33,8 @@ forEachDialect('push: a record\'s entries go together, whatever each one\'s back
 
   /** One cycle whose writes upstream (creates and updates) answer 503: the edits back off. */
   async function cycleWhileUpstreamFails(): Promise<void> {
-    const failing: Upstream = new Proxy(h.client, {
-      get(target, prop) {
-        if (prop === 'createRecords' || prop === 'updateRecords') {
-          return () => Promise.reject(new UpstreamError({ endpoint: String(prop), method: 'POST', path: '/records' }, 503, 'down for maintenance', { attempts: 1 }));
-        }
-        const value = Reflect.get(target, prop);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const down = () => Promise.reject(new UpstreamError({ endpoint: 'createRecords', method: 'POST', path: '/records' }, 503, 'down for maintenance', { attempts: 1 }));
+    const failing = upstreamWith(h.client, { createRecords: down, updateRecords: down });
     await new SyncEngine({ client: failing, mirror: h.tm.mirror, options: LONG_BACKOFF }).runCycle();
   }
 
@@ -89,16 +83,10 @@ forEachDialect('push: a record\'s entries go together, whatever each one\'s back
     const sql = questionMarkSql(h.tm);
     await sql(`INSERT INTO ${table} (title, amount) VALUES (?, ?)`, ['sent', 5]);
     // The create reaches upstream, and its answer is lost: the row keeps its temporary id.
-    const lost: Upstream = new Proxy(h.client, {
-      get(target, prop) {
-        if (prop === 'createRecords') {
-          return async (...args: Parameters<Upstream['createRecords']>) => {
-            await target.createRecords(...args);
-            throw new Error('connection reset after the request was sent');
-          };
-        }
-        const value = Reflect.get(target, prop);
-        return typeof value === 'function' ? value.bind(target) : value;
+    const lost = upstreamWith(h.client, {
+      async createRecords(...args) {
+        await h.client.createRecords(...args);
+        throw new Error('connection reset after the request was sent');
       },
     });
     await new SyncEngine({ client: lost, mirror: h.tm.mirror, options: { ...LONG_BACKOFF, pushRetryBaseMs: 1, pushRetryMaxMs: 1 } }).runCycle()

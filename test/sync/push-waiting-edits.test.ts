@@ -1,11 +1,12 @@
 import { afterEach, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.ts';
-import { SyncEngine, type SyncOptions, type Upstream } from '../../src/sync/index.ts';
+import { SyncEngine, type SyncOptions } from '../../src/sync/index.ts';
 import { discardOutbox, retryOutbox } from '../../src/sync/push/outbox-admin.ts';
 import { forEachDialect, questionMarkSql } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import { field } from '../helpers/schema.ts';
 import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
+import { upstreamWith } from '../helpers/upstream-overrides.ts';
 
 /**
  * Edits that reference (or update) a row inserted here wait for that row's create
@@ -74,16 +75,10 @@ forEachDialect('push: edits waiting for a local row', (dialect) => {
 
   it('after the row\'s create backed off (503), the edits waiting for it go out in the push that creates it; the wait counts no attempt', async () => {
     const { company } = await localCompanyAndItsDeals(null);
-    const unavailable: Upstream = new Proxy(h.client, {
-      get(target, prop) {
-        if (prop === 'createRecords') {
-          return (moduleName: string, tableName: string, records: unknown[]) => (tableName === 'companies'
-            ? Promise.reject(new UpstreamError({ endpoint: 'createRecords', method: 'POST', path: '/records' }, 503, 'down for maintenance', { attempts: 1 }))
-            : target.createRecords(moduleName, tableName, records as never));
-        }
-        const value = Reflect.get(target, prop);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const unavailable = upstreamWith(h.client, {
+      createRecords: (moduleName, tableName, records) => (tableName === 'companies'
+        ? Promise.reject(new UpstreamError({ endpoint: 'createRecords', method: 'POST', path: '/records' }, 503, 'down for maintenance', { attempts: 1 }))
+        : h.client.createRecords(moduleName, tableName, records)),
     });
     await new SyncEngine({ client: unavailable, mirror: h.tm.mirror, options: LONG_BACKOFF }).runCycle();
     const [insert, ...waiting] = await outbox();
