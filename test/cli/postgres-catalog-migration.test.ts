@@ -1,7 +1,8 @@
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { CAPTURE_VERSION } from '../../src/mirror/operations/migrate-catalog.ts';
 import { CATALOG_VERSION } from '../../src/mirror/catalog-tables.ts';
-import { quoteId } from '../helpers/dialects.ts';
+import { quoteId, testPgUrl } from '../helpers/dialects.ts';
 import { daemonsOnPostgres } from '../helpers/postgres-daemon-suite.ts';
 import { runWsmirror } from '../helpers/processes.ts';
 import { field } from '../helpers/schema.ts';
@@ -61,6 +62,35 @@ describe('Postgres: migrating a mirror that users built views on (real processes
     expect(await sql(`SELECT name FROM ${q('bi_companies')}`)).toEqual([{ name: 'Acme Corp' }]);
     await upstream().updateRecords('crm', 'companies', (await upstream().allRecords('crm', 'companies')).map((r) => ({ id: r.id, name: 'Acme' })));
   }, 60_000);
+
+  it('an upgrade waits a bounded time for a table a long BI query reads, names that session, changes nothing, and applies once it ends', async () => {
+    const { schema, env, q } = await synced();
+    // An older capture set-up whose triggers are in place: replacing them (DROP TRIGGER) needs
+    // each table's exclusive lock, which a dashboard's transaction left open on one of them holds.
+    await sql(`UPDATE ${quoteId(schema)}._wsmirror_meta SET value = $1 WHERE key = 'capture_version'`, [String(CAPTURE_VERSION - 1)]);
+    const bi = new pg.Client({ connectionString: testPgUrl, application_name: 'dashboard' });
+    await bi.connect();
+    try {
+      await bi.query(`BEGIN; SELECT count(*) FROM ${q('crm__companies')}`);
+      const started = Date.now();
+      const blocked = await runWsmirror(['sync'], env, { killAfterMs: 40_000 });
+      expect(blocked.signal, 'the upgrade waited for the lock without bound').toBeNull();
+      expect(blocked.code, blocked.stderr).toBe(1);
+      expect(Date.now() - started).toBeLessThan(30_000);
+      const pid = (await bi.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      expect(blocked.stderr).toContain(`pid ${pid} (application "dashboard"`);
+      expect(blocked.stderr).toContain(`pg_terminate_backend(${pid})`);
+      expect(blocked.stderr).toMatch(/upgrading the mirror to this version of wsmirror: .*nothing was changed/);
+      expect(await meta(schema, 'capture_version')).toBe(String(CAPTURE_VERSION - 1));
+      // Other sessions were never queued behind the upgrade for long: the table reads at once.
+      expect(await sql(`SELECT name FROM ${q('crm__companies')}`)).toEqual([{ name: 'Acme' }]);
+    } finally {
+      await bi.end();
+    }
+    const done = await runWsmirror(['sync'], env);
+    expect(done.code, done.stderr).toBe(0);
+    expect(await meta(schema, 'capture_version')).toBe(String(CAPTURE_VERSION));
+  }, 90_000);
 
   it('a table whose column the migration converts, under a view of one\'s own, is held back alone until the view goes', async () => {
     const { schema, env, q } = await synced();

@@ -25,7 +25,7 @@ export type DerivedScope = ReadonlySet<string> | undefined;
 
 /** Drops them, as the catalog names them before the DDL; returns the scope to restore. */
 export async function setAsideDerivedObjects(ctx: MirrorContext, tx: WriteTx, touched?: ReadonlySet<string>): Promise<DerivedScope> {
-  const scope = touched === undefined ? undefined : await withReferencing(ctx, tx, touched);
+  const scope = touched === undefined ? undefined : await derivedScope(ctx, tx, touched);
   await dropCapture(ctx, tx, await captureTables(ctx, tx, scope));
   await dropViews(ctx, tx, scope);
   await dropForeignKeys(ctx, tx, scope);
@@ -46,7 +46,7 @@ export async function restoreDerivedObjects(ctx: MirrorContext, tx: WriteTx, sco
 }
 
 /** `tables` and every table with a reference field pointing at one of them, as the catalog holds them in `tx`. */
-async function withReferencing(ctx: MirrorContext, tx: WriteTx, tables: ReadonlySet<string>): Promise<Set<string>> {
+export async function derivedScope(ctx: MirrorContext, tx: WriteTx, tables: ReadonlySet<string>): Promise<Set<string>> {
   const out = new Set(tables);
   if (tables.size === 0) return out;
   const rows = await ctx.driver.catalog(tx.db).selectFrom('_wsmirror_fields').select(['table_id', 'ref_table_id'])

@@ -4,13 +4,14 @@ import { ConfigError } from '../../errors.ts';
 import { columnDdl } from '../catalog-ddl.ts';
 import { sqlTypeOf } from '../dialects.ts';
 import { tableLabel, type MirrorField, type MirrorTable } from '../catalog.ts';
-import { TableSchemaError } from '../errors.ts';
+import { MirrorLockedError, TableSchemaError } from '../errors.ts';
 import type { WriteTx } from '../dialect.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { missingViewNames } from '../schema-planner.ts';
 import { SYNCED_AT_COLUMN } from '../naming.ts';
 import { captureTables, createCapture, dropCapture } from './capture.ts';
-import { restoreDerivedObjects, setAsideDerivedObjects } from './derived-objects.ts';
+import { derivedScope, restoreDerivedObjects, setAsideDerivedObjects } from './derived-objects.ts';
+import { lockForMigration } from './schema-change-locks.ts';
 import { readCatalog, readCatalogTables } from './read-catalog.ts';
 import { createReferenceIndex } from './reference-indexes.ts';
 import type { UnmigratedTable } from '../mirror.ts';
@@ -79,6 +80,9 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<UnmigratedTabl
       await d.write((tx) => migrateIn(ctx, tx, { stored, capture, viewNames, held }));
       return held;
     } catch (error) {
+      if (error instanceof MirrorLockedError) {
+        throw new MirrorLockedError(`upgrading the mirror to this version of wsmirror: ${error.message}; nothing was changed, and the next start tries again`, { cause: error });
+      }
       if (!(error instanceof TableSchemaError)) throw error;
       const more = await tablesHeldBy(ctx, error, held);
       if (more.length === 0) throw error;
@@ -100,8 +104,14 @@ async function migrateIn(
 ): Promise<void> {
   const d = ctx.driver;
   const txCat = d.catalog(tx.db);
-  for (const migration of CATALOG_MIGRATIONS) {
-    if (migration.version <= stored) continue;
+  const migrations = CATALOG_MIGRATIONS.filter((m) => m.version > stored);
+  // The catalog tables first, before their columns are read: on an old layout the mirrored
+  // tables' locks need columns these migrations add (view_name).
+  await lockForMigration(ctx, tx, {
+    catalogTables: [...new Set(migrations.flatMap((m) => [...m.addColumns.map((c) => c.table), ...(m.restateChecks ?? [])]))],
+    tableIds: new Set(), viewTableIds: new Set(),
+  });
+  for (const migration of migrations) {
     for (const { table, column } of migration.addColumns) {
       const def = CATALOG_TABLES.find((t) => t.name === table)!.columns.find((c) => c.name === column)!;
       await sql`ALTER TABLE ${d.table(table)} ADD COLUMN ${columnDdl(ctx.dialect, def, false)}`.execute(tx.db);
@@ -115,6 +125,13 @@ async function migrateIn(
   // by an earlier open still has them to do.
   const conversions = (await columnConversions(ctx, tx)).filter((c) => !heldIds.has(c.field.tableId));
   const rebuilt = stored < 3 ? all.map((t) => t.tableId).filter((id) => !heldIds.has(id)) : conversions.map((c) => c.field.tableId);
+  const rebuiltScope = await derivedScope(ctx, tx, new Set(rebuilt));
+  const allIds = new Set(all.map((t) => t.tableId));
+  await lockForMigration(ctx, tx, {
+    catalogTables: [],
+    tableIds: capture < CAPTURE_VERSION ? allIds : rebuiltScope,
+    viewTableIds: rebuiltScope,
+  });
   const scope = (await setAsideDerivedObjects(ctx, tx, new Set(rebuilt)))!;
   // The other tables keep their views and keys; an older capture set-up is replaced all the same.
   const recaptured = capture < CAPTURE_VERSION ? all.filter((t) => !scope.has(t.tableId)) : [];

@@ -31,3 +31,22 @@ export async function lockChangedTables(ctx: MirrorContext, tx: WriteTx, tableId
     }
   }
 }
+
+/**
+ * A catalog migration's locks, taken at its start, each waited for a bounded time as a schema
+ * change's are: the catalog tables it alters, the mirrored tables whose triggers or columns it
+ * replaces (`tableIds`) and the readable views it rebuilds (those of `viewTableIds`). The whole
+ * migration is one transaction and fails whole, MirrorLockedError naming the sessions in its
+ * way, with nothing changed: the next open tries again.
+ */
+export async function lockForMigration(
+  ctx: MirrorContext, tx: WriteTx,
+  { catalogTables, tableIds, viewTableIds }: { catalogTables: readonly string[]; tableIds: ReadonlySet<string>; viewTableIds: ReadonlySet<string> },
+): Promise<void> {
+  const rows = tableIds.size === 0 && viewTableIds.size === 0 ? []
+    : await ctx.driver.catalog(tx.db).selectFrom('_wsmirror_tables').select(['table_id', 'sql_name', 'view_name']).execute();
+  await ctx.driver.lockForSchemaChange(tx, {
+    views: rows.flatMap((t) => (viewTableIds.has(t.table_id) && t.view_name !== null ? [t.view_name] : [])),
+    tables: [...catalogTables, ...rows.flatMap((t) => (tableIds.has(t.table_id) ? [t.sql_name] : []))],
+  });
+}
