@@ -202,6 +202,45 @@ forEachDialect('push: local edits across upstream schema changes', (dialect) => 
     await h.sync();
     await expectPushed({ name: 'Ann', age: 99 });
   });
+  it('a row inserted here whose table leaves the selection keeps its values in its entry; retried once the table is back, it is created with them, once', async () => {
+    const { table, sql } = await people();
+    await sql(`INSERT INTO ${table} (name, age) VALUES (?, ?)`, ['Bea', 41]);
+    // The table leaves the selection before the row is created upstream: its SQL table is dropped.
+    const narrowed = new SyncEngine({ client: h.client, mirror: h.tm.mirror, options: { lookbackMs: 0, tables: { include: ['crm.peple'] } } });
+    await narrowed.runCycle({ forceFullScan: true });
+    expect(await entries()).toEqual([[null, 'failed']]);
+    expect((await outbox())[0]!.last_error).toMatch(/no longer mirrored.*values .*kept/);
+    // The values are in the entry, in SQL and in the listing.
+    const [kept] = await listOutbox(h.tm.mirror, {});
+    expect(kept).toMatchObject({ operation: 'insert', newValue: { name: 'Bea', age: 41 } });
+    // Back in the selection and retried: created from the values kept.
+    await h.sync();
+    expect(await retryOutbox(h.tm.mirror, { entryIds: [kept!.entryId] })).toMatchObject({ retried: 1 });
+    await h.sync();
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'people')).map((r) => [r.values['name'], r.values['age']]))
+      .toEqual([['Ann', 30], ['Bea', 41]]);
+    expect(await outbox()).toEqual([]);
+    await h.expectConverged('crm', 'people');
+  });
+
+  it('a create whose row is gone and whose values were not kept fails with a message and sends nothing', async () => {
+    const { table, sql } = await people();
+    await sql(`INSERT INTO ${table} (name, age) VALUES (?, ?)`, ['Bea', 41]);
+    const narrowed = new SyncEngine({ client: h.client, mirror: h.tm.mirror, options: { lookbackMs: 0, tables: { include: ['crm.peple'] } } });
+    await narrowed.runCycle({ forceFullScan: true });
+    // As a mirror whose table left before its values were kept (an older wsmirror dropped it).
+    await h.tm.sql(`UPDATE ${h.tm.table('_wsmirror_outbox')} SET new_value = NULL`);
+    await h.sync();
+    const [entry] = await listOutbox(h.tm.mirror, {});
+    await retryOutbox(h.tm.mirror, { entryIds: [entry!.entryId] });
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'people')).map((r) => r.values['name'])).toEqual(['Ann']);
+    const rows = await outbox();
+    expect(rows.map((e) => e.status)).toEqual(['failed']);
+    expect(rows[0]!.last_error).toMatch(/no longer in the mirror.*nothing was sent/);
+  });
+
   it('a number keeps every digit through the outbox: the edit arrives exactly, and a value upstream still holds is no conflict', async () => {
     h = await startSyncHarness(dialect, { lookbackMs: 0, conflictPolicy: 'upstream-wins' });
     await h.upstream.createModule('crm');

@@ -12,6 +12,7 @@ import { describeOp } from '../schema-planner.ts';
 import { deleteFieldRows, insertTableRow, touchTableRow, updateTableRow, writeFieldRows } from './catalog-rows.ts';
 import { writeCursors } from './cursors.ts';
 import { restoreDerivedObjects, setAsideDerivedObjects } from './derived-objects.ts';
+import { keepInsertedValues } from './keep-inserted-values.ts';
 import { createReferenceIndex, dropReferenceIndex, referenceIndexSql } from './reference-indexes.ts';
 import { readRevision } from './read-catalog.ts';
 import { lockChangedTables } from './schema-change-locks.ts';
@@ -123,6 +124,7 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: OtherOp): Promise<void
       return;
     }
     case 'dropTable': {
+      await keepInsertedValues(ctx, tx, op.table.tableId, op.table.sqlName);
       await sql`DROP TABLE IF EXISTS ${d.table(op.table.sqlName)}`.execute(tx.db);
       const id = op.table.tableId;
       await cat.deleteFrom('_wsmirror_tables').where('table_id', '=', id).execute();

@@ -42,7 +42,8 @@ export function notMirrored(tableId: string, recordId: number, entries: readonly
     attempts: 0, sendingSince: null, sentEntryIds: [], sentBody: null,
     unsendable: [{
       entryIds: entries.map((e) => Number(e.entry_id)),
-      message: `table ${tableId} is no longer mirrored (deleted upstream, or left out by tables.include/exclude); the edit was not sent`,
+      message: `table ${tableId} is no longer mirrored (deleted upstream, or left out by tables.include/exclude); the edit was not sent`
+        + (entries.some((e) => e.operation === 'insert' && e.new_value !== null) ? ' (the values of the row inserted here are kept in this entry\'s new_value)' : ''),
     }],
   };
 }
@@ -151,6 +152,19 @@ export function foldEntries(
       const read = columnValue(ctx, current, row, j);
       if ('refused' in read) badValues.set(current.writable[j]!.fieldName, read.refused);
       else if (read.value !== null) values.set(current.writable[j]!.fieldName, read.value);
+    }
+  } else if (insert !== undefined) {
+    // The row is gone (its table left the mirror and came back): the create sends the values
+    // kept in its entry (keep-inserted-values.ts, or the body an earlier send carried), later
+    // updates over them, and without them nothing at all (an empty record is no one's insert).
+    const kept = insert.new_value === null ? undefined : decodeEntryValue(ctx, undefined, insert.new_value);
+    if (kept === undefined || kept === null || typeof kept !== 'object' || Array.isArray(kept)) {
+      badValues.set('', `the row inserted here is no longer in the mirror (its table was dropped from it) and its values were not kept: nothing was sent; insert the row again, and discard this entry`);
+    } else {
+      const current = new Map(info.fields.map((f) => [f.fieldName, f]));
+      const gone = Object.keys(kept).filter((name) => current.get(name)?.readOnly !== false);
+      if (gone.length > 0) badValues.set('', `the values kept of the row inserted here name fields the table no longer has as writable (${gone.join(', ')}): nothing was sent; insert the row again from them (they are in this entry's new_value), and discard this entry`);
+      for (const [name, value] of Object.entries(kept)) if (!values.has(name)) values.set(name, value);
     }
   }
   // An update's field whose value cannot be sent: its entries are refused with that reason.

@@ -104,7 +104,10 @@ async function bindingWrites(ctx: MirrorContext, cat: Kysely<CatalogDb>, rows: r
     const sqlTable = tables.get(tableId)?.table.sqlName;
     if (sqlTable !== undefined) {
       const table = ctx.driver.table(sqlTable);
-      writes.push(sql`DELETE FROM ${table} WHERE ${sql.id(ID_COLUMN)} = ${createdId}`.compile(cat));
+      // Only for a local row to take its place: a create sent from the values its entry kept
+      // (its row gone with its table) leaves the pulled row be.
+      writes.push(sql`DELETE FROM ${table} WHERE ${sql.id(ID_COLUMN)} = ${createdId}
+        AND EXISTS (SELECT 1 FROM ${table} WHERE ${sql.id(ID_COLUMN)} = ${tempId})`.compile(cat));
       writes.push(sql`UPDATE ${table} SET ${sql.id(ID_COLUMN)} = ${createdId} WHERE ${sql.id(ID_COLUMN)} = ${tempId}`.compile(cat));
     }
     for (const { table, field } of refs) {
