@@ -1,12 +1,89 @@
 import type { ApiRecord } from '../../api/records.ts';
 import type { MirrorTable } from '../../mirror/catalog.ts';
+import type { EditOutcome, PendingEdit } from '../../mirror/outbox.ts';
 import { nextSince } from '../poll-window.ts';
 import { classifyPushFailure } from './push-failure.ts';
 import type { Upstream } from '../upstream.ts';
 import { sameApiValue } from './same-value.ts';
 
+/** Where a read-back looks: one table upstream, and how far before a send its changes are read. */
+export interface ReadbackScope {
+  upstream: Upstream;
+  table: Pick<MirrorTable, 'moduleName' | 'tableName' | 'hasHistory'>;
+  /** Writable fields: name → type. */
+  fieldTypes: ReadonlyMap<string, string>;
+  lookbackMs: number;
+}
+
+/** What a read-back settled, and what is left to send. */
+export interface Readback<T> {
+  /** Still to send: creates no record was found for, deletes of the records found. */
+  send: T[];
+  outcomes: EditOutcome[];
+  /** Edits whose records could not be looked for (upstream unreadable): left marked, the next push looks again. */
+  unsettled: PendingEdit[];
+}
+
+/** A create about to go out: its edit and the request body it sends. */
+interface PreparedCreate {
+  edit: PendingEdit;
+  body: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Creates whose earlier send was never acknowledged (a crash, or an answer lost on the way):
+ * bound to the records that send made, if it made them; sent again otherwise.
+ */
+export async function reconcileCreates<T extends PreparedCreate>(scope: ReadbackScope, creates: readonly T[]): Promise<Readback<T>> {
+  const unsure = creates.filter((p) => p.edit.sendingSince !== null);
+  if (unsure.length === 0) return { send: [...creates], outcomes: [], unsettled: [] };
+  let found: Map<number, number>;
+  try {
+    found = await findCreatedRecords(scope,
+      // Recognised by what was sent: the row may have been edited since.
+      unsure.map((p) => ({ recordId: p.edit.recordId, since: p.edit.sendingSince!, body: p.edit.sentBody ?? p.body })));
+  } catch {
+    // Cannot tell whether they exist: leave them marked, the next push tries again.
+    return { send: creates.filter((p) => p.edit.sendingSince === null), outcomes: [], unsettled: unsure.map((p) => p.edit) };
+  }
+  const outcomes: EditOutcome[] = [];
+  for (const p of unsure) {
+    const id = found.get(p.edit.recordId);
+    // Only what that send covered is done: later edits stay, and go out as an update of the
+    // record once it carries its upstream id.
+    const covered = p.edit.sentEntryIds.length > 0 ? p.edit.sentEntryIds : p.edit.entryIds;
+    if (id !== undefined) outcomes.push({ kind: 'pushed', entryIds: covered, createdId: id });
+  }
+  return { send: creates.filter((p) => !found.has(p.edit.recordId)), outcomes, unsettled: [] };
+}
+
+/**
+ * Deletes of rows inserted here (negative ids): settled at once when their create never went
+ * out; when it may have (marked as being sent), the record it made is looked for as after a
+ * crash, and returned as a delete of that record; not found, the delete is settled too.
+ */
+export async function createdThenDeleted(scope: ReadbackScope, deletes: readonly PendingEdit[]): Promise<Readback<PendingEdit>> {
+  const unsure = deletes.filter((e) => e.sendingSince !== null && e.sentBody !== null);
+  const outcomes: EditOutcome[] = deletes.filter((e) => !unsure.includes(e)).map((edit) => ({ kind: 'pushed', entryIds: edit.entryIds }));
+  if (unsure.length === 0) return { send: [], outcomes, unsettled: [] };
+  let found: Map<number, number>;
+  try {
+    found = await findCreatedRecords(scope, unsure.map((e) => ({ recordId: e.recordId, since: e.sendingSince!, body: e.sentBody! })));
+  } catch {
+    // Cannot tell whether the record exists: left as it is, the next push looks again.
+    return { send: [], outcomes, unsettled: unsure };
+  }
+  const send: PendingEdit[] = [];
+  for (const edit of unsure) {
+    const id = found.get(edit.recordId);
+    if (id === undefined) outcomes.push({ kind: 'pushed', entryIds: edit.entryIds });
+    else send.push({ ...edit, recordId: id });
+  }
+  return { send, outcomes, unsettled: [] };
+}
+
 /** A create whose earlier send may have gone through, with the body that was sent. */
-export interface UnsettledCreate {
+interface UnsettledCreate {
   recordId: number;
   /** When its send began (`sendingSince`). */
   since: string;
@@ -27,12 +104,9 @@ const FILTERABLE = new Set(['string', 'number', 'boolean', 'date', 'timestamp', 
  * record's; each candidate binds at most one create, in id order, so identical rows created
  * together bind to distinct records.
  */
-export async function findCreatedRecords(
-  upstream: Upstream,
-  table: Pick<MirrorTable, 'moduleName' | 'tableName' | 'hasHistory'>,
-  fieldTypes: ReadonlyMap<string, string>,
+async function findCreatedRecords(
+  { upstream, table, fieldTypes, lookbackMs }: ReadbackScope,
   creates: readonly UnsettledCreate[],
-  lookbackMs: number,
 ): Promise<Map<number, number>> {
   const bound = new Map<number, number>();
   if (creates.length === 0) return bound;

@@ -5,7 +5,7 @@ import { tableLabel } from '../sync-context.ts';
 import type { Upstream } from '../upstream.ts';
 import type { ConflictPolicy } from './conflict-policy.ts';
 import { checkConflicts, deletedMessage } from './conflict-check.ts';
-import { findCreatedRecords } from './create-readback.ts';
+import { createdThenDeleted, reconcileCreates, type Readback, type ReadbackScope } from './create-readback.ts';
 import { forEachInFlight } from './in-flight.ts';
 import { sendIsolatingRejects, type IsolatedSend } from './isolate-rejects.ts';
 import { sendFieldsApart } from './isolate-fields.ts';
@@ -92,6 +92,7 @@ class TableRun {
   readonly #r: TablePushResult;
   readonly #module: string;
   readonly #table: string;
+  readonly #readback: ReadbackScope;
 
   constructor(settings: TablePushSettings, target: PushTarget, result: TablePushResult) {
     this.#s = settings;
@@ -99,6 +100,7 @@ class TableRun {
     this.#r = result;
     this.#module = target.table.moduleName;
     this.#table = target.table.tableName;
+    this.#readback = { upstream: settings.upstream, table: target.table, fieldTypes: target.fieldTypes, lookbackMs: settings.lookbackMs };
   }
 
   /** The request body of a create or update: writable fields, in the API's request shapes. */
@@ -116,61 +118,14 @@ class TableRun {
 
   // ---- creates ---------------------------------------------------------------------------------
 
-  /**
-   * Creates whose earlier send was never acknowledged (a crash, or an answer lost on the way):
-   * bound to the records that send made, if it made them; sent again otherwise.
-   */
+  /** Creates whose earlier send was never acknowledged: bound to the records it made, or sent again (create-readback.ts). */
   async reconcileCreates(creates: Prepared[]): Promise<Prepared[]> {
-    const unsure = creates.filter((p) => p.edit.sendingSince !== null);
-    if (unsure.length === 0) return creates;
-    let found: Map<number, number>;
-    try {
-      found = await findCreatedRecords(
-        this.#s.upstream, this.#t.table, this.#t.fieldTypes,
-        // Recognised by what was sent: the row may have been edited since.
-        unsure.map((p) => ({ recordId: p.edit.recordId, since: p.edit.sendingSince!, body: p.edit.sentBody ?? p.body })),
-        this.#s.lookbackMs,
-      );
-    } catch {
-      // Cannot tell whether they exist: leave them marked, the next push tries again.
-      this.#r.unsettled.push(...unsure.map((p) => p.edit));
-      return creates.filter((p) => p.edit.sendingSince === null);
-    }
-    for (const p of unsure) {
-      const id = found.get(p.edit.recordId);
-      // Only what that send covered is done: later edits stay, and go out as an update of the
-      // record once it carries its upstream id.
-      const covered = p.edit.sentEntryIds.length > 0 ? p.edit.sentEntryIds : p.edit.entryIds;
-      if (id !== undefined) this.#r.outcomes.push({ kind: 'pushed', entryIds: covered, createdId: id });
-    }
-    return creates.filter((p) => !found.has(p.edit.recordId));
+    return this.#settleReadback(await reconcileCreates(this.#readback, creates));
   }
 
-  /**
-   * Deletes of rows inserted here (negative ids): settled at once when their create never went
-   * out; when it may have (marked as being sent), the record it made is looked for as after a
-   * crash, and returned as a delete of that record; not found, the delete is settled too.
-   */
+  /** Deletes of rows inserted here: settled, or deletes of the records their create made (create-readback.ts). */
   async createdThenDeleted(deletes: readonly PendingEdit[]): Promise<PendingEdit[]> {
-    const unsure = deletes.filter((e) => e.sendingSince !== null && e.sentBody !== null);
-    for (const edit of deletes.filter((e) => !unsure.includes(e))) this.#r.outcomes.push({ kind: 'pushed', entryIds: edit.entryIds });
-    if (unsure.length === 0) return [];
-    let found: Map<number, number>;
-    try {
-      found = await findCreatedRecords(this.#s.upstream, this.#t.table, this.#t.fieldTypes,
-        unsure.map((e) => ({ recordId: e.recordId, since: e.sendingSince!, body: e.sentBody! })), this.#s.lookbackMs);
-    } catch {
-      // Cannot tell whether the record exists: left as it is, the next push looks again.
-      this.#r.unsettled.push(...unsure);
-      return [];
-    }
-    const toDelete: PendingEdit[] = [];
-    for (const edit of unsure) {
-      const id = found.get(edit.recordId);
-      if (id === undefined) this.#r.outcomes.push({ kind: 'pushed', entryIds: edit.entryIds });
-      else toDelete.push({ ...edit, recordId: id });
-    }
-    return toDelete;
+    return this.#settleReadback(await createdThenDeleted(this.#readback, deletes));
   }
 
   async sendCreates(creates: Prepared[]): Promise<void> {
@@ -307,6 +262,13 @@ class TableRun {
       this.#failure(edits, failureOf(error));
       return undefined;
     }
+  }
+
+  /** Records what a read-back settled, and returns what is left to send. */
+  #settleReadback<T>(readback: Readback<T>): T[] {
+    this.#r.outcomes.push(...readback.outcomes);
+    this.#r.unsettled.push(...readback.unsettled);
+    return readback.send;
   }
 
   /** Edits a stop kept from being sent: left as they are (a create marked as being sent is looked for by the next push). */
