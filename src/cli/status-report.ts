@@ -2,7 +2,8 @@ import type { CycleSummary, Mirror, OutboxStatus, TableError, TableMode, TableSt
 import { scanCursorKey, tableLabel } from '../mirror/index.ts';
 import { decodeCheckpoint, lagBoundMs, lastPullMs, tableLagMs } from '../sync/index.ts';
 
-export type OutboxCounts = Record<OutboxStatus, number>;
+/** Outbox entries by status; `waiting`: those of the pending that wait for a row inserted here to be created upstream. */
+export type OutboxCounts = Record<OutboxStatus, number> & { waiting: number };
 
 /**
  * What a table is doing, for people and monitoring:
@@ -70,7 +71,7 @@ export interface StatusOptions {
 }
 
 function noEntries(): OutboxCounts {
-  return { pending: 0, failed: 0, conflict: 0 };
+  return { pending: 0, failed: 0, conflict: 0, waiting: 0 };
 }
 
 function conditionOf(state: TableState, lastError: TableError | null): TableCondition {
@@ -93,11 +94,18 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
   const summary = await mirror.outboxSummary();
   const outbox = noEntries();
   const perTable = new Map<string, OutboxCounts>();
+  const countsOf = (tableId: string) => {
+    let counts = perTable.get(tableId);
+    if (counts === undefined) perTable.set(tableId, counts = noEntries());
+    return counts;
+  };
   for (const entry of summary) {
     outbox[entry.status] += entry.count;
-    const counts = perTable.get(entry.tableId) ?? noEntries();
-    counts[entry.status] += entry.count;
-    perTable.set(entry.tableId, counts);
+    countsOf(entry.tableId)[entry.status] += entry.count;
+  }
+  for (const wait of outbox.pending === 0 ? [] : await mirror.waitingEdits()) {
+    outbox.waiting += wait.entries;
+    countsOf(wait.tableId).waiting += wait.entries;
   }
   const tables: TableStatus[] = [];
   for (const t of catalog.tables) {

@@ -57,9 +57,10 @@ export function createCycleObserver(deps: CycleObserverDeps): CycleObserver {
       tables = mirrored.map((t) => t.table);
       deps.metrics?.setTables(mirrored);
     },
-    outboxChecked: (counts, oldestPendingAt) => {
+    outboxChecked: (counts, oldestPendingAt, waiting) => {
       deps.metrics?.setOutboxDepth(counts);
       deps.metrics?.setOldestPendingEdit(oldestPendingAt);
+      deps.metrics?.setWaitingEdits(waiting);
     },
     tally: () => ({ tables, pulled, rowsRead }),
     reset: () => {

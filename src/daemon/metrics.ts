@@ -47,6 +47,7 @@ export class Metrics {
   readonly #cycles: Counter<'result'>;
   readonly #rowsApplied: Counter<'table' | 'operation'>;
   readonly #outbox: Gauge<'status'>;
+  readonly #waiting: Gauge<never>;
   readonly #requests: Counter<'endpoint' | 'method' | 'status'>;
   readonly #requestDuration: Histogram<'endpoint'>;
   readonly #retries: Counter<'endpoint' | 'reason'>;
@@ -114,6 +115,11 @@ export class Metrics {
       labelNames: ['status'],
       registers,
     });
+    this.#waiting = new Gauge({
+      name: 'wsmirror_outbox_waiting_entries',
+      help: 'Pending local edits that wait for a row inserted here to be created upstream (counted as pending in wsmirror_outbox_entries too).',
+      registers,
+    });
     this.#requests = new Counter({
       name: 'wsmirror_upstream_requests_total',
       help: 'Upstream HTTP requests by endpoint, method and status (error = no response).',
@@ -140,6 +146,7 @@ export class Metrics {
     });
     this.#lastSuccess.set(0);
     for (const status of ['pending', 'failed', 'conflict'] as const) this.#outbox.set({ status }, 0);
+    this.#waiting.set(0);
   }
 
   /** The scheduler calls this when a cycle ends. */
@@ -217,6 +224,11 @@ export class Metrics {
     for (const [status, count] of Object.entries(depth)) {
       if (typeof count === 'number') this.#outbox.set({ status }, count);
     }
+  }
+
+  /** Pending outbox entries that wait for a row inserted here to be created upstream, after a push. */
+  setWaitingEdits(count: number): void {
+    this.#waiting.set(count);
   }
 
   /** When the oldest pending local edit was made (ISO or Unix ms), or null when none is pending. */

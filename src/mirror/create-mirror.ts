@@ -15,6 +15,7 @@ import { readBaseValues } from './operations/read-base-values.ts';
 import { readPendingEdits } from './operations/read-pending-edits.ts';
 import { retryOutbox } from './operations/retry-outbox.ts';
 import { settleEdits } from './operations/settle-edits.ts';
+import { waitingEdits } from './operations/waiting-edits.ts';
 import { readCatalog } from './operations/read-catalog.ts';
 import { migrateCatalog } from './operations/migrate-catalog.ts';
 import { countRows, readRows, streamIds } from './operations/read-rows.ts';
@@ -49,6 +50,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
     setCursor: (key, value) => setCursor(ctx, key, value),
     outboxSummary: () => outboxSummary(ctx),
     oldestPendingAt: () => oldestPendingAt(ctx),
+    waitingEdits: () => waitingEdits(ctx),
     readPendingEdits: (options) => readPendingEdits(ctx, options),
     markSending: (creates, at) => markSending(ctx, creates, at),
     settleEdits: (outcomes) => settleEdits(ctx, outcomes),

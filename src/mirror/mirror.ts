@@ -3,7 +3,7 @@ import type { Catalog, TableState } from './catalog.ts';
 import type { OutboxStatus } from './catalog-tables.ts';
 import type { DialectName } from './dialect-name.ts';
 import type { MirrorLogger } from './mirror-logger.ts';
-import type { MirrorOutbox } from './outbox.ts';
+import type { MirrorOutbox, WaitingEdit } from './outbox.ts';
 import type { SchemaPlan } from './schema-planner.ts';
 
 /** A table a catalog migration left as it was, and why, as the sync reports it (code MIRROR). */
@@ -98,6 +98,12 @@ export interface Mirror extends MirrorOutbox {
    * with no entry are left out; entries of tables no longer mirrored are included.
    */
   outboxSummary(): Promise<OutboxCount[]>;
+
+  /**
+   * The records whose pending outbox entries wait for a row inserted here to be created upstream,
+   * as the push decides it, each with that row (operations/waiting-edits.ts). Read-only.
+   */
+  waitingEdits(): Promise<WaitingEdit[]>;
 
   /** Updates a table's sync state: backfill state, last successful pull, last error. */
   setTableState(tableId: string, patch: TableStatePatch): Promise<void>;

@@ -101,6 +101,20 @@ export interface OutboxEntry {
   nextAttemptAt: string | null;
 }
 
+/**
+ * A record whose pending entries wait for a row inserted here to be created upstream: an edit of
+ * that row whose insert was refused, or a create or update setting a reference to it. For
+ * `wsmirror status`, `wsmirror outbox` and /metrics (`Mirror.waitingEdits`).
+ */
+export interface WaitingEdit {
+  tableId: string;
+  recordId: number;
+  /** The row inserted here whose create they wait for (the record's own, or the one a reference points at). */
+  waitsFor: { tableId: string; recordId: number };
+  /** The record's pending entries: all of them wait. */
+  entries: number;
+}
+
 /** Selects outbox entries; an absent list does not filter, several lists all apply. */
 export interface OutboxFilter {
   statuses?: readonly OutboxStatus[];

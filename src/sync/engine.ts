@@ -236,8 +236,13 @@ export class SyncEngine {
     if (observer.outboxChecked) {
       const counts = { pending: 0, failed: 0, conflict: 0 };
       for (const entry of await mirror.outboxSummary()) counts[entry.status] += entry.count;
-      // Nothing pending, nothing to date: one statement fewer on an idle cycle.
-      observer.outboxChecked(counts, counts.pending === 0 ? null : await mirror.oldestPendingAt());
+      // Nothing pending, nothing to date or wait for: fewer statements on an idle cycle.
+      if (counts.pending === 0) {
+        observer.outboxChecked(counts, null, 0);
+      } else {
+        const waiting = (await mirror.waitingEdits()).reduce((n, w) => n + w.entries, 0);
+        observer.outboxChecked(counts, await mirror.oldestPendingAt(), waiting);
+      }
     }
     return result;
   }

@@ -18,8 +18,11 @@ export interface SyncObserver {
   tablePulled?(table: string, currentAsOf: Date): void;
   /** The table is done for this cycle: pulled, or skipped because nothing was due. */
   tableFinished?(table: string): void;
-  /** Once a cycle, after the push: outbox entries by status, and when the oldest pending one was made. */
-  outboxChecked?(counts: Readonly<Record<OutboxStatus, number>>, oldestPendingAt: string | null): void;
+  /**
+   * Once a cycle, after the push: outbox entries by status, when the oldest pending one was made,
+   * and how many of the pending wait for a row inserted here to be created upstream.
+   */
+  outboxChecked?(counts: Readonly<Record<OutboxStatus, number>>, oldestPendingAt: string | null, waiting: number): void;
   /**
    * Once a cycle, after the schema pull: every table the mirror now holds, with the upstream
    * time each is current as of (null before its first pull), so lag is known for every table

@@ -1,9 +1,10 @@
 import { afterEach, expect, it } from 'vitest';
-import { forEachDialect } from '../helpers/dialects.ts';
+import { forEachDialect, questionMarkSql } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import { daemonEnv, mirrorEnv, runWsmirror } from '../helpers/processes.ts';
 import { field } from '../helpers/schema.ts';
 import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
+import { editsWaitingForARefusedRow } from '../helpers/waiting-edits.ts';
 
 /** `wsmirror outbox` as a real process: list, retry and discard what the push left behind. */
 forEachDialect('wsmirror outbox (real process)', (dialect) => {
@@ -92,5 +93,41 @@ forEachDialect('wsmirror outbox (real process)', (dialect) => {
       .toEqual({ code: 0, stdout: 'outbox: 1 entry discarded, 0 records restored from upstream, 1 row inserted locally removed\n', stderr: '' });
     expect(await h.tm.sql(`SELECT name FROM ${table}`)).toEqual([]);
     expect(await h.upstream.allRecords('crm', 'people')).toEqual([]);
+  }, 60_000);
+
+  it('names, for each pending edit that waits for another row\'s create, the row it waits for; an edit of that row goes with its create once retried', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    const { company, deal, other, tables } = await editsWaitingForARefusedRow(h);
+    const env = mirrorEnv(h.tm);
+    type Listed = { entryId: number; table: string; recordId: number; operation: string; status: string; waitsFor: { table: string; tableId: string; recordId: number } | null };
+    const list = async () => JSON.parse((await runWsmirror(['outbox', '--json'], env)).stdout) as Listed[];
+    const companies = (await catalogEntry(h.tm, 'crm', 'companies'))!.tableId;
+    const onCompany = { table: 'crm.companies', tableId: companies, recordId: company.id };
+    const listed = await list();
+    expect(listed.map((e) => [e.table, e.recordId, e.operation, e.status, e.waitsFor])).toEqual([
+      ['crm.companies', company.id, 'insert', 'failed', null],
+      ['crm.deals', expect.any(Number), 'insert', 'pending', onCompany],
+      ['crm.deals', deal, 'update', 'pending', onCompany],
+      ['crm.companies', company.id, 'update', 'pending', onCompany],
+      ['crm.deals', other, 'update', 'pending', null],
+    ]);
+    expect(listed[0]!.entryId).toBe(company.insertEntryId);
+
+    const text = (await runWsmirror(['outbox', '--status', 'pending'], env)).stdout;
+    expect(text.split('\n')[0]).toMatch(/^ID +TABLE +RECORD +CHANGE +STATUS +ATTEMPTS +NEXT ATTEMPT +WAITS FOR +LAST ERROR$/);
+    const line = text.split('\n').find((l) => new RegExp(`^ *${listed[2]!.entryId} `).test(l))!;
+    expect(line).toMatch(new RegExp(`crm\\.deals +${deal} +company: null → ${company.id} +pending .* crm\\.companies ${company.id} +references row ${company.id} of crm\\.companies`));
+    // Nothing waits: no such column.
+    expect((await runWsmirror(['outbox', '--status', 'failed'], env)).stdout).not.toContain('WAITS FOR');
+
+    // Fixed and retried, the company's insert is pending again: its own edit goes with its
+    // create, and the deals' edits wait for it still, until it is made.
+    await questionMarkSql(h.tm)(`UPDATE ${tables.companies} SET stage = NULL WHERE id = ?`, [company.id]);
+    expect((await runWsmirror(['outbox', 'retry', String(company.insertEntryId)], env)).code).toBe(0);
+    expect((await list()).filter((e) => e.waitsFor !== null).map((e) => [e.table, e.operation])).toEqual([
+      ['crm.deals', 'insert'], ['crm.deals', 'update'],
+    ]);
+    await h.sync();
+    expect(await list()).toEqual([]);
   }, 60_000);
 });

@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forEachDialect, testPgUrl, type TestMirror } from '../helpers/dialects.ts';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
 import { daemonEnv, mirrorEnv, runWsmirror } from '../helpers/processes.ts';
+import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
+import { editsWaitingForARefusedRow } from '../helpers/waiting-edits.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
 
 /** `wsmirror status` as a real process, over a mirror made by a real `wsmirror sync`. */
@@ -20,9 +22,9 @@ interface StatusJson {
   tables: {
     table: string; module: string; name: string; tableId: string; sqlName: string; mode: string; state: string;
     rows: number | null; lastPullAt: string | null; currentAsOf: string | null; lagMs: number | null;
-    outbox: { pending: number; failed: number; conflict: number };
+    outbox: { pending: number; failed: number; conflict: number; waiting: number };
   }[];
-  outbox: { pending: number; failed: number; conflict: number };
+  outbox: { pending: number; failed: number; conflict: number; waiting: number };
   oldestPendingAt: string | null;
   oldestPendingAgeMs: number | null;
 }
@@ -121,6 +123,7 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
 
     expect(text).toContain('outbox: 3 pending, 1 failed, 1 conflict (oldest pending edit 1h 00m old)');
     expect(text).toContain('1 of them belong to tables no longer mirrored');
+    expect(text).not.toContain('wait for rows inserted here');
     expect(text).toContain('needs attention:\n  - crm.notes lags upstream by more than 900 s\n  - 1 failed and 1 conflicting local edits');
     expect(res.stderr).toBe('');
   });
@@ -136,14 +139,14 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
     expect(report.oldestPendingAgeMs).toBeGreaterThan(HOUR);
     expect(report.mirror).toBe(t.url);
     expect(report.schema).toBe(t.pgSchema ?? null);
-    expect(report.outbox).toEqual({ pending: 3, failed: 1, conflict: 1 });
+    expect(report.outbox).toEqual({ pending: 3, failed: 1, conflict: 1, waiting: 0 });
     expect(report.tables.map((x) => x.table)).toEqual(['crm.deals', 'crm.notes']);
     const [deals, notes] = report.tables;
     expect(deals).toEqual({
       table: 'crm.deals', module: 'crm', name: 'deals', tableId: ids['crm__deals'], sqlName: 'crm__deals',
       mode: 'history', state: 'ready', status: 'ready', rows: 3, lastPullAt: expect.any(String), currentAsOf: expect.any(String),
       lagMs: expect.any(Number), lagBoundMs: 300_000, progress: null, lastError: null,
-      outbox: { pending: 2, failed: 1, conflict: 0 },
+      outbox: { pending: 2, failed: 1, conflict: 0, waiting: 0 },
     });
     expect(notes).toMatchObject({ mode: 'fullscan', rows: 1, outbox: { pending: 0, failed: 0, conflict: 1 } });
     for (const x of report.tables) {
@@ -201,6 +204,29 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
       await client.end();
     }
   });
+});
+
+forEachDialect('wsmirror status (real process): edits waiting for a row inserted here', (dialect) => {
+  let h: SyncHarness;
+  afterAll(async () => h?.close());
+
+  it('counts the pending edits that wait for another row\'s create, in all and per table, in text and JSON', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await editsWaitingForARefusedRow(h);
+
+    const text = await runWsmirror(['status'], mirrorEnv(h.tm));
+    // The refused create needs attention; the edits waiting for it are pending, not failed.
+    expect(text.code, text.stderr).toBe(1);
+    expect(text.stdout).toMatch(/\noutbox: 4 pending, 1 failed, 0 conflict \(oldest pending edit [^)]+ old\)\n {2}3 of the pending edits wait for rows inserted here to be created upstream \(wsmirror outbox shows which\)\n/);
+
+    const json = await runWsmirror(['status', '--json'], mirrorEnv(h.tm));
+    const report = JSON.parse(json.stdout) as StatusJson;
+    expect(report.outbox).toEqual({ pending: 4, failed: 1, conflict: 0, waiting: 3 });
+    expect(report.tables.map((x) => [x.table, x.outbox])).toEqual([
+      ['crm.companies', { pending: 1, failed: 1, conflict: 0, waiting: 1 }],
+      ['crm.deals', { pending: 3, failed: 0, conflict: 0, waiting: 2 }],
+    ]);
+  }, 60_000);
 });
 
 describe('wsmirror status without a mirror', () => {

@@ -4,6 +4,7 @@ import { SyncEngine, type SyncOptions } from '../../src/sync/index.ts';
 import { discardOutbox, retryOutbox } from '../../src/sync/push/outbox-admin.ts';
 import { forEachDialect, questionMarkSql } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
+import { mirrorEnv, runWsmirror } from '../helpers/processes.ts';
 import { field } from '../helpers/schema.ts';
 import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
 import { upstreamWith } from '../helpers/upstream-overrides.ts';
@@ -36,6 +37,10 @@ forEachDialect('push: edits waiting for a local row', (dialect) => {
 
   async function outbox(): Promise<OutboxRow[]> {
     return h.tm.sql<OutboxRow>(`SELECT entry_id, record_id, operation, status, attempts, last_error, next_attempt_at FROM ${h.tm.table('_wsmirror_outbox')} ORDER BY entry_id`);
+  }
+
+  async function statusJson(): Promise<{ outbox: Record<string, number> }> {
+    return JSON.parse((await runWsmirror(['status', '--json'], mirrorEnv(h.tm))).stdout) as { outbox: Record<string, number> };
   }
 
   async function sqlName(table: string): Promise<string> {
@@ -90,6 +95,8 @@ forEachDialect('push: edits waiting for a local row', (dialect) => {
       expect(new Date(String(e.next_attempt_at)).getTime()).toBe(new Date(String(insert!.next_attempt_at)).getTime());
     }
     expect(await upstreamDeals()).toEqual({ old: null });
+    // `wsmirror status` tells the two waiting edits from the create backing off.
+    expect((await statusJson()).outbox).toEqual({ pending: 3, failed: 0, conflict: 0, waiting: 2 });
 
     // The company's backoff is over (the deals' would have been later, on a schedule of their own).
     await h.tm.sql(`UPDATE ${h.tm.table('_wsmirror_outbox')} SET next_attempt_at = NULL WHERE entry_id = ${Number(insert!.entry_id)}`);
@@ -129,6 +136,8 @@ forEachDialect('push: edits waiting for a local row', (dialect) => {
     // A reference to a row that never was one of this mirror's inserts.
     const sql = questionMarkSql(h.tm);
     await sql(`INSERT INTO ${await sqlName('deals')} (title, company) VALUES (?, ?)`, ['typed', -424242]);
+    // Neither row will be created: nothing waits for it, though the push has not failed them yet.
+    expect((await statusJson()).outbox).toEqual({ pending: 3, failed: 0, conflict: 0, waiting: 0 });
     await h.sync();
     const left = await outbox();
     const referencing = left.filter((e) => e.operation !== 'insert' || Number(e.record_id) !== company);

@@ -1,12 +1,11 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
-import type { OutboxEntry, OutboxStatus } from '../../mirror/index.ts';
+import type { OutboxStatus } from '../../mirror/index.ts';
+import type { ListedEntry } from '../../sync/push/outbox-admin.ts';
 import { withConfigOption, type ConfigFlags } from '../config-option.ts';
 import { textTable, type TextColumn } from '../text-table.ts';
 
 const STATUSES: readonly OutboxStatus[] = ['pending', 'failed', 'conflict'];
-
-type ListedEntry = OutboxEntry & { table: string };
 
 interface SelectionFlags extends ConfigFlags {
   table?: string[];
@@ -53,13 +52,18 @@ const COLUMNS: readonly TextColumn<ListedEntry>[] = [
   { title: 'STATUS', value: (e) => e.status },
   { title: 'ATTEMPTS', right: true, value: (e) => String(e.attempts) },
   { title: 'NEXT ATTEMPT', value: (e) => (e.status === 'pending' ? (e.nextAttemptAt ?? 'next cycle') : '-') },
-  { title: 'LAST ERROR', value: (e) => e.lastError ?? '' },
 ];
+
+/** The row inserted here an entry waits for; a column only when an entry listed waits for one. */
+const WAITS_FOR: TextColumn<ListedEntry> = { title: 'WAITS FOR', value: (e) => (e.waitsFor === null ? '' : `${e.waitsFor.table} ${e.waitsFor.recordId}`) };
+
+const LAST_ERROR: TextColumn<ListedEntry> = { title: 'LAST ERROR', value: (e) => e.lastError ?? '' };
 
 /** The plain-text listing: an aligned table, one line per entry. */
 export function formatOutboxText(entries: readonly ListedEntry[]): string {
   if (entries.length === 0) return 'outbox: no entries\n';
-  return `${textTable(COLUMNS, entries).join('\n')}\n`;
+  const waits = entries.some((e) => e.waitsFor !== null);
+  return `${textTable([...COLUMNS, ...(waits ? [WAITS_FOR] : []), LAST_ERROR], entries).join('\n')}\n`;
 }
 
 async function openLocal(flags: ConfigFlags, writes = false) {
@@ -79,7 +83,7 @@ export function defineOutboxCommand(program: Command): Command {
   withConfigOption(
     outbox
       .command('list', { isDefault: true })
-      .description('list outbox entries: table, record, column, old → new, status, attempts, last error')
+      .description('list outbox entries: table, record, column, old → new, status, attempts, the row a pending one waits for, last error')
       .option('--status <status>', 'only these statuses (pending, failed, conflict; repeatable or comma-separated)', collect)
       .option('--table <module.table>', 'only this table (repeatable or comma-separated)', collect)
       .option('--json', 'print the entries as one JSON document'),

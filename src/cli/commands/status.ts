@@ -63,12 +63,16 @@ export function formatStatusText(report: StatusReport): string {
     for (const problem of cycle.lastFailure.split('\n')) lines.push(`  ${say(problem)}`);
   }
   if (cycle.nextRunAt !== null) lines.push(`next run: ${when(cycle.nextRunAt, now)}${Date.parse(cycle.nextRunAt) < now ? ' (overdue unless a cycle is running: is wsmirror run up?)' : ''}`);
-  const { pending, failed, conflict } = report.outbox;
+  const { pending, failed, conflict, waiting } = report.outbox;
   const oldest = report.oldestPendingAgeMs === null ? '' : ` (oldest pending edit ${formatDuration(report.oldestPendingAgeMs)} old)`;
   lines.push('', `outbox: ${pending} pending, ${failed} failed, ${conflict} conflict${oldest}`);
   const listed = report.tables.reduce((n, t) => n + t.outbox.pending + t.outbox.failed + t.outbox.conflict, 0);
   const unlisted = pending + failed + conflict - listed;
   if (unlisted > 0) lines.push(`  (${unlisted} of them belong to tables no longer mirrored)`);
+  if (waiting > 0) {
+    const wait = waiting === 1 ? 'waits for a row' : 'wait for rows';
+    lines.push(`  ${waiting} of the pending edits ${wait} inserted here to be created upstream (wsmirror outbox shows which)`);
+  }
   if (report.attention.length > 0) lines.push('', 'needs attention:', ...report.attention.map((a) => `  - ${say(a)}`));
   return `${lines.join('\n')}\n`;
 }

@@ -13,7 +13,15 @@ export interface OutboxSelection {
   tables?: readonly string[];
 }
 
-type AdminMirror = Pick<Mirror, 'readCatalog' | 'applyRows' | 'outboxSummary'> & MirrorOutbox;
+type AdminMirror = Pick<Mirror, 'readCatalog' | 'applyRows' | 'outboxSummary' | 'waitingEdits'> & MirrorOutbox;
+
+/** An outbox entry as `wsmirror outbox` lists it. */
+export type ListedEntry = OutboxEntry & {
+  /** `module.table`; the table id when it is no longer mirrored. */
+  table: string;
+  /** A pending entry that waits for a row inserted here to be created upstream: that row. */
+  waitsFor: { table: string; tableId: string; recordId: number } | null;
+};
 
 /**
  * The mirror's filter for a selection. A table is named `module.table`, or, when it is no longer
@@ -38,15 +46,21 @@ export async function outboxFilter(
   return filter;
 }
 
-/** Outbox entries for listing, table labels resolved (`module.table`; the table id when no longer mirrored). */
-export async function listOutbox(
-  mirror: AdminMirror,
-  filter: OutboxFilter,
-): Promise<(OutboxEntry & { table: string })[]> {
+/**
+ * Outbox entries for listing, table labels resolved (`module.table`; the table id when no longer
+ * mirrored), each pending one with the row inserted here it waits for, if any.
+ */
+export async function listOutbox(mirror: AdminMirror, filter: OutboxFilter): Promise<ListedEntry[]> {
   const catalog = await mirror.readCatalog();
   const labels = new Map(catalog.tables.map((t) => [t.tableId, tableLabel(t)]));
+  const label = (tableId: string) => labels.get(tableId) ?? tableId;
   const entries = await mirror.listOutbox(filter);
-  return entries.map((e) => ({ ...e, table: labels.get(e.tableId) ?? e.tableId }));
+  const waits = entries.some((e) => e.status === 'pending') ? await mirror.waitingEdits() : [];
+  const waitsFor = new Map(waits.map((w) => [`${w.tableId}:${w.recordId}`, w.waitsFor]));
+  return entries.map((e) => {
+    const row = e.status === 'pending' ? waitsFor.get(`${e.tableId}:${e.recordId}`) : undefined;
+    return { ...e, table: label(e.tableId), waitsFor: row === undefined ? null : { table: label(row.tableId), ...row } };
+  });
 }
 
 /**
