@@ -155,7 +155,9 @@ export function sqlToApi(type: FieldType | string, value: unknown, dialect: Dial
   const kind = valueKindOf(type);
   switch (kind) {
     case 'number': {
-      const n = typeof value === 'bigint' ? Number(value) : typeof value === 'string' ? Number(value) : value;
+      // Text only as a decimal number: Number() would read ' ' as 0 and '0x1F' as 31 (SQLite
+      // keeps such text as typed in a number column).
+      const n = typeof value === 'bigint' ? Number(value) : typeof value === 'string' ? (NUMERIC_TEXT.test(value) ? Number(value) : Number.NaN) : value;
       if (typeof n === 'number' && Number.isFinite(n)) return n;
       return fail(type, value, 'a finite number');
     }

@@ -187,6 +187,20 @@ forEachDialect('push: local edits across upstream schema changes', (dialect) => 
     expect(rows.map((e) => [e.column_name, e.status])).toEqual([['age', 'failed']]);
     expect(rows[0]!.last_error).toMatch(/age.*finite number/);
   });
+  it.runIf(dialect.dialect === 'sqlite')('text in a number column that is no decimal number (blank, hex, octal, binary) fails with a message instead of going as another number', async () => {
+    const { id, table, sql } = await people();
+    await sql(`UPDATE ${table} SET age = ? WHERE id = ?`, ['0x1F', id]);
+    for (const age of [' ', '\t', '0o17', '0b101']) await sql(`INSERT INTO ${table} (name, age) VALUES (?, ?)`, [`age ${JSON.stringify(age)}`, age]);
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'people')).map((r) => r.values)).toEqual([{ name: 'Ann', age: 30, email: 'ann@example.com' }]);
+    const rows = await outbox();
+    expect(rows.map((e) => e.status)).toEqual(['failed', 'failed', 'failed', 'failed', 'failed']);
+    for (const [row, text] of rows.map((r, i) => [r, ['0x1F', ' ', '\t', '0o17', '0b101'][i]!] as const)) {
+      expect(row.last_error).toMatch(/^age: .*finite number/);
+      expect(row.last_error).toContain(`got ${JSON.stringify(text)}`);
+    }
+  });
+
   it('a failed edit retried after its row was read again from upstream sends the value it lists, not upstream\'s', async () => {
     const { id, table, sql } = await people();
     await sql(`UPDATE ${table} SET age = ? WHERE id = ?`, [99, id]);

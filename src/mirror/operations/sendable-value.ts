@@ -23,7 +23,10 @@ export function sendable(ctx: MirrorContext, field: MirrorField, raw: unknown): 
   try {
     return { value: sqlToApi(field.fieldType, raw, ctx.dialect.name) };
   } catch (error) {
-    return jsonCarries(raw) ? { value: raw } : { refused: `${field.fieldName}: ${(error as Error).message}` };
+    // Text in a number column that is no decimal number is refused here: upstream could read it
+    // as JavaScript does (' ' as 0, '0x1F' as 31) and store another number without a word.
+    const judged = jsonCarries(raw) && !(typeof raw === 'string' && valueKindOf(field.fieldType) === 'number');
+    return judged ? { value: raw } : { refused: `${field.fieldName}: ${(error as Error).message}` };
   }
 }
 
