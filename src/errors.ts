@@ -135,9 +135,9 @@ export class SyncLockLostError extends MirrorLostError {
 }
 
 /**
- * The SQLite mirror file was deleted or replaced while this process had it open: writing on would
- * go to a file no reader can open. Exit 1: started again (the systemd unit does), wsmirror
- * creates the mirror anew at that path, or opens the file now there.
+ * The SQLite mirror file was moved, deleted or replaced while this process had it open: writing
+ * on would go to a file no reader finds at the mirror's path. Exit 1: started again (the systemd
+ * unit does), wsmirror creates the mirror anew at that path, or opens the file now there.
  */
 export class MirrorFileGoneError extends MirrorLostError {
   constructor(message: string) {

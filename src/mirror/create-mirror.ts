@@ -32,6 +32,7 @@ import { setTableState } from './operations/table-state.ts';
  */
 export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: SyncLock, where: string = displayUrl): Mirror {
   const driver = ctx.driver;
+  let goneReported = false;
   return {
     dialect: driver.dialect.name,
     displayUrl,
@@ -65,8 +66,11 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
     recordCycle: (cycle) => recordCycle(ctx, cycle),
     async confirmSyncing() {
       assertOpen(ctx);
-      const gone = driver.mirrorGone();
-      if (gone !== undefined) throw new MirrorFileGoneError(gone);
+      const gone = await driver.mirrorGone();
+      if (gone !== undefined) {
+        goneReported = true;
+        throw new MirrorFileGoneError(gone);
+      }
       if (syncLock === undefined || (await syncLock.confirm())) return;
       throw new SyncLockLostError(
         `the mirror ${where} is now synced by another wsmirror process: this one lost its sync lock (its Postgres connection `
@@ -77,6 +81,10 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
       if (ctx.closed) return;
       ctx.closed = true;
       try {
+        // Moved or deleted since the last cycle began (a stop by signal, the end of a sync):
+        // what was committed is written where the file is now, and the log says where.
+        const gone = await driver.mirrorGone().catch(() => undefined);
+        if (gone !== undefined && !goneReported) ctx.logger?.warn({ err: { code: new MirrorFileGoneError(gone).code } }, gone);
         await driver.close();
       } finally {
         await syncLock?.release();

@@ -283,10 +283,12 @@ export interface DialectDriver {
 
   /**
    * Why the mirror this driver opened is no longer at its place, or undefined while it is. SQLite:
-   * the path no longer names the file it has open (deleted or replaced; one stat). Postgres: never
-   * (a dropped schema fails the queries themselves).
+   * the path no longer names the file it has open (moved, deleted or replaced), or the file's -wal
+   * is no longer the one it has open (two stats); once found, what was committed is first written
+   * into the file it has open, and the message says where that file is. Postgres: never (a
+   * dropped schema fails the queries themselves).
    */
-  mirrorGone(): string | undefined;
+  mirrorGone(): Promise<string | undefined>;
 
   /** Catalog value conversions. */
   fromBool(value: unknown): boolean;

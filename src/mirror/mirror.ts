@@ -127,7 +127,8 @@ export interface Mirror extends MirrorOutbox {
    * Before each cycle and its push: confirms this process may still sync the mirror. It holds the
    * sync lock (taken again if it was lost with its connection, logged), or SyncLockLostError
    * (naming the mirror) when another process holds it now; and the mirror it opened is still at
-   * its place, or MirrorFileGoneError (SQLite: the file deleted or replaced, naming it). A mirror
+   * its place, or MirrorFileGoneError (SQLite: the file moved, deleted or replaced, naming it and
+   * where what was committed to it is now). A mirror
    * opened without the sync lock has no lock to confirm.
    */
   confirmSyncing(): Promise<void>;

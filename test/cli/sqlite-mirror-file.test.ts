@@ -1,15 +1,21 @@
-import { copyFileSync, existsSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { countLogLines, runWsmirror } from '../helpers/processes.ts';
 import { sqliteDaemonSuite } from '../helpers/sqlite-daemon-suite.ts';
 
+/** `text` as a regular expression matching it. */
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /**
- * A SQLite mirror is a file the daemon keeps open: deleted or replaced under it, the daemon
- * would go on writing into a file nobody can open any more. Each cycle checks that the path still
- * names the file it has open; when it does not, `run` stops with exit 1 (the systemd unit then
- * starts it again, and it creates or opens the mirror at that path).
+ * A SQLite mirror is a file the daemon keeps open: moved, deleted or replaced under it, the daemon
+ * would go on writing into a file nobody finds at the mirror's path. Each cycle checks that the
+ * path still names the file it has open; when it does not, `run` stops with exit 1 (the systemd
+ * unit then starts it again, and it creates or opens the mirror at that path), having written
+ * what its -wal held into the file it has open, wherever that is now.
  */
-describe('SQLite: the mirror file deleted or replaced under a daemon (real processes)', () => {
+describe('SQLite: the mirror file moved, deleted or replaced under a daemon (real processes)', () => {
   const suite = sqliteDaemonSuite('wsmirror-file-gone', ['Ada', 'Grace']);
   const { dir } = suite;
 
@@ -33,7 +39,7 @@ describe('SQLite: the mirror file deleted or replaced under a daemon (real proce
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(1);
     const problem = `the mirror file ${file} was deleted or replaced while wsmirror had it open`;
     expect(result.stderr).toContain(problem);
-    expect(countLogLines(result.stdout, new RegExp(`^sync cycle failed: ${problem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`))).toBe(1);
+    expect(countLogLines(result.stdout, new RegExp(`^sync cycle failed: ${escaped(problem)}`))).toBe(1);
     // Nothing was written into the deleted file's place.
     expect(existsSync(file)).toBe(false);
 
@@ -50,5 +56,67 @@ describe('SQLite: the mirror file deleted or replaced under a daemon (real proce
     const result = await daemon.exited;
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(1);
     expect(result.stderr).toContain(`the mirror file ${file} was deleted or replaced while wsmirror had it open`);
+  }, 90_000);
+
+  it('moved to another folder: the daemon writes what its -wal holds into the moved file and says where it is; that file, synced, pushes a local edit exactly once', async () => {
+    const { file, daemon } = await startDaemon();
+    // A client of the mirror, reading it before the move: its edit is committed into the -wal, which
+    // stays at the old path. Made after the move, so that no cycle pushes it before the daemon
+    // finds the file gone.
+    const client = new Database(file);
+    const update = client.prepare("UPDATE crm__people SET name = 'Grace Hopper' WHERE name = 'Grace' RETURNING id");
+    const moved = join(dir, 'moved', basename(file));
+    mkdirSync(join(dir, 'moved'), { recursive: true });
+    renameSync(file, moved);
+    const { id } = update.get() as { id: number };
+    client.close();
+
+    const result = await daemon.exited;
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(1);
+    expect(result.stderr).toContain(`the mirror file ${file} was moved to ${moved} while wsmirror had it open`);
+    // What was committed is in the moved file; the -wal left at the old path holds nothing.
+    expect(statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0).toBe(0);
+    const inMoved = new Database(moved, { readonly: true });
+    try {
+      expect(inMoved.prepare('SELECT name FROM crm__people WHERE id = ?').get(id)).toEqual({ name: 'Grace Hopper' });
+      expect(inMoved.prepare('SELECT count(*) AS n FROM _wsmirror_outbox').get()).toEqual({ n: 1 });
+    } finally {
+      inMoved.close();
+    }
+
+    const sync = () => runWsmirror(['sync'], suite.env(moved, { WSMIRROR_LOG_LEVEL: 'info' }), { killAfterMs: 30_000, cwd: dir });
+    const first = await sync();
+    expect(first.code, first.stderr).toBe(0);
+    expect(countLogLines(first.stdout, /^cycle done .*, 1 edit out$/)).toBe(1);
+    const upstream = await suite.upstream().allRecords('crm', 'people');
+    expect(upstream.find((r) => Number(r.id) === id)?.values.name).toBe('Grace Hopper');
+    const second = await sync();
+    expect(second.code, second.stderr).toBe(0);
+    expect(countLogLines(second.stdout, /^cycle done .*, 0 edits out$/)).toBe(1);
+  }, 90_000);
+
+  it('moved, then the daemon stopped (SIGTERM) before its next cycle: what was committed is in the moved file too, and the log says where', async () => {
+    const { file, daemon } = suite.startRun({ WSMIRROR_SCHEDULE: '1h' });
+    await daemon.waitFor('a cycle', (stdout) => countLogLines(stdout, /^cycle done/) >= 1);
+    const client = new Database(file);
+    const update = client.prepare("UPDATE crm__people SET name = 'Ada Lovelace' WHERE name = 'Ada' RETURNING id");
+    const moved = join(dir, 'moved-then-stopped', basename(file));
+    mkdirSync(join(dir, 'moved-then-stopped'));
+    renameSync(file, moved);
+    const { id } = update.get() as { id: number };
+    client.close();
+
+    daemon.child.kill('SIGTERM');
+    const result = await daemon.exited;
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+    expect(countLogLines(result.stdout, new RegExp(`^the mirror file ${escaped(file)} was moved to `))).toBe(1);
+    expect(statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0).toBe(0);
+    const inMoved = new Database(moved, { readonly: true });
+    try {
+      expect(inMoved.prepare('SELECT name FROM crm__people WHERE id = ?').get(id)).toEqual({ name: 'Ada Lovelace' });
+      expect(inMoved.prepare('SELECT count(*) AS n FROM _wsmirror_outbox').get()).toEqual({ n: 1 });
+    } finally {
+      inMoved.close();
+    }
   }, 90_000);
 });

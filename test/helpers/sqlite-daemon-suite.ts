@@ -35,6 +35,8 @@ export function sqliteDaemonSuite(prefix: string, names: readonly string[] = [])
 
   const suite = {
     dir,
+    /** The emulator's workspace, to read or change upstream. */
+    upstream: () => new UpstreamWorkspace(emu),
     /** The environment of a command on the mirror at `file`, with these settings. */
     env(file: string, settings: Record<string, string> = {}) {
       return daemonEnv(emu, { url: `sqlite:${file}` }, settings);

@@ -306,7 +306,7 @@ class PostgresDriver implements DialectDriver {
     return typeof value === 'string' ? value : null;
   }
 
-  mirrorGone(): undefined {
+  async mirrorGone(): Promise<undefined> {
     return undefined;
   }
 
