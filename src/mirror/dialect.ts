@@ -136,6 +136,11 @@ export interface DialectOpenOptions {
   /** Postgres schema holding the mirror. */
   pgSchema: string;
   mustExist: boolean;
+  /**
+   * The command writes the mirror. SQLite: a file this user cannot write is refused (ConfigError,
+   * naming it) before anything is written; SQLite would open it read-only and fail each write.
+   */
+  writes: boolean;
 }
 
 /** What drivers bind and return: numbers, booleans (Postgres), strings, null. */

@@ -30,7 +30,7 @@ export async function openMirror(url: string, options: OpenMirrorOptions = {}): 
   }
   let driver: DialectDriver;
   try {
-    driver = await dialect.open(location, { pgSchema, mustExist: options.mustExist === true });
+    driver = await dialect.open(location, { pgSchema, mustExist: options.mustExist === true, writes: options.mustExist !== true || options.migrate === true });
   } catch (error) {
     await syncLock?.release();
     throw error;

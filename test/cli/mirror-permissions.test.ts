@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,5 +50,49 @@ describe('a SQLite mirror in a read-only directory (real processes)', () => {
       expect(res.code, `${command}: ${res.stderr}`).toBe(78);
       expect(res.stderr).toContain(cannotCreate);
     }
+  }, 60_000);
+});
+
+/**
+ * A SQLite mirror file this user cannot write, in a directory it can: SQLite opens such a file
+ * read-only without a word, and each write would fail with "attempt to write a readonly
+ * database", naming no file. Commands that write refuse it as they open it, naming the file.
+ */
+describe('a read-only SQLite mirror file in a writable directory (real processes)', () => {
+  let emu: RunningEmulator;
+  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-ro-file-'));
+  const mirrorDir = join(dir, 'mirror');
+  const file = join(mirrorDir, 'm.db');
+  const user = process.getuid?.() === 0 ? unprivilegedUser() : undefined;
+  const env = () => ({ ...daemonEnv(emu, { url: `sqlite:${file}` }), HOME: dir });
+
+  beforeAll(async () => {
+    emu = await startEmulator();
+    const ws = new UpstreamWorkspace(emu);
+    await ws.createModule('crm');
+    await ws.createTable('crm', 'notes', { hasHistory: true }, [{ name: 'body', type: 'string', labels: { '': 'Body' } }]);
+    await ws.createRecords('crm', 'notes', [{ body: 'first' }]);
+    chmodSync(dir, 0o755);
+    mkdirSync(mirrorDir);
+    const made = await runWsmirror(['sync'], env(), { cwd: dir });
+    expect(made.code, made.stderr).toBe(0);
+    await ws.createRecords('crm', 'notes', [{ body: 'second' }]);
+    if (user) for (const name of ['', ...readdirSync(mirrorDir)]) chownSync(join(mirrorDir, name), user.uid, user.gid);
+    chmodSync(file, 0o444);
+  });
+  afterAll(async () => {
+    await emu?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sync and run exit 78 naming the file and what to do, and change nothing', async () => {
+    const before = readFileSync(file);
+    for (const command of ['sync', 'run']) {
+      const res = await runWsmirror([command], env(), { cwd: dir, killAfterMs: 30_000, ...(user ? { user } : {}) });
+      expect(res.code, `${command}: ${res.stdout}\n${res.stderr}`).toBe(78);
+      expect(res.stderr).toContain(`this user cannot write ${file}`);
+      expect(res.stderr).toMatch(/chmod u\+w|chown/);
+    }
+    expect(readFileSync(file).equals(before)).toBe(true);
   }, 60_000);
 });

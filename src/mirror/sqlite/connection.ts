@@ -37,11 +37,18 @@ const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
  * nothing else interleaves with a write transaction. Both prepare through one statement cache.
  */
 export async function openSqliteDriver(
-  dialect: Dialect, location: Extract<MirrorLocation, { dialect: 'sqlite' }>, options: { mustExist?: boolean } = {},
+  dialect: Dialect, location: Extract<MirrorLocation, { dialect: 'sqlite' }>, options: { mustExist?: boolean; writes?: boolean } = {},
 ): Promise<DialectDriver> {
   const mustExist = options.mustExist === true && location.path !== ':memory:';
   if (mustExist && !existsSync(location.path)) {
     throw new ConfigError(`the SQLite mirror ${location.display} does not exist (no file ${resolve(location.path)}); run wsmirror sync to create it`);
+  }
+  if (options.writes === true && location.path !== ':memory:' && existsSync(location.path)) {
+    const problems = accessProblems(location.path, false);
+    if (problems.length > 0) {
+      throw new ConfigError(`cannot write the SQLite mirror ${location.display}: ${problems.join('; ')}; `
+        + 'give the user running wsmirror write access to them (chown, or chmod u+w), or move the mirror (mirror.url) to a directory it owns');
+    }
   }
   let raw: Database.Database;
   try {
