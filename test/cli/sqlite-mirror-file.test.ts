@@ -119,4 +119,29 @@ describe('SQLite: the mirror file moved, deleted or replaced under a daemon (rea
       inMoved.close();
     }
   }, 90_000);
+
+  it('its -wal file deleted: the next cycle writes what that -wal held into the mirror file, and run exits 1 naming the -wal; other connections read the mirror again', async () => {
+    const { file, daemon } = await startDaemon();
+    const client = new Database(file);
+    const update = client.prepare("UPDATE crm__people SET name = 'Ada B.' WHERE name = 'Ada' RETURNING id");
+    // Just after a cycle: the edit is committed into the -wal, which goes before the next cycle.
+    const cycles = countLogLines(daemon.output().stdout, /^cycle done/);
+    await daemon.waitFor('another cycle', (stdout) => countLogLines(stdout, /^cycle done/) > cycles);
+    const { id } = update.get() as { id: number };
+    rmSync(`${file}-wal`);
+    client.close();
+
+    // Without the check the daemon went on, each cycle a success, while other connections
+    // failed with "disk I/O error", and a kill -9 lost what only that -wal held.
+    const result = await Promise.race([daemon.exited, new Promise<undefined>((r) => setTimeout(r, 10_000, undefined))]);
+    expect(result?.code, `${daemon.output().stdout}\n${daemon.output().stderr}`).toBe(1);
+    expect(result!.stderr).toContain(`the -wal file ${file}-wal of the mirror ${file} was deleted or replaced while wsmirror had it open`);
+    const reader = new Database(file, { readonly: true });
+    try {
+      const row = reader.prepare('SELECT name FROM crm__people WHERE id = ?').get(id) as { name: string };
+      expect(row.name).toBe('Ada B.');
+    } finally {
+      reader.close();
+    }
+  }, 90_000);
 });
