@@ -15,6 +15,7 @@ import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
 import { BoundRows } from './bound-rows.ts';
 import { accessProblems, explainAccessFailure } from './access-problems.ts';
+import { explainDiskFull } from './disk-full.ts';
 import { fileIdentity, stillSameFile, type FileIdentity } from './file-identity.ts';
 import { mirrorFileGone, walFileGone, type GoneFile, type WriteBack } from './gone-file-report.ts';
 import { resolvedMirrorPath } from './mirror-path.ts';
@@ -77,7 +78,8 @@ export async function openSqliteDriver(
   } catch (error) {
     await driver.close();
     if (error instanceof ConfigError) throw new ConfigError(`the SQLite mirror ${location.display}: ${error.message}`, { cause: error });
-    throw new ConfigError(`cannot use the SQLite mirror ${location.display}: ${explainAccessFailure(location.path, error)}`, { cause: error });
+    const explained = explainDiskFull(location.path, error) ?? explainAccessFailure(location.path, error);
+    throw new ConfigError(`cannot use the SQLite mirror ${location.display}: ${explained}`, { cause: error });
   }
   driver.noteWalFile();
   return driver;
@@ -188,7 +190,8 @@ class SqliteDriver implements DialectDriver {
         return result;
       } catch (error) {
         if (this.#raw.inTransaction) this.#raw.exec('ROLLBACK');
-        throw error;
+        const full = explainDiskFull(this.#file?.path ?? this.#raw.name, error);
+        throw full === undefined ? error : new MirrorError(full, { cause: error });
       }
     });
   }
