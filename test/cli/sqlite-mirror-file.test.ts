@@ -9,6 +9,21 @@ import { sqliteDaemonSuite } from '../helpers/sqlite-daemon-suite.ts';
 const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
+ * The row edited to `edit` in the mirror file at `path`, and its edit waiting in the outbox; the
+ * -wal file left at `oldPath`, if any, empty.
+ */
+function expectEditIn(path: string, edit: { id: number; name: string }, oldPath: string): void {
+  expect(statSync(`${oldPath}-wal`, { throwIfNoEntry: false })?.size ?? 0).toBe(0);
+  const db = new Database(path, { readonly: true });
+  try {
+    expect(db.prepare('SELECT name FROM crm__people WHERE id = ?').get(edit.id)).toEqual({ name: edit.name });
+    expect(db.prepare('SELECT count(*) AS n FROM _wsmirror_outbox').get()).toEqual({ n: 1 });
+  } finally {
+    db.close();
+  }
+}
+
+/**
  * A SQLite mirror is a file the daemon keeps open: moved, deleted or replaced under it, the daemon
  * would go on writing into a file nobody finds at the mirror's path. Each cycle checks that the
  * path still names the file it has open; when it does not, `run` stops with exit 1 (the systemd
@@ -75,14 +90,7 @@ describe('SQLite: the mirror file moved, deleted or replaced under a daemon (rea
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(1);
     expect(result.stderr).toContain(`the mirror file ${file} was moved to ${moved} while wsmirror had it open`);
     // What was committed is in the moved file; the -wal left at the old path holds nothing.
-    expect(statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0).toBe(0);
-    const inMoved = new Database(moved, { readonly: true });
-    try {
-      expect(inMoved.prepare('SELECT name FROM crm__people WHERE id = ?').get(id)).toEqual({ name: 'Grace Hopper' });
-      expect(inMoved.prepare('SELECT count(*) AS n FROM _wsmirror_outbox').get()).toEqual({ n: 1 });
-    } finally {
-      inMoved.close();
-    }
+    expectEditIn(moved, { id, name: 'Grace Hopper' }, file);
 
     const sync = () => runWsmirror(['sync'], suite.env(moved, { WSMIRROR_LOG_LEVEL: 'info' }), { killAfterMs: 30_000, cwd: dir });
     const first = await sync();
@@ -110,14 +118,7 @@ describe('SQLite: the mirror file moved, deleted or replaced under a daemon (rea
     const result = await daemon.exited;
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
     expect(countLogLines(result.stdout, new RegExp(`^the mirror file ${escaped(file)} was moved to `))).toBe(1);
-    expect(statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0).toBe(0);
-    const inMoved = new Database(moved, { readonly: true });
-    try {
-      expect(inMoved.prepare('SELECT name FROM crm__people WHERE id = ?').get(id)).toEqual({ name: 'Ada Lovelace' });
-      expect(inMoved.prepare('SELECT count(*) AS n FROM _wsmirror_outbox').get()).toEqual({ n: 1 });
-    } finally {
-      inMoved.close();
-    }
+    expectEditIn(moved, { id, name: 'Ada Lovelace' }, file);
   }, 90_000);
 
   it('its -wal file deleted: the next cycle writes what that -wal held into the mirror file, and run exits 1 naming the -wal; other connections read the mirror again', async () => {
