@@ -31,4 +31,10 @@ export function readOnlyMessage(sqlTable: string, column: string): string {
   return `${before}${column}${middle}${sqlTable}${after}`;
 }
 
+/**
+ * The key of the object a SQLite capture writes for a BLOB, which JSON cannot hold (`{"wsmirror:blob": "<hex>"}`):
+ * the push refuses it, naming the column.
+ */
+export const CAPTURED_BLOB_KEY = 'wsmirror:blob';
+
 export const ID_CHANGE_MESSAGE = 'wsmirror: the id of a mirrored row cannot be changed';

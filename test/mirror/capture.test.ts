@@ -117,6 +117,62 @@ forEachDialect('capture of local edits', ({ fresh, dialect }) => {
     expect(rows.map((r) => [Number(r.id), r.title])).toEqual([[1, 'upserted'], [2, 'b']]);
   });
 
+  it.skipIf(dialect !== 'sqlite')('REPLACE naming a row\'s id is an update of that row (pulled or inserted here), with or without recursive_triggers; upserts and OR IGNORE are as before', async () => {
+    const t = await seeded(fresh);
+    const deals = t.table('crm__deals');
+    // Columns REPLACE does not name are cleared, as SQLite's REPLACE does: amount and tags.
+    await t.sql(`REPLACE INTO ${deals} ("id", "title", "won") VALUES (1, 'replaced', 1)`);
+    await t.sql(`INSERT INTO ${deals} ("title", "amount") VALUES ('local', 7)`);
+    const [local] = await t.sql<{ id: number }>(`SELECT "id" FROM ${deals} WHERE "title" = 'local'`);
+    await t.sql(`INSERT OR REPLACE INTO ${deals} ("id", "title", "amount") VALUES (${local!.id}, 'local 2', 8)`);
+    await t.sql('PRAGMA recursive_triggers = ON');
+    await t.sql(`REPLACE INTO ${deals} ("id", "title", "amount", "won") VALUES (2, 'b', 3, 1)`);
+    await t.sql('PRAGMA recursive_triggers = OFF');
+    // An OR IGNORE or an upsert leaves no trace for the next INSERT.
+    await t.sql(`INSERT OR IGNORE INTO ${deals} ("id", "title") VALUES (1, 'ignored')`);
+    await t.sql(`INSERT INTO ${deals} ("id", "title") VALUES (1, 'upserted') ON CONFLICT ("id") DO UPDATE SET "title" = excluded."title"`);
+    await t.sql(`INSERT INTO ${deals} ("id", "title") VALUES (1, 'new row') ON CONFLICT DO NOTHING`);
+    await t.sql(`INSERT OR IGNORE INTO ${deals} ("id", "title") VALUES (900, 'new row')`);
+    const rows = await t.sql<{ id: number; title: string; amount: number | null }>(`SELECT "id", "title", "amount" FROM ${deals} ORDER BY "title"`);
+    const fresh900 = rows.find((r) => r.title === 'new row')!;
+    expect(fresh900.id).toBeLessThan(0);
+    expect(rows.map((r) => [r.id, r.title, r.amount])).toEqual([
+      [2, 'b', 3], [local!.id, 'local 2', 8], [fresh900.id, 'new row', null], [1, 'upserted', null],
+    ]);
+    expect((await outbox(t)).map((e) => [e.operation, e.record_id, e.column_name, e.old_value, e.new_value])).toEqual([
+      ['update', 1, 'title', 'a', 'replaced'], ['update', 1, 'amount', 1, null], ['update', 1, 'won', 0, 1], ['update', 1, 'tags', '["x"]', null],
+      ['insert', local!.id, null, null, null],
+      ['update', local!.id, 'title', 'local', 'local 2'], ['update', local!.id, 'amount', 7, 8],
+      ['update', 2, 'amount', 2, 3],
+      ['update', 1, 'title', 'replaced', 'upserted'],
+      ['insert', fresh900.id, null, null, null],
+    ]);
+  });
+
+  it.skipIf(dialect !== 'sqlite')('captures a BLOB without failing, and later edits of its column are captured', async () => {
+    const t = await seeded(fresh);
+    const deals = t.table('crm__deals');
+    await t.sql(`INSERT INTO ${deals} ("title", "amount") VALUES ('Blob', x'3132')`);
+    await t.sql(`UPDATE ${deals} SET "amount" = x'3334' WHERE "id" = 1`);
+    await t.sql(`UPDATE ${deals} SET "amount" = 5 WHERE "id" = 1`);
+    await t.sql(`UPDATE ${deals} SET "amount" = 6 WHERE "title" = 'Blob'`);
+    expect((await outbox(t)).map((e) => [e.operation, e.column_name, e.old_value, e.new_value])).toEqual([
+      ['insert', null, null, null],
+      ['update', 'amount', 1, { 'wsmirror:blob': '3334' }],
+      ['update', 'amount', { 'wsmirror:blob': '3334' }, 5],
+      ['update', 'amount', { 'wsmirror:blob': '3132' }, 6],
+    ]);
+  });
+
+  it.skipIf(dialect !== 'sqlite')('refuses an id change to the temporary id of an insert whose row is gone', async () => {
+    const t = await seeded(fresh);
+    const deals = t.table('crm__deals');
+    await t.sql(`INSERT INTO ${deals} ("title") VALUES ('Ghost')`);
+    const [ghost] = await t.sql<{ id: number }>(`SELECT "id" FROM ${deals} WHERE "title" = 'Ghost'`);
+    await t.sql(`DELETE FROM ${deals} WHERE "title" = 'Ghost'`);
+    await expect(t.sql(`UPDATE ${deals} SET "id" = ${ghost!.id} WHERE "id" = 1`)).rejects.toThrow(/id of a mirrored row cannot be changed/);
+  });
+
   it.skipIf(dialect !== 'postgres')('refuses a TRUNCATE, which no row trigger sees, naming DELETE instead', async () => {
     const t = await seeded(fresh);
     await expect(t.sql(`TRUNCATE ${t.table('crm__deals')}`)).rejects.toThrow(/TRUNCATE of crm__deals is not captured.*DELETE/);

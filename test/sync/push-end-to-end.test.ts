@@ -197,6 +197,56 @@ forEachDialect('push end to end', (dialect) => {
     expect(left[0]!.last_error).toMatch(/status/);
   });
 
+  it.skipIf(dialect.dialect !== 'sqlite')('REPLACE naming a row is an update of it: a pulled row keeps its record, a row inserted here is created once, with or without recursive_triggers', async () => {
+    await people();
+    const [ann, bob] = await h.upstream.createRecords('crm', 'people', [{ name: 'Ann', age: 30 }, { name: 'Bob', age: 40, email: 'bob@example.com' }]);
+    await h.sync();
+    const sql = questionMarkSql(h.tm);
+    const table = await sqlTable(h, 'crm', 'people');
+    await sql(`INSERT INTO ${table} (name, age) VALUES ('RN1', 1)`);
+    const [local] = await sql<{ id: number }>(`SELECT id FROM ${table} WHERE name = 'RN1'`);
+    await sql(`REPLACE INTO ${table} (id, name, age) VALUES (?, 'RN2', 2)`, [local!.id]);
+    await sql(`REPLACE INTO ${table} (id, name, age) VALUES (?, 'Ann-R', 1)`, [Number(ann)]);
+    await sql('PRAGMA recursive_triggers = ON');
+    await sql(`INSERT OR REPLACE INTO ${table} (id, name, age, email) VALUES (?, 'Bob-R', 41, 'bob@example.com')`, [Number(bob)]);
+    await sql('PRAGMA recursive_triggers = OFF');
+    await h.sync();
+    const upstream = await h.upstream.allRecords('crm', 'people');
+    expect(upstream.map((r) => [r.id, r.values])).toEqual([
+      [ann, { name: 'Ann-R', age: 1, email: null, status: null }],
+      [bob, { name: 'Bob-R', age: 41, email: 'bob@example.com', status: null }],
+      [expect.anything(), { name: 'RN2', age: 2, email: null, status: null }],
+    ]);
+    expect(await outbox(h)).toEqual([]);
+    await h.expectConverged('crm', 'people');
+  });
+
+  it.skipIf(dialect.dialect !== 'sqlite')('a BLOB fails its edit, naming the column, and a later edit of the column goes', async () => {
+    await people();
+    const [ann] = await h.upstream.createRecords('crm', 'people', [{ name: 'Ann', age: 30 }]);
+    await h.sync();
+    const sql = questionMarkSql(h.tm);
+    const table = await sqlTable(h, 'crm', 'people');
+    await sql(`INSERT INTO ${table} (name, age) VALUES ('Blob', x'3132')`);
+    await sql(`UPDATE ${table} SET age = x'3334' WHERE id = ?`, [Number(ann)]);
+    await h.sync();
+    const failed = await outbox(h);
+    expect(failed.map((e) => [e.operation, e.column_name, e.status])).toEqual([['insert', null, 'failed'], ['update', 'age', 'failed']]);
+    for (const e of failed) expect(e.last_error).toMatch(/age: a BLOB cannot be sent.*text or a number/);
+    await sql(`UPDATE ${table} SET age = 12 WHERE name = 'Blob'`);
+    await sql(`UPDATE ${table} SET age = 31 WHERE id = ?`, [Number(ann)]);
+    const [insert, update] = (await listOutbox(h.tm.mirror, {})).filter((e) => e.status === 'failed');
+    expect([insert!.operation, update!.operation]).toEqual(['insert', 'update']);
+    await retryOutbox(h.tm.mirror, { entryIds: [insert!.entryId] });
+    await discardOutbox(h.tm.mirror, h.client, { entryIds: [update!.entryId] });
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'people')).map((r) => r.values)).toEqual([
+      { name: 'Ann', age: 31, email: null, status: null }, { name: 'Blob', age: 12, email: null, status: null },
+    ]);
+    expect(await outbox(h)).toEqual([]);
+    await h.expectConverged('crm', 'people');
+  });
+
   it('marks an edit of a record deleted upstream as conflict', async () => {
     await people();
     const [a, b] = await h.upstream.createRecords('crm', 'people', [{ name: 'a' }, { name: 'b' }]);

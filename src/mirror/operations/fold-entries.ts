@@ -99,7 +99,11 @@ export function foldEntries(
     ? (decodeEntryValue(ctx, undefined, insert.new_value) as Record<string, unknown>)
     : null;
   const base = { tableId: info.table.tableId, recordId, firstDueEntryId, attempts, sendingSince, sentEntryIds, sentBody };
-  if (deleted) {
+  // A row inserted here that is gone with no values kept (a table leaving the mirror keeps them,
+  // keep-inserted-values.ts) went without a captured delete: a REPLACE by older capture triggers,
+  // or a table an older wsmirror dropped. It cancels out as a delete does: an empty record is no one's insert.
+  const goneUncaptured = insert !== undefined && row === undefined && insert.new_value === null;
+  if (deleted || goneUncaptured) {
     // A delete of a row created here cancels out: a negative id tells the push to send nothing.
     return { ...base, entryIds, operation: 'delete', values: new Map(), oldValues: new Map(), retriedFields: new Set(), fieldEntryIds: new Map(), unsendable: [] };
   }
@@ -156,10 +160,10 @@ export function foldEntries(
   } else if (insert !== undefined) {
     // The row is gone (its table left the mirror and came back): the create sends the values
     // kept in its entry (keep-inserted-values.ts, or the body an earlier send carried), later
-    // updates over them, and without them nothing at all (an empty record is no one's insert).
-    const kept = insert.new_value === null ? undefined : decodeEntryValue(ctx, undefined, insert.new_value);
-    if (kept === undefined || kept === null || typeof kept !== 'object' || Array.isArray(kept)) {
-      badValues.set('', `the row inserted here is no longer in the mirror (its table was dropped from it) and its values were not kept: nothing was sent; insert the row again, and discard this entry`);
+    // updates over them.
+    const kept = decodeEntryValue(ctx, undefined, insert.new_value);
+    if (kept === null || typeof kept !== 'object' || Array.isArray(kept)) {
+      badValues.set('', `the values kept of the row inserted here are no record (${JSON.stringify(kept)}): nothing was sent; insert the row again, and discard this entry`);
     } else {
       const current = new Map(info.fields.map((f) => [f.fieldName, f]));
       const gone = Object.keys(kept).filter((name) => current.get(name)?.readOnly !== false);

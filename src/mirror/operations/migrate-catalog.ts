@@ -29,9 +29,11 @@ import { parseUnmigrated, UNMIGRATED_KEY, unmigratedMessage } from './unmigrated
  * an editing role needs no right on it. 8: SQLite captures a REAL with 17 significant digits and
  * an infinity as JSON text, whatever the editing client's SQLite version; Postgres lets an INSERT
  * naming a row's id reach that row (ON CONFLICT) and refuses TRUNCATE. 9: Postgres' capture
- * functions are executable by their owner only, and each serves its own table only.
+ * functions are executable by their owner only, and each serves its own table only. 10: SQLite
+ * captures a REPLACE naming a row's id as an update of that row (`_wsmirror_replaced`) and a BLOB
+ * as an object the push refuses, and lets the insert trigger's own id change only through.
  */
-export const CAPTURE_VERSION = 9;
+export const CAPTURE_VERSION = 10;
 
 /**
  * The versions a catalog records: its layout and its capture set-up, whether either is older

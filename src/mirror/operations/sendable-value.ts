@@ -3,6 +3,7 @@ import type { MirrorContext } from '../mirror-context.ts';
 import { sqlToApi } from '../value-codec.ts';
 import { valueKindOf } from '../value-kind.ts';
 import { storedSqlValue } from './outbox-rows.ts';
+import { CAPTURED_BLOB_KEY } from '../sql-text.ts';
 
 /**
  * The value a pending edit sends for a field, from a row's column (a create) or from what an
@@ -18,6 +19,7 @@ const FREE_TEXT_TYPES: ReadonlySet<string> = new Set(['string', 'html', 'react',
  * (upstream judges it) if JSON carries it as it is, and is otherwise refused with the codec's reason.
  */
 export function sendable(ctx: MirrorContext, field: MirrorField, raw: unknown): Sendable {
+  if (isBlob(raw)) return { refused: `${field.fieldName}: a BLOB cannot be sent upstream; write text or a number in the column instead` };
   // An empty cell (a BI tool's grid writes '') clears a field that holds no free text.
   if (raw === '' && !FREE_TEXT_TYPES.has(field.fieldType)) return { value: null };
   try {
@@ -41,6 +43,12 @@ export function capturedValue(ctx: MirrorContext, field: MirrorField, stored: un
   let raw = storedSqlValue(ctx, stored);
   if (typeof raw === 'string' && NON_FINITE_TEXT.has(raw) && valueKindOf(field.fieldType) === 'number') raw = Number(raw.replace(/Inf$/, 'Infinity'));
   return sendable(ctx, field, raw);
+}
+
+/** A SQLite BLOB: read from a row (a Buffer), or as an update entry captured it (sql-text.ts CAPTURED_BLOB_KEY). */
+function isBlob(raw: unknown): boolean {
+  if (raw instanceof Uint8Array) return true;
+  return typeof raw === 'object' && raw !== null && !Array.isArray(raw) && Object.keys(raw).length === 1 && CAPTURED_BLOB_KEY in raw;
 }
 
 /** Whether JSON.stringify gives back this value as it is (no NaN or infinity turned into null, no bigint). */

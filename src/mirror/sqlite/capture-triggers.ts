@@ -1,6 +1,7 @@
 import { ID_COLUMN, hash8 } from '../naming.ts';
 import type { CaptureTable, SqlNames } from '../sql-text.ts';
-import { ID_CHANGE_MESSAGE, quoteIdent, quoteLiteral, readOnlyMessage } from '../sql-text.ts';
+import { CAPTURED_BLOB_KEY, ID_CHANGE_MESSAGE, quoteIdent, quoteLiteral, readOnlyMessage } from '../sql-text.ts';
+import type { CatalogTableDef } from '../catalog-tables.ts';
 import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
 
 /**
@@ -9,8 +10,11 @@ import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
  * created again after it (operations/capture.ts).
  *
  * - BEFORE INSERT / UPDATE: refuse writes to read-only columns and changes of `id`;
+ * - BEFORE INSERT: keep the values of the row the INSERT names by id, if the table has it (see
+ *   REPLACED_TABLE);
  * - AFTER INSERT: one `insert` entry; the row's id becomes minus the entry's id (temporary, never
- *   an upstream id, which are positive);
+ *   an upstream id, which are positive). A row that took the place of the one it named (REPLACE)
+ *   keeps its id and is captured as an update of that row instead;
  * - AFTER UPDATE OF a writable column, one trigger per column: an `update` entry with old and new
  *   value as JSON when the value changed. SQLite runs only the triggers of the columns an UPDATE
  *   sets, so a one-column UPDATE of a wide table does not test every other column for each row
@@ -18,6 +22,31 @@ import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
  * - AFTER DELETE: one `delete` entry.
  */
 const OUTBOX = quoteIdent('_wsmirror_outbox');
+
+/**
+ * `REPLACE INTO` (or `INSERT OR REPLACE`) naming a row's id deletes that row without running its
+ * delete triggers (unless the client set `recursive_triggers`) and inserts the new one. Only a
+ * BEFORE INSERT trigger still sees the old row, and it cannot tell a REPLACE from an upsert or
+ * an OR IGNORE (which run it too, and no AFTER INSERT): it keeps the old row's values here, one
+ * row per table, and the AFTER INSERT trigger that finds them for its row knows the row took the
+ * place of another and captures the change as an update of it, as Postgres does with ON CONFLICT.
+ * Each INSERT starts by clearing its table's row, so one an upsert or an earlier INSERT left
+ * behind is never read; both AFTER INSERT triggers leave it, so neither depends on their order.
+ */
+export const REPLACED_TABLE = '_wsmirror_replaced';
+
+export const REPLACED_TABLE_DEF: CatalogTableDef = {
+  name: REPLACED_TABLE,
+  comment: 'wsmirror: the row a local INSERT names by id, while SQLite inserts it (REPLACE becomes an update)',
+  columns: [
+    { name: 'table_id', kind: 'text', notNull: true, comment: 'upstream table id' },
+    { name: 'record_id', kind: 'bigint', notNull: true, comment: 'id the INSERT names' },
+    { name: 'old_values', kind: 'json', notNull: true, comment: 'the row\'s writable values, each as captured JSON text, in column order' },
+    { name: 'last_entry_id', kind: 'bigint', comment: 'last outbox entry before the INSERT' },
+  ],
+  primaryKey: ['table_id'],
+};
+const REPLACED = quoteIdent(REPLACED_TABLE);
 
 /**
  * A captured value as JSON text. The trigger runs in the editing client's SQLite, whatever its
@@ -28,14 +57,20 @@ const OUTBOX = quoteIdent('_wsmirror_outbox');
  */
 function jsonOf(value: string): string {
   return `CASE WHEN typeof(${value}) = 'real' THEN CASE WHEN ${value} = 9e999 THEN '"Infinity"' WHEN ${value} = -9e999 THEN '"-Infinity"' `
-    + `ELSE printf('%!.17g', ${value}) END ELSE json_quote(${value}) END`;
+    + `ELSE printf('%!.17g', ${value}) END WHEN typeof(${value}) = 'blob' THEN ${BLOB_JSON(value)} ELSE json_quote(${value}) END`;
 }
+
+/**
+ * JSON cannot hold a BLOB (`json_quote` fails on one, which made every later edit of its column
+ * fail in the trigger): it is captured as an object the push refuses, naming the column.
+ */
+const BLOB_JSON = (value: string) => `json_object(${quoteLiteral(CAPTURED_BLOB_KEY)}, hex(${value}))`;
 const ID = quoteIdent(ID_COLUMN);
 
 function triggerNames(t: CaptureTable) {
   const base = `_wsmirror_capture_${t.sqlName}`;
   return {
-    guardInsert: `${base}_gi`, guardUpdate: `${base}_gu`, insert: `${base}_i`, delete: `${base}_d`,
+    guardInsert: `${base}_gi`, guardUpdate: `${base}_gu`, insert: `${base}_i`, delete: `${base}_d`, replaced: `${base}_r`, replacing: `${base}_ir`,
     /** Per field, by its upstream id: stable across renames and reordering. */
     update: (fieldId: string) => `${base}_u_${hash8(fieldId)}`,
     /** The one update trigger of capture version 2 and older. */
@@ -45,7 +80,7 @@ function triggerNames(t: CaptureTable) {
 
 export function dropCaptureSql(_names: SqlNames, t: CaptureTable): string[] {
   const n = triggerNames(t);
-  const names = [n.guardInsert, n.guardUpdate, n.insert, n.delete, n.legacyUpdate, ...t.fields.map((f) => n.update(f.fieldId))];
+  const names = [n.guardInsert, n.guardUpdate, n.insert, n.delete, n.replaced, n.replacing, n.legacyUpdate, ...t.fields.map((f) => n.update(f.fieldId))];
   return names.map((name) => `DROP TRIGGER IF EXISTS ${quoteIdent(name)}`);
 }
 
@@ -64,16 +99,38 @@ export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
       ${readOnly.map((f) => refuse(`NEW.${quoteIdent(f.columnName)} IS NOT NULL`, readOnlyMessage(t.sqlName, f.columnName))).join('\n      ')}
     END`);
   }
-  // The id change the insert trigger makes itself is the one allowed: its entry already holds the new id.
-  const ownIdChange = `EXISTS (SELECT 1 FROM ${OUTBOX} WHERE "table_id" = ${tableId} AND "record_id" = NEW.${ID} AND "operation" = 'insert')`;
+  // The id change the insert trigger makes itself is the one allowed: its entry, the outbox's
+  // last insert, already holds the new id (an older insert entry's id, its row gone, is refused).
+  const ownIdChange = `NEW.${ID} = -last_insert_rowid() AND EXISTS (SELECT 1 FROM ${OUTBOX} WHERE "entry_id" = last_insert_rowid() `
+    + `AND "table_id" = ${tableId} AND "record_id" = NEW.${ID} AND "operation" = 'insert')`;
   out.push(`CREATE TRIGGER ${quoteIdent(n.guardUpdate)} BEFORE UPDATE ON ${table} WHEN ${when} BEGIN
-      ${refuse(`NEW.${ID} IS NOT OLD.${ID} AND NOT ${ownIdChange}`, `${ID_CHANGE_MESSAGE} (${t.sqlName})`)}
+      ${refuse(`NEW.${ID} IS NOT OLD.${ID} AND NOT (${ownIdChange})`, `${ID_CHANGE_MESSAGE} (${t.sqlName})`)}
       ${readOnly.map((f) => refuse(`NEW.${quoteIdent(f.columnName)} IS NOT OLD.${quoteIdent(f.columnName)}`, readOnlyMessage(t.sqlName, f.columnName))).join('\n      ')}
     END`);
-  out.push(`CREATE TRIGGER ${quoteIdent(n.insert)} AFTER INSERT ON ${table} WHEN ${when} BEGIN
+  out.push(`CREATE TRIGGER ${quoteIdent(n.replaced)} BEFORE INSERT ON ${table} WHEN ${when} BEGIN
+      DELETE FROM ${REPLACED} WHERE "table_id" = ${tableId};
+      INSERT INTO ${REPLACED} ("table_id", "record_id", "old_values", "last_entry_id")
+        SELECT ${tableId}, ${ID}, json_array(${writable.map((f) => `'' || ${jsonOf(quoteIdent(f.columnName))}`).join(', ')}), (SELECT max("entry_id") FROM ${OUTBOX})
+        FROM ${table} WHERE NEW.${ID} IS NOT NULL AND ${ID} = NEW.${ID};
+    END`);
+  const replaced = `(SELECT "old_values" FROM ${REPLACED} WHERE "table_id" = ${tableId} AND "record_id" = NEW.${ID})`;
+  out.push(`CREATE TRIGGER ${quoteIdent(n.insert)} AFTER INSERT ON ${table} WHEN ${when} AND NOT EXISTS ${replaced} BEGIN
       INSERT INTO ${OUTBOX} ("table_id", "sql_table", "operation") VALUES (${tableId}, ${sqlTable}, 'insert');
       UPDATE ${OUTBOX} SET "record_id" = -"entry_id" WHERE "entry_id" = last_insert_rowid();
       UPDATE ${table} SET ${ID} = -last_insert_rowid() WHERE ${ID} = NEW.${ID};
+    END`);
+  // A row that took the place of the one it named: its changed columns are updates of that row,
+  // and the delete entry recursive_triggers made of the old row goes (the row is still there).
+  const replacedUpdates = writable.map((f, j) => {
+    const old = `json_extract(${replaced}, '$[${j}]')`;
+    const value = jsonOf(`NEW.${quoteIdent(f.columnName)}`);
+    return `INSERT INTO ${OUTBOX} ("table_id", "sql_table", "record_id", "operation", "column_name", "field_id", "old_value", "new_value")
+        SELECT ${tableId}, ${sqlTable}, NEW.${ID}, 'update', ${quoteLiteral(f.columnName)}, ${quoteLiteral(f.fieldId)}, ${old}, ${value} WHERE ${old} IS NOT (${value});`;
+  });
+  out.push(`CREATE TRIGGER ${quoteIdent(n.replacing)} AFTER INSERT ON ${table} WHEN ${when} AND EXISTS ${replaced} BEGIN
+      DELETE FROM ${OUTBOX} WHERE "table_id" = ${tableId} AND "record_id" = NEW.${ID} AND "operation" = 'delete'
+        AND "entry_id" > (SELECT coalesce("last_entry_id", 0) FROM ${REPLACED} WHERE "table_id" = ${tableId});
+      ${replacedUpdates.join('\n      ')}
     END`);
   // SQLite runs the triggers of one event newest first: created last to first, a row's entries
   // come in column order (test/mirror/capture.test.ts holds it).

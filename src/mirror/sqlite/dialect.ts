@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Dialect } from '../dialect.ts';
 import { CATALOG_PREFIX } from '../naming.ts';
 import { sqliteAppointments } from './appointment-text.ts';
-import { createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
+import { createCaptureSql, dropCaptureSql, REPLACED_TABLE_DEF } from './capture-triggers.ts';
 import { createViewSql } from './readable-views.ts';
 import { DAEMON_WRITE_CONDITION, WRITER_TABLE_DEF } from './writer-marker.ts';
 
@@ -31,7 +31,7 @@ export const sqliteDialect: Dialect = {
   serialPrimaryKey: 'PRIMARY KEY AUTOINCREMENT',
   // ISO-8601 UTC text, as the mirror writes every timestamp.
   nowSql: `(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`,
-  extraCatalogTables: [WRITER_TABLE_DEF],
+  extraCatalogTables: [WRITER_TABLE_DEF, REPLACED_TABLE_DEF],
   daemonWriteCondition: DAEMON_WRITE_CONDITION,
   idIn: (column, ids) => sql<boolean>`${column} IN (SELECT "value" FROM json_each(${JSON.stringify(ids)}))`,
   booleanToSql: (value) => (value ? 1 : 0),
