@@ -70,7 +70,7 @@ const ID = quoteIdent(ID_COLUMN);
 function triggerNames(t: CaptureTable) {
   const base = `_wsmirror_capture_${t.sqlName}`;
   return {
-    guardInsert: `${base}_gi`, guardUpdate: `${base}_gu`, insert: `${base}_i`, delete: `${base}_d`, replaced: `${base}_r`, replacing: `${base}_ir`,
+    guardInsert: `${base}_gi`, guardUpdate: `${base}_gu`, insert: `${base}_i`, delete: `${base}_d`,
     /** Per field, by its upstream id: stable across renames and reordering. */
     update: (fieldId: string) => `${base}_u_${hash8(fieldId)}`,
     /** The one update trigger of capture version 2 and older. */
@@ -80,7 +80,7 @@ function triggerNames(t: CaptureTable) {
 
 export function dropCaptureSql(_names: SqlNames, t: CaptureTable): string[] {
   const n = triggerNames(t);
-  const names = [n.guardInsert, n.guardUpdate, n.insert, n.delete, n.replaced, n.replacing, n.legacyUpdate, ...t.fields.map((f) => n.update(f.fieldId))];
+  const names = [n.guardInsert, n.guardUpdate, n.insert, n.delete, n.legacyUpdate, ...t.fields.map((f) => n.update(f.fieldId))];
   return names.map((name) => `DROP TRIGGER IF EXISTS ${quoteIdent(name)}`);
 }
 
@@ -94,11 +94,6 @@ export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
   const writable = t.fields.filter((f) => !f.readOnly);
   const refuse = (condition: string, message: string) => `SELECT RAISE(ABORT, ${quoteLiteral(message)}) WHERE ${condition};`;
   const out: string[] = [];
-  if (readOnly.length > 0) {
-    out.push(`CREATE TRIGGER ${quoteIdent(n.guardInsert)} BEFORE INSERT ON ${table} WHEN ${when} BEGIN
-      ${readOnly.map((f) => refuse(`NEW.${quoteIdent(f.columnName)} IS NOT NULL`, readOnlyMessage(t.sqlName, f.columnName))).join('\n      ')}
-    END`);
-  }
   // The id change the insert trigger makes itself is the one allowed: its entry, the outbox's
   // last insert, already holds the new id (an older insert entry's id, its row gone, is refused).
   const ownIdChange = `NEW.${ID} = -last_insert_rowid() AND EXISTS (SELECT 1 FROM ${OUTBOX} WHERE "entry_id" = last_insert_rowid() `
@@ -107,28 +102,32 @@ export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
       ${refuse(`NEW.${ID} IS NOT OLD.${ID} AND NOT (${ownIdChange})`, `${ID_CHANGE_MESSAGE} (${t.sqlName})`)}
       ${readOnly.map((f) => refuse(`NEW.${quoteIdent(f.columnName)} IS NOT OLD.${quoteIdent(f.columnName)}`, readOnlyMessage(t.sqlName, f.columnName))).join('\n      ')}
     END`);
-  out.push(`CREATE TRIGGER ${quoteIdent(n.replaced)} BEFORE INSERT ON ${table} WHEN ${when} BEGIN
+  // One BEFORE and one AFTER INSERT trigger, each with the statements of every case in its body:
+  // the daemon's own inserts (every row of a pull) then pay one WHEN each, not one per case.
+  out.push(`CREATE TRIGGER ${quoteIdent(n.guardInsert)} BEFORE INSERT ON ${table} WHEN ${when} BEGIN
+      ${readOnly.map((f) => refuse(`NEW.${quoteIdent(f.columnName)} IS NOT NULL`, readOnlyMessage(t.sqlName, f.columnName))).join('\n      ')}
       DELETE FROM ${REPLACED} WHERE "table_id" = ${tableId};
       INSERT INTO ${REPLACED} ("table_id", "record_id", "old_values", "last_entry_id")
         SELECT ${tableId}, ${ID}, json_array(${writable.map((f) => `'' || ${jsonOf(quoteIdent(f.columnName))}`).join(', ')}), (SELECT max("entry_id") FROM ${OUTBOX})
         FROM ${table} WHERE NEW.${ID} IS NOT NULL AND ${ID} = NEW.${ID};
     END`);
   const replaced = `(SELECT "old_values" FROM ${REPLACED} WHERE "table_id" = ${tableId} AND "record_id" = NEW.${ID})`;
-  out.push(`CREATE TRIGGER ${quoteIdent(n.insert)} AFTER INSERT ON ${table} WHEN ${when} AND NOT EXISTS ${replaced} BEGIN
-      INSERT INTO ${OUTBOX} ("table_id", "sql_table", "operation") VALUES (${tableId}, ${sqlTable}, 'insert');
-      UPDATE ${OUTBOX} SET "record_id" = -"entry_id" WHERE "entry_id" = last_insert_rowid();
-      UPDATE ${table} SET ${ID} = -last_insert_rowid() WHERE ${ID} = NEW.${ID};
-    END`);
   // A row that took the place of the one it named: its changed columns are updates of that row,
   // and the delete entry recursive_triggers made of the old row goes (the row is still there).
   const replacedUpdates = writable.map((f, j) => {
     const old = `json_extract(${replaced}, '$[${j}]')`;
     const value = jsonOf(`NEW.${quoteIdent(f.columnName)}`);
     return `INSERT INTO ${OUTBOX} ("table_id", "sql_table", "record_id", "operation", "column_name", "field_id", "old_value", "new_value")
-        SELECT ${tableId}, ${sqlTable}, NEW.${ID}, 'update', ${quoteLiteral(f.columnName)}, ${quoteLiteral(f.fieldId)}, ${old}, ${value} WHERE ${old} IS NOT (${value});`;
+        SELECT ${tableId}, ${sqlTable}, NEW.${ID}, 'update', ${quoteLiteral(f.columnName)}, ${quoteLiteral(f.fieldId)}, ${old}, ${value}
+        WHERE EXISTS ${replaced} AND ${old} IS NOT (${value});`;
   });
-  out.push(`CREATE TRIGGER ${quoteIdent(n.replacing)} AFTER INSERT ON ${table} WHEN ${when} AND EXISTS ${replaced} BEGIN
-      DELETE FROM ${OUTBOX} WHERE "table_id" = ${tableId} AND "record_id" = NEW.${ID} AND "operation" = 'delete'
+  // Otherwise a new row: its insert entry, whose id (minus) the row takes. The entry is the
+  // outbox's last insert only on this path: the id change is made by the entry, not by rowid alone.
+  out.push(`CREATE TRIGGER ${quoteIdent(n.insert)} AFTER INSERT ON ${table} WHEN ${when} BEGIN
+      INSERT INTO ${OUTBOX} ("table_id", "sql_table", "operation") SELECT ${tableId}, ${sqlTable}, 'insert' WHERE NOT EXISTS ${replaced};
+      UPDATE ${OUTBOX} SET "record_id" = -"entry_id" WHERE "entry_id" = last_insert_rowid() AND "operation" = 'insert' AND "record_id" IS NULL;
+      UPDATE ${table} SET ${ID} = -last_insert_rowid() WHERE ${ID} = NEW.${ID} AND NOT EXISTS ${replaced};
+      DELETE FROM ${OUTBOX} WHERE EXISTS ${replaced} AND "table_id" = ${tableId} AND "record_id" = NEW.${ID} AND "operation" = 'delete'
         AND "entry_id" > (SELECT coalesce("last_entry_id", 0) FROM ${REPLACED} WHERE "table_id" = ${tableId});
       ${replacedUpdates.join('\n      ')}
     END`);
