@@ -13,6 +13,7 @@ import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
 import { inlineParameters } from './inline-parameters.ts';
 import { refreshOutboxStatistics } from './outbox-statistics.ts';
+import { ROW_LOCK_TIMEOUT_SQL, rowLockTimeoutError } from './row-locks.ts';
 import { lockTimeoutError, schemaChangeLockSql } from './schema-change-locks.ts';
 import { withServerDetail } from './server-detail.ts';
 import { quoteIdent } from '../sql-text.ts';
@@ -23,8 +24,11 @@ interface PgWriteTx extends WriteTx {
   readonly client: pg.PoolClient;
 }
 
-/** BEGIN, and the transaction-local marker the outbox triggers check to skip the daemon's own writes. */
-const MARKER_SQL = `SELECT set_config('${WRITER_SETTING}', 'daemon', true)`;
+/**
+ * BEGIN, and the transaction-local marker the outbox triggers check to skip the daemon's own
+ * writes; with it the bound on lock waits (row-locks.ts).
+ */
+const MARKER_SQL = `SELECT set_config('${WRITER_SETTING}', 'daemon', true), ${ROW_LOCK_TIMEOUT_SQL}`;
 
 /** Opens the implicit transaction of a simple query as one read-only snapshot (see readStatements). */
 const ONE_SNAPSHOT_SQL = 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY';
@@ -227,7 +231,7 @@ class PostgresDriver implements DialectDriver {
           broken = e as Error;
         });
       }
-      throw withServerDetail(error);
+      throw await rowLockTimeoutError(withServerDetail(error), this.db, this.#schema, (client as unknown as { processID: number }).processID);
     } finally {
       this.#opening.delete(client);
       client.release(broken);

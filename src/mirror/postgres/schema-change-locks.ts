@@ -33,7 +33,7 @@ export function schemaChangeLockSql(names: SqlNames, locks: SchemaChangeLocks): 
   ];
 }
 
-interface Holder {
+export interface Holder {
   pid: number;
   relations: string[];
   application: string | null;
@@ -52,24 +52,42 @@ interface Holder {
 export async function lockTimeoutError(
   error: unknown, db: Kysely<CatalogDb>, schema: string, locks: SchemaChangeLocks, ownPid: number,
 ): Promise<unknown> {
-  if ((error as { code?: unknown } | null)?.code !== LOCK_NOT_AVAILABLE) return error;
+  if (!isLockTimeout(error)) return error;
   const names = [...locks.views, ...locks.tables];
-  const holders = await sql<Holder>`SELECT l.pid, array_agg(DISTINCT c.relname::text ORDER BY c.relname::text) AS relations,
+  const holders = await lockHolders(db, schema, names, ownPid, { rowWriters: false });
+  const needs = `the change needs an exclusive lock on ${names.join(', ')}, and other sessions held it for over ${SCHEMA_LOCK_TIMEOUT}`;
+  return new MirrorLockedError(lockedMessage(needs, holders), { cause: error });
+}
+
+export function isLockTimeout(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE;
+}
+
+/**
+ * The sessions other than `ownPid` holding locks on `names` of `schema` (every relation of it
+ * when undefined); undefined when pg_locks cannot be read. `rowWriters`: only the locks of
+ * sessions that may hold row locks or block row writes, not those of plain readers (ACCESS
+ * SHARE) or of VACUUM and ANALYZE (SHARE UPDATE EXCLUSIVE).
+ */
+export async function lockHolders(
+  db: Kysely<CatalogDb>, schema: string, names: readonly string[] | undefined, ownPid: number, opts: { rowWriters: boolean },
+): Promise<Holder[] | undefined> {
+  const readers = opts.rowWriters ? ['AccessShareLock', 'ShareUpdateExclusiveLock'] : [];
+  return sql<Holder>`SELECT l.pid, array_agg(DISTINCT c.relname::text ORDER BY c.relname::text) AS relations,
       a.application_name AS application, a.usename AS user, a.state,
       date_trunc('second', now() - a.xact_start)::text AS "openFor"
     FROM pg_locks l JOIN pg_class c ON c.oid = l.relation JOIN pg_namespace n ON n.oid = c.relnamespace
     LEFT JOIN pg_stat_activity a ON a.pid = l.pid
-    WHERE l.granted AND l.pid <> ${ownPid} AND n.nspname = ${schema} AND c.relname = ANY(${names})
+    WHERE l.granted AND l.pid <> ${ownPid} AND n.nspname = ${schema}
+      AND (${names === undefined} OR c.relname = ANY(${names ?? []}::text[])) AND NOT l.mode = ANY(${readers}::text[])
     GROUP BY l.pid, a.application_name, a.usename, a.state, a.xact_start
     ORDER BY a.xact_start NULLS LAST, l.pid`.execute(db).then((r) => r.rows, () => undefined);
-  return new MirrorLockedError(lockedMessage(names, holders), { cause: error });
 }
 
 const SHOWN = 3;
 
-/** `holders`: undefined when they could not be looked up. */
-function lockedMessage(names: readonly string[], holders: readonly Holder[] | undefined): string {
-  const needs = `the change needs an exclusive lock on ${names.join(', ')}, and other sessions held it for over ${SCHEMA_LOCK_TIMEOUT}`;
+/** `needs`, then who held it; `holders`: undefined when they could not be looked up. */
+export function lockedMessage(needs: string, holders: readonly Holder[] | undefined): string {
   if (holders === undefined) return `${needs} (pg_locks could not be read to name them)`;
   if (holders.length === 0) return `${needs} (they had ended when wsmirror looked)`;
   const shown = holders.slice(0, SHOWN).map(describeHolder).join('; ');
