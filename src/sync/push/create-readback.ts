@@ -1,3 +1,4 @@
+import type { Option } from '../../api/field.ts';
 import type { ApiRecord } from '../../api/records.ts';
 import type { MirrorTable } from '../../mirror/catalog.ts';
 import type { EditOutcome, PendingEdit } from '../../mirror/outbox.ts';
@@ -12,6 +13,8 @@ export interface ReadbackScope {
   table: Pick<MirrorTable, 'moduleName' | 'tableName' | 'hasHistory'>;
   /** Writable fields: name → type. */
   fieldTypes: ReadonlyMap<string, string>;
+  /** Options of the choice and multi fields (the catalog's): name → their ids and names. */
+  fieldOptions: ReadonlyMap<string, readonly Pick<Option, 'id' | 'name'>[]>;
   lookbackMs: number;
 }
 
@@ -105,11 +108,13 @@ const FILTERABLE = new Set(['string', 'number', 'boolean', 'date', 'timestamp', 
  * together bind to distinct records.
  */
 async function findCreatedRecords(
-  { upstream, table, fieldTypes, lookbackMs }: ReadbackScope,
-  creates: readonly UnsettledCreate[],
+  { upstream, table, fieldTypes, fieldOptions, lookbackMs }: ReadbackScope,
+  sent: readonly UnsettledCreate[],
 ): Promise<Map<number, number>> {
   const bound = new Map<number, number>();
-  if (creates.length === 0) return bound;
+  if (sent.length === 0) return bound;
+  // Upstream stores the option a sent name names: its id is what the record holds.
+  const creates = sent.map((c) => ({ ...c, body: withOptionIds(c.body, fieldTypes, fieldOptions) }));
   const candidates = table.hasHistory
     ? await createdSince(upstream, table, creates, lookbackMs)
     : await matchingNewest(upstream, table, fieldTypes, creates);
@@ -122,6 +127,21 @@ async function findCreatedRecords(
     bound.set(create.recordId, Number(found.id));
   }
   return bound;
+}
+
+/** `body` with each choice or multi value that names an option (and is no option's id: an id wins) as that option's id. */
+function withOptionIds(
+  body: Readonly<Record<string, unknown>>, fieldTypes: ReadbackScope['fieldTypes'], fieldOptions: ReadbackScope['fieldOptions'],
+): Readonly<Record<string, unknown>> {
+  const out: Record<string, unknown> = { ...body };
+  for (const [name, value] of Object.entries(body)) {
+    const type = fieldTypes.get(name);
+    const options = fieldOptions.get(name);
+    if ((type !== 'choice' && type !== 'multi') || options === undefined) continue;
+    const idOf = (v: unknown) => (typeof v !== 'string' || options.some((o) => o.id === v) ? v : options.find((o) => o.name === v)?.id ?? v);
+    out[name] = Array.isArray(value) ? value.map(idOf) : idOf(value);
+  }
+  return out;
 }
 
 function matches(record: ApiRecord, body: Readonly<Record<string, unknown>>): boolean {

@@ -9,8 +9,10 @@ export function pushTargets(catalog: Catalog, options: SyncOptions): Map<string,
   const policyOf = compileConflictPolicies(options.conflictPolicy, options.conflictPolicies);
   const targets = new Map<string, PushTarget>();
   for (const table of catalog.tables) {
-    const fieldTypes = new Map(fieldsOf(catalog, table.tableId).filter((f) => !f.readOnly).map((f) => [f.fieldName, f.fieldType as string]));
-    targets.set(table.tableId, { table, fieldTypes, policy: policyOf(table.moduleName, table.tableName) });
+    const writable = fieldsOf(catalog, table.tableId).filter((f) => !f.readOnly);
+    const fieldTypes = new Map(writable.map((f) => [f.fieldName, f.fieldType as string]));
+    const fieldOptions = new Map(writable.flatMap((f) => (Array.isArray(f.options) ? [[f.fieldName, f.options] as const] : [])));
+    targets.set(table.tableId, { table, fieldTypes, fieldOptions, policy: policyOf(table.moduleName, table.tableName) });
   }
   return targets;
 }

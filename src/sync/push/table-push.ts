@@ -18,6 +18,8 @@ export interface PushTarget {
   table: MirrorTable;
   /** Writable fields: name → type. */
   fieldTypes: ReadonlyMap<string, string>;
+  /** Options of the writable choice and multi fields, by field name. */
+  fieldOptions: ReadbackScope['fieldOptions'];
   policy: ConflictPolicy;
 }
 
@@ -100,7 +102,9 @@ class TableRun {
     this.#r = result;
     this.#module = target.table.moduleName;
     this.#table = target.table.tableName;
-    this.#readback = { upstream: settings.upstream, table: target.table, fieldTypes: target.fieldTypes, lookbackMs: settings.lookbackMs };
+    this.#readback = {
+      upstream: settings.upstream, table: target.table, fieldTypes: target.fieldTypes, fieldOptions: target.fieldOptions, lookbackMs: settings.lookbackMs,
+    };
   }
 
   /** The request body of a create or update: writable fields, in the API's request shapes. */
