@@ -76,4 +76,33 @@ forEachDialect('pull: an application transaction holding a row lock', (dialect) 
       await app.end();
     }
   }, 180_000);
+  it.runIf(dialect.dialect === 'postgres')('a push whose settling waits on a row lock fails boundedly, and the create binds to its record later, none twice', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('app');
+    await h.upstream.createTable('app', 'customers', { hasHistory: true }, [{ name: 'name', type: 'string', labels: label('Name') }]);
+    await h.sync();
+    const customers = h.tm.table((await catalogEntry(h.tm, 'app', 'customers'))!.sqlName);
+    const app = new pg.Client({ connectionString: h.tm.url, application_name: 'billing-app' });
+    await app.connect();
+    try {
+      await app.query(`INSERT INTO ${customers} (name) VALUES ('Grace')`);
+      // The new row is locked by an open transaction: the push creates it upstream, and then
+      // waits to give the row its upstream id.
+      await app.query('BEGIN');
+      await app.query(`UPDATE ${customers} SET name = 'Grace Hopper' WHERE id < 0`);
+      const started = Date.now();
+      const report = await within(40_000, 'the cycle', h.engine.runCycle());
+      expect(Date.now() - started).toBeLessThan(30_000);
+      expect(report.push).toMatchObject({ error: { code: 'MIRROR_LOCKED', message: expect.stringContaining('billing-app') } });
+
+      await app.query('COMMIT');
+      await within(40_000, 'the cycle after the lock ends', h.sync());
+      expect((await within(40_000, 'the next cycle', h.sync())).ok).toBe(true);
+      expect((await h.upstream.allRecords('app', 'customers')).map((r) => r.values.name)).toEqual(['Grace Hopper']);
+      await h.expectConverged('app', 'customers');
+    } finally {
+      await app.query('ROLLBACK').catch(() => {});
+      await app.end();
+    }
+  }, 180_000);
 });
