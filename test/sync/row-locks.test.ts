@@ -3,21 +3,9 @@ import { afterEach, expect, it } from 'vitest';
 import { forEachDialect } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
+import { within } from '../helpers/within.ts';
 
 const label = (text: string) => ({ '': text });
-
-/** Fails instead of waiting past `ms`: before the fix, the pull waited as long as the lock was held. */
-async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 forEachDialect('pull: an application transaction holding a row lock', (dialect) => {
   let h: SyncHarness;
