@@ -99,7 +99,7 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
     if (workspace && (mirror || report.mirror.ok)) {
       const catalog: Catalog = mirror
         ? await mirror.readCatalog()
-        : { dialect: config.mirror.dialect, revision: 0, tables: [], fields: [], foreignNames: [], unmigrated: [] };
+        : { dialect: config.mirror.dialect, revision: 0, tables: [], fields: [], foreignNames: [], unmigrated: [], missing: [] };
       report.plan = await planOf(catalog, workspace, config, mirror, (t) => client.estimateRecordCount(t.moduleName, t.tableName));
     }
     report.ok = report.upstream.ok && report.mirror.ok;

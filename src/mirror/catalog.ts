@@ -68,6 +68,12 @@ export interface Catalog {
    * nor pushed, nor changed by a schema plan, until `Mirror.finishMigration` brings them up.
    */
   unmigrated: string[];
+  /**
+   * Tables whose SQL table is not in the database (dropped outside wsmirror, `DROP TABLE` in
+   * psql or sqlite3): neither pulled nor pushed (their local edits wait) until `wsmirror resync`
+   * makes them again (`Mirror.resetTables`) or they leave the mirror.
+   */
+  missing: string[];
 }
 
 export function fieldsOf(catalog: Pick<Catalog, 'fields'>, tableId: string): MirrorField[] {

@@ -7,6 +7,8 @@ import type { MirrorLogger } from './mirror-logger.ts';
 export interface TableInfo {
   table: MirrorTable;
   fields: MirrorField[];
+  /** Its SQL table was not in the database (dropped outside wsmirror): nothing reads or writes its rows. */
+  missing: boolean;
 }
 
 /**

@@ -110,7 +110,8 @@ export interface Mirror extends MirrorOutbox {
 
   /**
    * Marks tables to be mirrored again: `needs_backfill`, their cursors and last error forgotten,
-   * in one transaction. Rows and local edits stay; the next cycle backfills them.
+   * in one transaction. Rows and local edits stay; the next cycle backfills them. A table whose
+   * SQL table is missing (`Catalog.missing`) gets it again, empty, with its capture and view.
    */
   resetTables(tableIds: readonly string[]): Promise<void>;
 

@@ -1,6 +1,7 @@
 import { MirrorLostError } from '../errors.ts';
 import { fieldsOf, type Catalog } from '../mirror/catalog.ts';
 import type { CursorWrites, Mirror, UnmigratedTable } from '../mirror/mirror.ts';
+import { missingRefusals } from './missing-tables.ts';
 import type { RefusedTable } from './name-rule.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
 import { pullTable, type TableAction } from './record-pull.ts';
@@ -164,7 +165,8 @@ export class SyncEngine {
     let pulled: Awaited<ReturnType<typeof pullSchema>> | undefined;
     let schemaFailure: { error: unknown } | undefined;
     try {
-      pulled = await pullSchema(ctx, cursors, unmigratedRefusals(unmigrated, catalog));
+      // Tables whose SQL table is missing are held the same way, and reported with what to do.
+      pulled = await pullSchema(ctx, cursors, [...unmigratedRefusals(unmigrated, catalog), ...missingRefusals(catalog)]);
     } catch (error) {
       if (opts.signal?.aborted) throw error;
       schemaFailure = { error };

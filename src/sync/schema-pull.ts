@@ -5,6 +5,7 @@ import type { CursorWrites } from '../mirror/mirror.ts';
 import { describeOp, planSchema } from '../mirror/schema-planner.ts';
 import { describeUnmatchedPattern, unmatchedPatterns } from '../mirror/table-filter.ts';
 import { unconfirmedDrops } from './drop-check.ts';
+import { leavingMissingTables } from './missing-tables.ts';
 import { refusal, refusedTables, type RefusedTable } from './name-rule.ts';
 import { tooWideTables } from './width-rule.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
@@ -38,7 +39,8 @@ export interface SchemaPullResult {
  * first run, or when the table patterns changed, read the whole workspace, diff it against the
  * catalog and apply the plan, less the drops upstream contradicts (drop-check.ts). DDL, catalog and the new cursor commit together. `cursors`: every
  * cursor of the mirror, as read at the start of the cycle. `held`: the tables a catalog migration
- * holds back, refused as they are (a plan would otherwise rebuild the columns it has yet to convert).
+ * holds back, refused as they are (a plan would otherwise rebuild the columns it has yet to convert),
+ * and those whose SQL table is missing (missing-tables.ts; dropped all the same when they leave the mirror).
  */
 export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, string>, held: readonly RefusedTable[] = []): Promise<SchemaPullResult> {
   const { client, mirror, options } = ctx;
@@ -70,8 +72,11 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
   for (const unmatched of unmatchedPatterns(options.tables, workspace)) ctx.logger.warn({ ...unmatched }, describeUnmatchedPattern(unmatched));
   const catalog = await mirror.readCatalog();
   const heldIds = new Set(held.map((r) => r.tableId));
-  const refused = [...held, ...refusedTables(workspace, options.tables).filter((r) => !heldIds.has(r.tableId))];
+  let refused = [...held, ...refusedTables(workspace, options.tables).filter((r) => !heldIds.has(r.tableId))];
   refused.push(...tooWideTables(workspace, options.tables, catalog.dialect, new Set(refused.map((r) => r.tableId))));
+  // A table whose SQL table is missing is held, unless it leaves the mirror now.
+  const leaving = leavingMissingTables(catalog, workspace, options.tables, new Set(refused.map((r) => r.tableId)));
+  if (leaving.size > 0) refused = refused.filter((r) => !leaving.has(r.tableId));
   let plan = planSchema(catalog, workspace, options.tables, new Set(refused.map((r) => r.tableId)));
   const contradicted = await unconfirmedDrops(client, workspace, plan, catalog.tables);
   if (contradicted.length > 0) {

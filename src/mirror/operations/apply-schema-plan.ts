@@ -6,15 +6,16 @@ import { MirrorError, TableSchemaError } from '../errors.ts';
 import type { CursorWrites } from '../mirror.ts';
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext } from '../mirror-context.ts';
-import { ID_COLUMN, SYNCED_AT_COLUMN, SYSTEM_COLUMN_COMMENTS } from '../naming.ts';
+import { ID_COLUMN } from '../naming.ts';
 import type { SchemaOp, SchemaPlan } from '../schema-planner.ts';
 import { describeOp } from '../schema-planner.ts';
 import { deleteFieldRows, insertTableRow, touchTableRow, updateTableRow, writeFieldRows } from './catalog-rows.ts';
 import { writeCursors } from './cursors.ts';
 import { restoreDerivedObjects, setAsideDerivedObjects } from './derived-objects.ts';
+import { createSqlTable } from './create-sql-table.ts';
 import { keepInsertedValues } from './keep-inserted-values.ts';
 import { createReferenceIndex, dropReferenceIndex, referenceIndexSql } from './reference-indexes.ts';
-import { readRevision } from './read-catalog.ts';
+import { absentTablesIn, readRevision } from './read-catalog.ts';
 import { lockChangedTables } from './schema-change-locks.ts';
 
 /** Runs a plan from `planSchema`: DDL, catalog rows and the given cursors in ONE transaction. */
@@ -104,27 +105,15 @@ async function runOp(ctx: MirrorContext, tx: WriteTx, op: OtherOp): Promise<void
   const cat = d.catalog(tx.db);
   switch (op.op) {
     case 'createTable': {
-      const types = ctx.dialect.systemColumnTypes;
-      const columns = [
-        sql`${sql.id(ID_COLUMN)} ${sql.raw(types.id)} PRIMARY KEY`,
-        // NULL until wsmirror writes the row: a row inserted locally has not been synced yet.
-        sql`${sql.id(SYNCED_AT_COLUMN)} ${sql.raw(types.syncedAt)}`,
-        ...op.fields.map((f) => sql`${sql.id(f.columnName)} ${sql.raw(f.sqlType)}`),
-      ];
-      await sql`CREATE TABLE ${d.table(op.table.sqlName)} (${sql.join(columns)})`.execute(tx.db);
-      const sqlTable = op.table.sqlName;
-      await d.comment(tx, [
-        { sqlTable, column: null, text: op.table.label },
-        ...Object.entries(SYSTEM_COLUMN_COMMENTS).map(([column, text]) => ({ sqlTable, column, text })),
-        ...op.fields.map((f) => ({ sqlTable, column: f.columnName, text: f.label })),
-      ]);
+      await createSqlTable(ctx, tx, op.table, op.fields);
       await insertTableRow(ctx, tx, op.table);
-      await writeFieldRows(ctx, tx, sqlTable, op.fields);
+      await writeFieldRows(ctx, tx, op.table.sqlName, op.fields);
       // Its reference indexes come when its first full read ends (reference-indexes.ts).
       return;
     }
     case 'dropTable': {
-      await keepInsertedValues(ctx, tx, op.table.tableId, op.table.sqlName);
+      // A SQL table dropped outside wsmirror took its rows with it: nothing to keep.
+      if ((await absentTablesIn(d, tx.db, [op.table])).length === 0) await keepInsertedValues(ctx, tx, op.table.tableId, op.table.sqlName);
       await sql`DROP TABLE IF EXISTS ${d.table(op.table.sqlName)}`.execute(tx.db);
       const id = op.table.tableId;
       await cat.deleteFrom('_wsmirror_tables').where('table_id', '=', id).execute();

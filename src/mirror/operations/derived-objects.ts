@@ -3,6 +3,7 @@ import type { MirrorContext } from '../mirror-context.ts';
 import { captureTables, createCapture, dropCapture } from './capture.ts';
 import { refreshFieldTables } from './field-tables.ts';
 import { createForeignKeys, dropForeignKeys } from './foreign-keys.ts';
+import { absentTablesIn } from './read-catalog.ts';
 import { createViews, dropViews } from './readable-views.ts';
 
 /**
@@ -40,9 +41,14 @@ export async function setAsideDerivedObjects(ctx: MirrorContext, tx: WriteTx, to
  */
 export async function restoreDerivedObjects(ctx: MirrorContext, tx: WriteTx, scope?: DerivedScope): Promise<void> {
   await refreshFieldTables(ctx, tx);
-  await createViews(ctx, tx, scope);
-  await createForeignKeys(ctx, tx, scope);
-  await createCapture(ctx, tx, await captureTables(ctx, tx, scope));
+  const tables = await captureTables(ctx, tx, scope);
+  // A table whose SQL table is missing (dropped outside wsmirror) gets none until it is made
+  // again, and the views of the tables referencing it show no display value for it meanwhile.
+  const absent = new Set(await absentTablesIn(ctx.driver, tx.db, await ctx.driver.catalog(tx.db).selectFrom('_wsmirror_tables')
+    .select(['table_id as tableId', 'sql_name as sqlName']).execute()));
+  await createViews(ctx, tx, scope, absent);
+  await createForeignKeys(ctx, tx, scope, absent);
+  await createCapture(ctx, tx, tables.filter((t) => !absent.has(t.tableId)));
 }
 
 /** `tables` and every table with a reference field pointing at one of them, as the catalog holds them in `tx`. */

@@ -33,8 +33,9 @@ export async function discardOutbox(
       }
       await cat.deleteFrom('_wsmirror_outbox').where(entryIdIn(ctx, chunk)).execute();
     }
+    const cached = await cachedTables(ctx);
     const tables = new Map((await cat.selectFrom('_wsmirror_tables').select(['table_id', 'sql_name']).execute()).map((t) => [t.table_id, t.sql_name]));
-    const refs = referenceFields(await cachedTables(ctx));
+    const refs = referenceFields(cached);
     // A few statements per discarded insert, sent with COMMIT (on Postgres one round trip for all).
     for (const r of records.values()) {
       if (!r.insert) continue;
@@ -42,7 +43,8 @@ export async function discardOutbox(
       tx.atCommit(waitersDueNow(ctx, cat, refs, r.tableId, r.recordId));
       tx.atCommit([cat.deleteFrom('_wsmirror_outbox').where('table_id', '=', r.tableId).where('record_id', '=', r.recordId).compile()]);
       const sqlTable = tables.get(r.tableId);
-      if (sqlTable !== undefined) {
+      // A missing SQL table took the row with it.
+      if (sqlTable !== undefined && cached.get(r.tableId)?.missing !== true) {
         tx.atCommit([sql`DELETE FROM ${ctx.driver.table(sqlTable)} WHERE ${sql.id(ID_COLUMN)} = ${r.recordId}`.compile(tx.db)]);
       }
     }

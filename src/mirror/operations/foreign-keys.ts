@@ -11,9 +11,10 @@ import { readCatalogTables } from './read-catalog.ts';
  * the keys are dropped before a schema change and declared again after it, from the catalog.
  */
 /** The keys of the tables of `only` and those pointing at them (every key when undefined). */
-async function foreignKeys(ctx: MirrorContext, tx: WriteTx, only: ReadonlySet<string> | undefined): Promise<ForeignKey[]> {
+async function foreignKeys(ctx: MirrorContext, tx: WriteTx, only: ReadonlySet<string> | undefined, absent: ReadonlySet<string>): Promise<ForeignKey[]> {
   const { tables, fields } = await readCatalogTables(ctx.driver, ctx.driver.catalog(tx.db));
-  const sqlNameOf = new Map(tables.map((t) => [t.tableId, t.sqlName]));
+  // No key from or to a table whose SQL table is missing.
+  const sqlNameOf = new Map(tables.filter((t) => !absent.has(t.tableId)).map((t) => [t.tableId, t.sqlName]));
   const out: ForeignKey[] = [];
   for (const f of fields) {
     const refSqlTable = f.fieldType === 'reference' && f.refTableId !== null ? sqlNameOf.get(f.refTableId) : undefined;
@@ -29,13 +30,14 @@ export async function dropForeignKeys(ctx: MirrorContext, tx: WriteTx, only?: Re
   await run(ctx, tx, 'drop', only);
 }
 
-export async function createForeignKeys(ctx: MirrorContext, tx: WriteTx, only?: ReadonlySet<string>): Promise<void> {
-  await run(ctx, tx, 'create', only);
+/** `absent`: tables whose SQL table is missing. */
+export async function createForeignKeys(ctx: MirrorContext, tx: WriteTx, only?: ReadonlySet<string>, absent: ReadonlySet<string> = new Set()): Promise<void> {
+  await run(ctx, tx, 'create', only, absent);
 }
 
-async function run(ctx: MirrorContext, tx: WriteTx, what: 'create' | 'drop', only: ReadonlySet<string> | undefined): Promise<void> {
+async function run(ctx: MirrorContext, tx: WriteTx, what: 'create' | 'drop', only: ReadonlySet<string> | undefined, absent: ReadonlySet<string> = new Set()): Promise<void> {
   if (!ctx.driver.informationalForeignKeys) return;
-  const keys = await foreignKeys(ctx, tx, only);
+  const keys = await foreignKeys(ctx, tx, only, absent);
   await ctx.driver.runScript(tx, keys.flatMap((fk) => {
     const statements = ctx.dialect.foreignKeySql(ctx.driver.names, fk);
     return statements === null ? [] : [statements[what]];

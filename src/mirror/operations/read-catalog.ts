@@ -25,9 +25,24 @@ export async function readCatalog(ctx: MirrorContext): Promise<Catalog> {
   const revision = Number(meta.get('revision') ?? 0);
   const { tables, fields } = catalogTablesOf(d, tableRows as TableRow[], fieldRows as FieldRow[]);
   const own = new Set(tables.flatMap((t) => (t.viewName === null ? [t.sqlName] : [t.sqlName, t.viewName])));
-  const foreignNames = (nameRows as { name: string }[]).map((r) => r.name).filter((n) => !own.has(n) && !n.startsWith(CATALOG_PREFIX)).sort();
-  ctx.tables = new Map(tables.map((t) => [t.tableId, { table: t, fields: fieldsOf({ fields }, t.tableId) }]));
-  return { dialect: ctx.dialect.name, revision, tables, fields, foreignNames, unmigrated: parseUnmigrated(meta.get(UNMIGRATED_KEY)) };
+  const names = (nameRows as { name: string }[]).map((r) => r.name);
+  const foreignNames = names.filter((n) => !own.has(n) && !n.startsWith(CATALOG_PREFIX)).sort();
+  const missing = absentTables(tables, names);
+  ctx.tables = new Map(tables.map((t) => [t.tableId, { table: t, fields: fieldsOf({ fields }, t.tableId), missing: missing.includes(t.tableId) }]));
+  return { dialect: ctx.dialect.name, revision, tables, fields, foreignNames, unmigrated: parseUnmigrated(meta.get(UNMIGRATED_KEY)), missing };
+}
+
+/** The ids of `tables` whose SQL table is not among `names` (the namespace's): dropped outside wsmirror. */
+export function absentTables(tables: readonly Pick<MirrorTable, 'tableId' | 'sqlName'>[], names: readonly string[]): string[] {
+  const present = new Set(names);
+  return tables.filter((t) => !present.has(t.sqlName)).map((t) => t.tableId);
+}
+
+/** The ids of `tables` whose SQL table the database of `db` (the connection, or a write transaction) does not hold. */
+export async function absentTablesIn(d: DialectDriver, db: Kysely<CatalogDb>, tables: readonly Pick<MirrorTable, 'tableId' | 'sqlName'>[]): Promise<string[]> {
+  if (tables.length === 0) return [];
+  const { rows } = await db.executeQuery<{ name: string }>(d.namespaceNamesQuery());
+  return absentTables(tables, rows.map((r) => r.name));
 }
 
 const tablesQuery = (cat: Kysely<CatalogDb>) => cat.selectFrom('_wsmirror_tables').selectAll().orderBy('table_id');

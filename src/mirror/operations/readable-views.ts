@@ -32,9 +32,13 @@ export async function dropViews(ctx: MirrorContext, tx: WriteTx, only?: Readonly
   }
 }
 
-/** Creates the views of the tables of `only` (every table's when undefined). */
-export async function createViews(ctx: MirrorContext, tx: WriteTx, only?: ReadonlySet<string>): Promise<void> {
-  const { tables, fields } = await readCatalogTables(ctx.driver, ctx.driver.catalog(tx.db));
+/**
+ * Creates the views of the tables of `only` (every table's when undefined), but those of `absent`:
+ * tables whose SQL table is missing, which have no view, and whose records no view shows.
+ */
+export async function createViews(ctx: MirrorContext, tx: WriteTx, only?: ReadonlySet<string>, absent: ReadonlySet<string> = new Set()): Promise<void> {
+  const { fields, ...catalog } = await readCatalogTables(ctx.driver, ctx.driver.catalog(tx.db));
+  const tables = catalog.tables.filter((t) => !absent.has(t.tableId));
   const byId = new Map(tables.map((t) => [t.tableId, t]));
   await ctx.driver.runScript(tx, [
     ...ctx.dialect.viewSetupSql(ctx.driver.names),

@@ -1,6 +1,7 @@
 import type { WriteTx } from '../dialect.ts';
 import { TableSchemaError } from '../errors.ts';
 import type { MirrorContext } from '../mirror-context.ts';
+import { absentTablesIn } from './read-catalog.ts';
 
 /**
  * Before a schema change's DDL, the locks of each table it changes, one table at a time in the
@@ -13,7 +14,10 @@ import type { MirrorContext } from '../mirror-context.ts';
  */
 export async function lockChangedTables(ctx: MirrorContext, tx: WriteTx, tableIds: Iterable<string>): Promise<void> {
   const cat = ctx.driver.catalog(tx.db);
-  const rows = await cat.selectFrom('_wsmirror_tables').select(['table_id', 'sql_name', 'view_name']).execute();
+  const all = await cat.selectFrom('_wsmirror_tables').select(['table_id', 'sql_name', 'view_name']).execute();
+  // A table whose SQL table is missing (dropped outside wsmirror) has nothing to lock.
+  const absent = new Set(await absentTablesIn(ctx.driver, tx.db, all.map((t) => ({ tableId: t.table_id, sqlName: t.sql_name }))));
+  const rows = all.filter((t) => !absent.has(t.table_id));
   const byId = new Map(rows.map((t) => [t.table_id, t]));
   const references = await cat.selectFrom('_wsmirror_fields').select(['table_id', 'ref_table_id'])
     .where('ref_table_id', 'is not', null).execute();

@@ -101,7 +101,9 @@ async function bindingWrites(ctx: MirrorContext, cat: Kysely<CatalogDb>, rows: r
   for (const { tableId, tempId, createdId } of rows) {
     // First, while the rows still hold the temporary id that tells them.
     writes.push(...waitersDueNow(ctx, cat, refs, tableId, tempId));
-    const sqlTable = tables.get(tableId)?.table.sqlName;
+    const info = tables.get(tableId);
+    // A table whose SQL table is missing holds no row to rename.
+    const sqlTable = info?.missing === false ? info.table.sqlName : undefined;
     if (sqlTable !== undefined) {
       const table = ctx.driver.table(sqlTable);
       // Only for a local row to take its place: a create sent from the values its entry kept

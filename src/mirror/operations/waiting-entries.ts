@@ -11,10 +11,13 @@ import { ID_COLUMN } from '../naming.ts';
  * them, or fails them naming the row.
  */
 
-/** The reference fields of the mirrored tables, each with its table: where rows point at others. */
+/**
+ * The reference fields of the mirrored tables, each with its table: where rows point at others.
+ * A table whose SQL table is missing has no rows to point anywhere.
+ */
 export function referenceFields(tables: ReadonlyMap<string, TableInfo>) {
-  return [...tables.values()].flatMap(({ table, fields }) =>
-    fields.filter((f) => f.fieldType === 'reference' && f.refTableId !== null).map((f) => ({ table, field: f })));
+  return [...tables.values()].flatMap(({ table, fields, missing }) => (missing ? [] :
+    fields.filter((f) => f.fieldType === 'reference' && f.refTableId !== null).map((f) => ({ table, field: f }))));
 }
 
 /** Statements making due the pending entries of local row `tempId` of `tableId` and of the rows pointing at it. */

@@ -112,7 +112,8 @@ export async function discardOutbox(
   const restore = new Map<string, { upserts: ApiRecord[]; deletes: number[] }>();
   for (const [tableId, ids] of byTable) {
     const table = catalog.tables.find((t) => t.tableId === tableId);
-    if (table === undefined) continue; // no longer mirrored: nothing to restore
+    // No longer mirrored, or its SQL table missing: nothing to restore into.
+    if (table === undefined || catalog.missing.includes(tableId)) continue;
     const upstreamIds = [...ids].filter((id) => id > 0);
     if (upstreamIds.length === 0) continue;
     const found = await upstream.getRecordsByIds(table.moduleName, table.tableName, upstreamIds);

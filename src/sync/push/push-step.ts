@@ -41,7 +41,9 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
   const report: PushReport = { pushed: 0, failed: 0, conflict: 0, retry: 0, waiting: 0, discarded: 0, unsettled: 0 };
   catalog ??= await ctx.mirror.readCatalog();
   const targets = pushTargets(catalog, ctx.options);
-  const unmigrated = catalog.unmigrated;
+  // The edits of tables a catalog migration held back wait for it (their columns are as an older
+  // version made them), and those of tables whose SQL table is missing wait for its resync.
+  const heldTables = [...catalog.unmigrated, ...catalog.missing];
   const roundRecords = ctx.options.pushRoundRecords ?? ctx.mirror.preferredPushRoundRecords;
   /** Edits whose outcome could not be learnt this push: not looked at again until the next. */
   const held = new Set<string>();
@@ -50,8 +52,7 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
   const readDue = (skip: number, after?: number) =>
     ctx.mirror.readPendingEdits({
       now: new Date(now()).toISOString(), limit: roundRecords + skip, ...(after !== undefined ? { after } : {}),
-      // The edits of tables a catalog migration held back wait for it: their columns are as an older version made them.
-      ...(unmigrated.length > 0 ? { exceptTables: unmigrated } : {}),
+      ...(heldTables.length > 0 ? { exceptTables: heldTables } : {}),
     });
   /** The next round's edits, read while this round's requests were out. */
   let nextRound: PendingEdit[] | undefined;
