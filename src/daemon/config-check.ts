@@ -9,7 +9,7 @@ import type { Workspace } from '../api/workspace.ts';
 import type { Catalog, MirrorTable, TableMode } from '../mirror/index.ts';
 import { describeOp, mirrorCreationProblems, planSchema, tableLabel, describeUnmatchedPattern, unmatchedPatterns, type UnmatchedPattern } from '../mirror/index.ts';
 import type { Mirror } from '../mirror/mirror.ts';
-import { refusedTables, tooWideTables } from '../sync/index.ts';
+import { leavingMissingTables, refusedTables, tooWideTables } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
 import { mirrorUrlOf, openConfiguredMirror } from './configured-mirror.ts';
 import type { Logger } from './logger.ts';
@@ -117,7 +117,11 @@ async function planOf(
   const filter = { include: config.tables.include, exclude: config.tables.exclude };
   const refused = refusedTables(workspace, filter);
   refused.push(...tooWideTables(workspace, filter, catalog.dialect, new Set(refused.map((r) => r.tableId))));
-  const plan = planSchema(catalog, workspace, filter, new Set([...refused.map((r) => r.tableId), ...catalog.unmigrated]));
+  const hold = new Set([...refused.map((r) => r.tableId), ...catalog.unmigrated]);
+  // Tables whose SQL table is missing are held as a sync holds them (mirror.problems names them).
+  const leaving = leavingMissingTables(catalog, workspace, filter, hold);
+  for (const id of catalog.missing) if (!leaving.has(id)) hold.add(id);
+  const plan = planSchema(catalog, workspace, filter, hold);
   // The catalog as the plan leaves it.
   const after = new Map(catalog.tables.map((t) => [t.tableId, t]));
   for (const op of plan.ops) {
@@ -132,7 +136,7 @@ async function planOf(
       table: tableLabel(t),
       mode: t.mode,
       action,
-      rows: mirror && exists ? await mirror.countRows(t.tableId) : null,
+      rows: mirror && exists && !catalog.missing.includes(t.tableId) ? await mirror.countRows(t.tableId) : null,
       // Only tables a sync reads whole: the size is what it will cost.
       estimatedRows: action === 'poll changes' ? null : await estimate(t),
     });

@@ -13,3 +13,4 @@ export type { ScanCheckpoint } from './scan-checkpoint.ts';
 export { decodeCheckpoint } from './scan-checkpoint.ts';
 export { refusedTables } from './name-rule.ts';
 export { tooWideTables } from './width-rule.ts';
+export { leavingMissingTables } from './missing-tables.ts';

@@ -7,9 +7,9 @@ import { UpstreamWorkspace } from '../helpers/workspace.ts';
 /**
  * A mirrored table whose SQL table was dropped by hand (`DROP TABLE crm__notes` in psql or
  * sqlite3), as real processes meet it: the other tables push and pull as usual, the table is
- * reported failing, naming its SQL table and what to do, `outbox discard` works for its
- * entries, `wsmirror resync` makes it again, and leaving it out with the table patterns drops it
- * from the mirror.
+ * reported failing, naming its SQL table and what to do, `wsmirror check` fails naming it,
+ * `outbox discard` works for its entries, `wsmirror resync` makes it again, and leaving it out
+ * with the table patterns drops it from the mirror.
  */
 interface SyncJson {
   push: { pushed?: number; failed?: number; error?: { message: string } };
@@ -97,6 +97,16 @@ forEachDialect('a mirrored table dropped by hand (real processes)', ({ dialect, 
     expect(state.status).toBe('failing');
     expect(state.lastError!.message).toContain('crm__notes');
   }, 120_000);
+
+  it('wsmirror check fails naming the table, exit 78', async () => {
+    const text = await runWsmirror(['check'], env);
+    expect(text.code, text.stderr).toBe(78);
+    expect(text.stdout).toMatch(/^FAIL mirror: .*crm\.notes.*crm__notes.*missing/m);
+    const json = await runWsmirror(['check', '--json'], env);
+    expect(json.code).toBe(78);
+    const report = JSON.parse(json.stdout) as { mirror: { problems: string[] } };
+    expect(report.mirror.problems.filter((x) => x.includes('crm__notes'))).toHaveLength(1);
+  }, 60_000);
 
   it('outbox discard drops entries of the missing table, inserts and updates', async () => {
     const [, insert, update] = await outbox();

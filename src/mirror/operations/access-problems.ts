@@ -1,12 +1,18 @@
 import { catalogTablesOf } from '../catalog-ddl.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { assertOpen } from '../mirror-context.ts';
+import { missingTableMessage } from '../missing-table.ts';
 import { readCatalog } from './read-catalog.ts';
 
-/** What would keep the daemon from writing this mirror: its catalog tables and every mirrored table. */
+/**
+ * What would keep the daemon from writing this mirror: its catalog tables and every mirrored
+ * table; a mirrored table whose SQL table is missing is named, with what to do.
+ */
 export async function accessProblems(ctx: MirrorContext): Promise<string[]> {
   assertOpen(ctx);
   const catalog = await readCatalog(ctx);
-  const tables = [...catalogTablesOf(ctx.dialect).map((t) => t.name), ...catalog.tables.map((t) => t.sqlName)];
-  return ctx.driver.accessProblems(tables);
+  const present = catalog.tables.filter((t) => !catalog.missing.includes(t.tableId));
+  const tables = [...catalogTablesOf(ctx.dialect).map((t) => t.name), ...present.map((t) => t.sqlName)];
+  const missing = catalog.tables.filter((t) => catalog.missing.includes(t.tableId)).map(missingTableMessage);
+  return [...await ctx.driver.accessProblems(tables), ...missing];
 }
