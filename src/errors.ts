@@ -145,6 +145,17 @@ export class MirrorFileGoneError extends MirrorLostError {
   }
 }
 
+/**
+ * The Postgres mirror's schema, or its catalog, was dropped while this process synced it: every
+ * query of every cycle would fail. Exit 1, as for a SQLite file gone: started again (the systemd
+ * unit does), wsmirror makes the mirror anew in that schema.
+ */
+export class MirrorSchemaGoneError extends MirrorLostError {
+  constructor(message: string) {
+    super('MIRROR_SCHEMA_GONE', message);
+  }
+}
+
 export const EXIT = { ok: 0, syncFailed: 1, usage: 2, config: 78 } as const;
 
 /**

@@ -126,7 +126,8 @@ export interface SyncLock {
   /**
    * Whether the lock is still this process's: true when it is (taken again first, on Postgres,
    * if its connection was lost); false when another process holds it now. Throws when that
-   * cannot be told (the server unreachable).
+   * cannot be told (the server unreachable), and on Postgres MirrorSchemaGoneError when the
+   * mirror's schema or catalog was dropped (checked in the same query).
    */
   confirm(): Promise<boolean> | boolean;
   release(): Promise<void> | void;
@@ -290,8 +291,9 @@ export interface DialectDriver {
    * Why the mirror this driver opened is no longer at its place, or undefined while it is. SQLite:
    * the path no longer names the file it has open (moved, deleted or replaced), or the file's -wal
    * is no longer the one it has open (two stats); once found, what was committed is first written
-   * into the file it has open, and the message says where that file is. Postgres: never (a
-   * dropped schema fails the queries themselves).
+   * into the file it has open, and the message says where that file is. Postgres: never here (a
+   * dropped schema or catalog is found by the sync lock's check, `SyncLock.confirm`, in the query
+   * it makes anyway).
    */
   mirrorGone(): Promise<string | undefined>;
 

@@ -129,8 +129,9 @@ export interface Mirror extends MirrorOutbox {
    * sync lock (taken again if it was lost with its connection, logged), or SyncLockLostError
    * (naming the mirror) when another process holds it now; and the mirror it opened is still at
    * its place, or MirrorFileGoneError (SQLite: the file moved, deleted or replaced, naming it and
-   * where what was committed to it is now). A mirror
-   * opened without the sync lock has no lock to confirm.
+   * where what was committed to it is now) or MirrorSchemaGoneError (Postgres: its schema or
+   * catalog dropped, naming the schema; found by the lock's check). A mirror opened without the
+   * sync lock has no lock to confirm.
    */
   confirmSyncing(): Promise<void>;
 

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { ConfigError } from '../../errors.ts';
+import { ConfigError, MirrorSchemaGoneError } from '../../errors.ts';
 import type { SyncLock } from '../dialect.ts';
 import { MirrorError } from '../errors.ts';
 import type { MirrorLogger } from '../mirror-logger.ts';
@@ -37,6 +37,15 @@ const HOLDER_SQL = `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND gra
   AND classid = $1::bigint::oid AND objid = hashtext($2)::oid AND objsubid = 2`;
 
 /**
+ * The check before each cycle and push, in the same round trip: which backends hold the lock,
+ * and whether the mirror's schema and catalog are still there. A schema dropped under the daemon
+ * would otherwise fail every query of every cycle for ever.
+ */
+const CONFIRM_SQL = `SELECT ARRAY(${HOLDER_SQL}) AS pids,
+  EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $2) AS schema,
+  to_regclass(quote_ident($2) || '."_wsmirror_meta"') IS NOT NULL AS catalog`;
+
+/**
  * This session only: it sits idle between cycles by design, so the server's idle_session_timeout
  * (PostgreSQL 14+; a no-op where the setting does not exist) must not end it, and the server
  * probes the client early enough to notice a peer gone without a word.
@@ -70,6 +79,8 @@ class HeldLock implements SyncLock {
   readonly #earlierPids = new Set<number>();
   /** Set once another session was found holding the lock: it is not this process's any more. */
   #takenByAnother = false;
+  /** What of the mirror the last check found dropped; undefined while it is there. */
+  #dropped: 'schema' | 'catalog' | undefined;
   #retaking: Promise<void> | undefined;
   /** Why the last attempt to take the lock again failed. */
   #lastRetakeError = '';
@@ -131,6 +142,11 @@ class HeldLock implements SyncLock {
     if (this.#client === undefined) {
       throw new MirrorError(`cannot take the sync lock of the mirror (schema ${this.#schema}) again: ${this.#lastRetakeError}`);
     }
+    if (this.#dropped !== undefined) {
+      const what = this.#dropped === 'schema' ? `the mirror's schema ${this.#schema}` : `the catalog of the mirror (schema ${this.#schema}, its table _wsmirror_meta)`;
+      throw new MirrorSchemaGoneError(`${what} was dropped while wsmirror had it open: wsmirror stops rather than fail every cycle; `
+        + 'started again, it makes the mirror anew in that schema and reads every table in full (local edits still in the dropped outbox are gone with it)');
+    }
     return true;
   }
 
@@ -143,15 +159,19 @@ class HeldLock implements SyncLock {
     await client?.end().catch(() => {});
   }
 
-  /** A query on the lock connection proving its session (and so the lock) alive; a failure loses it. */
+  /**
+   * A query on the lock connection proving its session (and so the lock) alive, and the mirror's
+   * schema there; a failure loses it.
+   */
   async #check(): Promise<void> {
     const client = this.#client;
     if (client === undefined) return;
-    const run = this.#queue.then(() => client.query(HOLDER_SQL, [LOCK_CLASS, this.#schema]));
+    const run = this.#queue.then(() => client.query<{ pids: number[]; schema: boolean; catalog: boolean }>(CONFIRM_SQL, [LOCK_CLASS, this.#schema]));
     this.#queue = run.catch(() => {});
     try {
-      const { rows } = await run;
-      if (!rows.some((r: { pid: number }) => r.pid === this.#pid)) this.#lost(client, 'its session no longer holds the lock');
+      const [row] = (await run).rows;
+      this.#dropped = row?.schema === false ? 'schema' : row?.catalog === false ? 'catalog' : undefined;
+      if (!(row?.pids ?? []).includes(this.#pid!)) this.#lost(client, 'its session no longer holds the lock');
     } catch (error) {
       this.#lost(client, (error as Error).message);
     }
