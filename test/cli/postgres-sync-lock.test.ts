@@ -1,19 +1,12 @@
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { testPgUrl } from '../helpers/dialects.ts';
 import { daemonsOnPostgres } from '../helpers/postgres-daemon-suite.ts';
-import { countLogLines, runWsmirror, startWsmirror as startProcess, stopProcess, type LiveWsmirror } from '../helpers/processes.ts';
+import { startWsmirrorKilledAfterEach } from '../helpers/live-daemons.ts';
+import { countLogLines, runWsmirror, stopProcess } from '../helpers/processes.ts';
 
 /** Daemons a failed test left running are killed with it. */
-const live: LiveWsmirror[] = [];
-const startWsmirror = (...args: Parameters<typeof startProcess>) => {
-  const started = startProcess(...args);
-  live.push(started);
-  return started;
-};
-afterEach(async () => {
-  for (const daemon of live.splice(0)) await stopProcess(daemon.child, 'SIGKILL');
-});
+const startWsmirror = startWsmirrorKilledAfterEach();
 
 /**
  * On Postgres the sync lock is a session advisory lock on a connection of its own, and the mirror's

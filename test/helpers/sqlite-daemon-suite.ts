@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import { startEmulator, type RunningEmulator } from './emulator.ts';
-import { daemonEnv, startWsmirror, stopProcess, type LiveWsmirror } from './processes.ts';
+import { startWsmirrorKilledAfterEach } from './live-daemons.ts';
+import { daemonEnv } from './processes.ts';
 import { field } from './schema.ts';
 import { UpstreamWorkspace } from './workspace.ts';
 
@@ -16,7 +17,7 @@ export function sqliteDaemonSuite(prefix: string, names: readonly string[] = [])
   const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
   let emu: RunningEmulator;
   let n = 0;
-  const live: LiveWsmirror[] = [];
+  const startWsmirror = startWsmirrorKilledAfterEach();
 
   beforeAll(async () => {
     emu = await startEmulator();
@@ -24,9 +25,6 @@ export function sqliteDaemonSuite(prefix: string, names: readonly string[] = [])
     await upstream.createModule('crm');
     await upstream.createTable('crm', 'people', { hasHistory: true }, [field('name', 'string')]);
     if (names.length > 0) await upstream.createRecords('crm', 'people', names.map((name) => ({ name })));
-  });
-  afterEach(async () => {
-    for (const daemon of live.splice(0)) await stopProcess(daemon.child, 'SIGKILL');
   });
   afterAll(async () => {
     await emu?.close();
@@ -45,7 +43,6 @@ export function sqliteDaemonSuite(prefix: string, names: readonly string[] = [])
     startRun(settings: Record<string, string>, file = join(dir, `m${++n}.db`)) {
       const env = suite.env(file, { WSMIRROR_LOG_LEVEL: 'info', ...settings });
       const daemon = startWsmirror(['run'], env, { killAfterMs: 60_000, cwd: dir });
-      live.push(daemon);
       return { file, env, daemon };
     },
   };
