@@ -72,6 +72,10 @@ forEachDialect('a mirrored table dropped by hand (real processes)', ({ dialect, 
     await t.sql(`INSERT INTO ${t.table('crm__companies')} ("name") VALUES ('Local Co')`);
     await dropNotes();
     await ws.createRecords('crm', 'companies', [{ name: 'Initech' }]);
+    // Before a cycle has met it, status reads what it can and says the table needs attention.
+    const early = await runWsmirror(['status', '--json'], mirrorEnv(t));
+    expect(early.code, early.stderr).toBe(1);
+    expect((JSON.parse(early.stdout) as StatusJson).tables.map((x) => x.table)).toEqual(['crm.companies', 'crm.notes']);
 
     for (let cycle = 0; cycle < 2; cycle++) {
       const res = await sync();

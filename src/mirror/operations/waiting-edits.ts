@@ -60,6 +60,8 @@ export async function waitingEdits(ctx: MirrorContext): Promise<WaitingEdit[]> {
     .execute();
   for (const r of ownRows) if (tables.has(r.table_id)) candidate(r.table_id, Number(r.record_id));
   for (const info of tables.values()) {
+    // A table whose SQL table is missing has no rows to point anywhere (its edits wait for its resync).
+    if (info.missing) continue;
     const refs = info.fields.filter((f) => f.fieldType === 'reference' && !f.readOnly && f.refTableId !== null && inserting.has(f.refTableId));
     for (const { recordId, field, target } of await negativeReferences(ctx, info, refs)) candidate(info.table.tableId, recordId).push({ field, target });
   }
