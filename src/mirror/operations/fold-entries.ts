@@ -71,6 +71,10 @@ function columnValue(ctx: MirrorContext, current: CurrentRows, row: Record<strin
   return sendable(ctx, current.writable[j]!, row[current.keys[j]!]);
 }
 
+const ROW_GONE_MESSAGE = 'the row inserted here is no longer in the mirror and its values were not kept (its SQL table was dropped, '
+  + 'or a REPLACE took its place before wsmirror captured REPLACE as an update): nothing was sent; if the row is lost, insert it again, '
+  + 'and discard this entry';
+
 /** A record's due entries, in capture order, as one create, update or delete (one pass over them). */
 export function foldEntries(
   ctx: MirrorContext, info: TableInfo, fieldOf: EntryFields, recordId: number, entries: readonly EntryRow[],
@@ -99,13 +103,19 @@ export function foldEntries(
     ? (decodeEntryValue(ctx, undefined, insert.new_value) as Record<string, unknown>)
     : null;
   const base = { tableId: info.table.tableId, recordId, firstDueEntryId, attempts, sendingSince, sentEntryIds, sentBody };
-  // A row inserted here that is gone with no values kept (a table leaving the mirror keeps them,
-  // keep-inserted-values.ts) went without a captured delete: a REPLACE by older capture triggers,
-  // or a table an older wsmirror dropped. It cancels out as a delete does: an empty record is no one's insert.
-  const goneUncaptured = insert !== undefined && row === undefined && insert.new_value === null;
-  if (deleted || goneUncaptured) {
+  if (deleted) {
     // A delete of a row created here cancels out: a negative id tells the push to send nothing.
     return { ...base, entryIds, operation: 'delete', values: new Map(), oldValues: new Map(), retriedFields: new Set(), fieldEntryIds: new Map(), unsendable: [] };
+  }
+  // A row inserted here that is gone with no values kept (a table leaving the mirror keeps them,
+  // keep-inserted-values.ts) went without a captured delete: its SQL table dropped by hand, or a
+  // REPLACE under older capture triggers. Nothing is sent (an empty record is no one's insert),
+  // and its entries fail, saying so: the values may be lost, and only the user can tell.
+  if (insert !== undefined && row === undefined && insert.new_value === null) {
+    return {
+      ...base, entryIds: [], operation: 'create', values: new Map(), oldValues: new Map(), retriedFields: new Set(), fieldEntryIds: new Map(),
+      unsendable: [{ entryIds, message: ROW_GONE_MESSAGE }],
+    };
   }
   const values = new Map<string, unknown>();
   const oldValues = new Map<string, unknown>();
