@@ -22,6 +22,7 @@ import { resolvedMirrorPath } from './mirror-path.ts';
 import { openFileLocation } from './open-file-location.ts';
 import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
 import { StatementCache, type Statement } from './statement-cache.ts';
+import { UpsertStatements } from './upsert-statements.ts';
 import { WRITER_TABLE } from './writer-marker.ts';
 
 /** Rows per multi-row INSERT (fewer native calls), kept under SQLite's 32766 bound variables. */
@@ -35,7 +36,8 @@ const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 /**
  * SQLite through better-sqlite3 (WAL). Queries go through Kysely; the row writes run prepared
  * statements (compiled by Kysely) on the same connection, inside Kysely's connection lock, so
- * nothing else interleaves with a write transaction. Both prepare through one statement cache.
+ * nothing else interleaves with a write transaction. Both prepare through one statement cache,
+ * except the row upserts, which are kept apart by table (upsert-statements.ts).
  */
 export async function openSqliteDriver(
   dialect: Dialect, location: Extract<MirrorLocation, { dialect: 'sqlite' }>, options: { mustExist?: boolean; writes?: boolean } = {},
@@ -94,7 +96,7 @@ class SqliteDriver implements DialectDriver {
   readonly db: Kysely<CatalogDb>;
   readonly #raw: Database.Database;
   readonly #statements: StatementCache;
-  readonly #upserts = new Map<string, Statement>();
+  readonly #upserts = new UpsertStatements();
   #txStatements: Record<'begin' | 'commit', Statement> | undefined;
   #markStatements: Record<'mark' | 'unmark', Statement> | undefined;
   /**
@@ -217,24 +219,22 @@ class SqliteDriver implements DialectDriver {
 
   /**
    * The upsert of `rowCount` rows, prepared once per table layout and row count: a pull runs it
-   * for every 50 rows, so even compiling its text each time would show.
+   * for every 50 rows, so even compiling its text each time would show. Not through the
+   * statement cache, which would keep the upserts of layouts gone by.
    */
   #upsertStatement(sqlTable: string, columns: readonly ColumnSpec[], rowCount: number, kept?: ReadonlySet<string>): Statement {
-    const key = `${sqlTable}\0${rowCount}\0${columns.map((c) => c.name).join('\0')}`;
-    let stmt = kept ? undefined : this.#upserts.get(key);
+    const layout = columns.map((c) => c.name).join('\0');
+    let stmt = kept ? undefined : this.#upserts.get(sqlTable, layout, rowCount);
     if (stmt) return stmt;
     const names = columns.map((c) => sql.id(c.name));
     const placeholders = sql`(${sql.join(columns.map(() => null))})`;
     const updates = columns
       .filter((c) => c.name !== 'id' && !kept?.has(c.name))
       .map((c) => sql`${sql.id(c.name)} = excluded.${sql.id(c.name)}`);
-    stmt = this.#prepare(sql`INSERT INTO ${this.table(sqlTable)} (${sql.join(names)})
+    stmt = this.#raw.prepare(sql`INSERT INTO ${this.table(sqlTable)} (${sql.join(names)})
       VALUES ${sql.join(Array.from({ length: rowCount }, () => placeholders))}
-      ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${sql.join(updates)}`);
-    if (!kept) {
-      if (this.#upserts.size > 100) this.#upserts.clear();
-      this.#upserts.set(key, stmt);
-    }
+      ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${sql.join(updates)}`.compile(this.db).sql);
+    if (!kept) this.#upserts.set(sqlTable, layout, columns.length, rowCount, stmt);
     return stmt;
   }
 
@@ -254,11 +254,16 @@ class SqliteDriver implements DialectDriver {
       // written one by one.
       values = [];
       count = 0;
+      // Rows keeping the same columns share a statement, for this call only.
+      const keeping = new Map<string, Statement>();
       rows.ids.forEach((id, index) => {
         if (keep.wholeRows.has(id)) return;
         const kept = keep.columns.get(id);
         if (kept) {
-          this.#upsertStatement(sqlTable, columns, 1, kept).run(rows.row(index));
+          const key = [...kept].sort().join('\0');
+          let stmt = keeping.get(key);
+          if (!stmt) keeping.set(key, stmt = this.#upsertStatement(sqlTable, columns, 1, kept));
+          stmt.run(rows.row(index));
         } else {
           for (const value of rows.row(index)) values.push(value);
           count++;

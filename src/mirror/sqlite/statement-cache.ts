@@ -9,8 +9,10 @@ const MAX_STATEMENTS = 500;
 /**
  * Prepared statements of one connection by SQL text, compiled once. Kysely's SQLite driver
  * prepares every query it runs, and a pull runs the same few catalog queries (outbox probe,
- * cursor upsert) in each of its write transactions; the row writes share the cache too.
- * SQLite recompiles a kept statement by itself after a schema change.
+ * cursor upsert) in each of its write transactions; the row deletes share the cache too, the row
+ * upserts do not (upsert-statements.ts: each holds its table's capture triggers, 7–12 KiB per
+ * column, where what this keeps takes 2–5 KiB). SQLite recompiles a kept statement by itself after
+ * a schema change.
  */
 export class StatementCache {
   readonly #raw: Database.Database;
