@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { CompiledQuery, PostgresPool, PostgresPoolClient, RawBuilder } from 'kysely';
 import pg from 'pg';
 import { ConfigError } from '../../errors.ts';
+import { MirrorLockedError } from '../errors.ts';
 import { checkCatalogVersion } from '../catalog-tables.ts';
 import type { CatalogDb } from '../catalog-tables.ts';
 import { catalogTableDdl, catalogTablesOf } from '../catalog-ddl.ts';
@@ -13,8 +14,8 @@ import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
 import { inlineParameters } from './inline-parameters.ts';
 import { refreshOutboxStatistics } from './outbox-statistics.ts';
-import { ROW_LOCK_TIMEOUT_SQL, rowLockTimeoutError } from './row-locks.ts';
-import { lockTimeoutError, schemaChangeLockSql } from './schema-change-locks.ts';
+import { ROW_LOCK_TIMEOUT, ROW_LOCK_TIMEOUT_SQL, rowLockTimeoutError } from './row-locks.ts';
+import { isLockTimeout, lockHolders, lockedMessage, lockTimeoutError, schemaChangeLockSql } from './schema-change-locks.ts';
 import { withServerDetail } from './server-detail.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
@@ -92,6 +93,8 @@ export async function openPostgresDriver(
     else await driver.ensureCatalog();
   } catch (error) {
     await driver.close();
+    // Another session in the way is no configuration error: exit 1, and systemd tries again.
+    if (error instanceof MirrorLockedError) throw error;
     if (error instanceof ConfigError) {
       throw new ConfigError(`the Postgres mirror ${location.display} (schema ${schema}): ${error.message}`, { cause: error });
     }
@@ -134,6 +137,20 @@ class PostgresDriver implements DialectDriver {
   readonly names: SqlNames = { qualify: (name) => `${quoteIdent(this.#schema)}.${quoteIdent(name)}` };
 
   async ensureCatalog(): Promise<void> {
+    try {
+      await this.#setUpCatalog();
+    } catch (error) {
+      if (!(error instanceof MirrorLockedError) || !isLockTimeout(error.cause)) throw error;
+      // The set-up of an open, not a cycle's write: it says what happens next.
+      const holders = await lockHolders(this.db, this.#schema, undefined, -1, { rowWriters: true });
+      throw new MirrorLockedError(lockedMessage(
+        `setting up the mirror's catalog (schema ${this.#schema}) needs locks other sessions held for over ${ROW_LOCK_TIMEOUT}; `
+          + 'nothing was changed, and wsmirror stops (under systemd it starts again 10 s later)', holders,
+      ), { cause: error });
+    }
+  }
+
+  async #setUpCatalog(): Promise<void> {
     await this.write(async (tx) => {
       // Serialises concurrent first opens of the same schema.
       await sql`SELECT pg_advisory_xact_lock(hashtext(${`wsmirror:${this.#schema}`}))`.execute(tx.db);
@@ -145,8 +162,18 @@ class PostgresDriver implements DialectDriver {
       const { rows } = await sql<{ exists: boolean }>`SELECT to_regclass(${`${pg.escapeIdentifier(this.#schema)}."_wsmirror_meta"`}) IS NOT NULL AS exists`.execute(tx.db);
       const fresh = !rows[0]?.exists;
       const defs = catalogTablesOf(this.dialect);
+      // Only what is missing: even CREATE … IF NOT EXISTS of an index takes its table's lock, and
+      // an application's open transaction that edited the mirror holds the outbox's (its capture).
+      const { rows: present } = await sql<{ name: string }>`SELECT c.relname AS name FROM pg_class c
+        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ${this.#schema}`.execute(tx.db);
+      const exists = new Set(present.map((r) => r.name));
+      const missing = defs.flatMap((def) => {
+        const [table, ...indexes] = catalogTableDdl(this.dialect, def, (n) => this.table(n));
+        if (!exists.has(def.name)) return [table!, ...indexes];
+        return indexes.filter((_, i) => !exists.has(def.indexes![i]!.name));
+      });
       // One round trip for every table and index; their texts hold no bind parameters.
-      await this.runScript(tx, defs.flatMap((def) => catalogTableDdl(this.dialect, def, (n) => this.table(n)).map((stmt) => stmt.compile(tx.db).sql)));
+      await this.runScript(tx, missing.map((stmt) => stmt.compile(tx.db).sql));
       if (fresh) {
         await this.comment(tx, defs.flatMap((def) => [
           { sqlTable: def.name, column: null, text: def.comment },
