@@ -103,6 +103,34 @@ describe('SQLite: the mirror file moved, deleted or replaced under a daemon (rea
     expect(countLogLines(second.stdout, /^cycle done .*, 0 edits out$/)).toBe(1);
   }, 90_000);
 
+  it('moved, and written at its new place by another client before the daemon stopped: the daemon does not claim the edits made before the move are safe there', async () => {
+    const { file, daemon } = suite.startRun({ WSMIRROR_SCHEDULE: '1h' });
+    await daemon.waitFor('a cycle', (stdout) => countLogLines(stdout, /^cycle done/) >= 1);
+    const client = new Database(file);
+    const update = client.prepare("UPDATE crm__people SET name = 'Ada Lovelace' WHERE name = 'Ada' RETURNING id");
+    const moved = join(dir, 'moved-then-written', basename(file));
+    mkdirSync(join(dir, 'moved-then-written'));
+    renameSync(file, moved);
+    update.get();
+    client.close();
+    // Another client opens the file at its new place, without the -wal left at the old path,
+    // and writes: its own -wal there holds pages made from the file as it was before.
+    const other = new Database(moved);
+    other.exec('CREATE TABLE scratch (x); INSERT INTO scratch VALUES (1)');
+    other.close();
+    expect(existsSync(`${moved}-wal`)).toBe(true);
+
+    daemon.child.kill('SIGTERM');
+    const result = await daemon.exited;
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+    const line = result.stdout.split('\n').filter((l) => l.startsWith('{') && l.endsWith('}'))
+      .map((l) => String((JSON.parse(l) as { msg?: unknown }).msg ?? '')).find((m) => m.startsWith(`the mirror file ${file} was moved to ${moved}`));
+    expect(line, result.stdout).toBeDefined();
+    expect(line).not.toMatch(/Everything committed to it is in/);
+    expect(line).toContain(`${moved}-wal`);
+    expect(line).toMatch(/may be lost/);
+  }, 90_000);
+
   it('moved, then the daemon stopped (SIGTERM) before its next cycle: what was committed is in the moved file too, and the log says where', async () => {
     const { file, daemon } = suite.startRun({ WSMIRROR_SCHEDULE: '1h' });
     await daemon.waitFor('a cycle', (stdout) => countLogLines(stdout, /^cycle done/) >= 1);

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type { OpenFileLocation } from './open-file-location.ts';
 
 /**
@@ -29,6 +30,15 @@ export function mirrorFileGone(gone: GoneFile, location: OpenFileLocation | unde
   const edits = waitingEdits(gone.waitingEdits);
   if (location !== undefined && 'at' in location) {
     const head = `the mirror file ${path} was moved to ${location.at} while wsmirror had it open: nothing more is written to it`;
+    if (holdsFrames(`${location.at}-wal`)) {
+      // Another connection opened the file at its new place, without the -wal left at the old
+      // path, and wrote: its own -wal holds pages made from the file as it was before the move,
+      // and SQLite writes them over what wsmirror wrote back.
+      return `${head}. Something has opened and written ${location.at} at its new place since the move (${location.at}-wal is there): `
+        + `it did so without what wsmirror's -wal held, so what was committed before the move${edits === '' ? '' : ` (its ${edits} among it)`} `
+        + `may be lost once SQLite applies that -wal. Stop every client of ${location.at}, keep a copy of it and of ${location.at}-wal, `
+        + 'and check the rows edited before the move and _wsmirror_outbox when it is opened again. Stop wsmirror before moving its file';
+    }
     if (writeBack.complete) {
       return `${head}. Everything committed to it is in ${location.at}${edits === '' ? '' : `, its ${edits} included`} `
         + `(wsmirror wrote what the -wal held into it). To go on with that file, point mirror.url at it (sqlite:${location.at}), `
@@ -72,4 +82,13 @@ function notWrittenBack(writeBack: WriteBack): string {
 function waitingEdits(count: number | undefined): string {
   if (count === undefined || count === 0) return '';
   return `${count} local ${count === 1 ? 'edit' : 'edits'} not yet pushed`;
+}
+
+/** Whether a -wal file is there and holds frames (written since it was last checkpointed). */
+function holdsFrames(wal: string): boolean {
+  try {
+    return statSync(wal).size > 0;
+  } catch {
+    return false;
+  }
 }
