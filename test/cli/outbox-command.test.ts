@@ -1,4 +1,5 @@
 import { afterEach, expect, it } from 'vitest';
+import { SyncEngine } from '../../src/sync/index.ts';
 import { forEachDialect, questionMarkSql } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import { daemonEnv, mirrorEnv, runWsmirror } from '../helpers/processes.ts';
@@ -72,6 +73,20 @@ forEachDialect('wsmirror outbox (real process)', (dialect) => {
     const [entry] = await h.tm.sql<{ entry_id: unknown }>(`SELECT entry_id FROM ${h.tm.table('_wsmirror_outbox')}`);
     const retried = await runWsmirror(['outbox', 'retry', String(entry!.entry_id)], mirrorEnv(h.tm));
     expect({ code: retried.code, stdout: retried.stdout }, retried.stderr).toEqual({ code: 0, stdout: 'outbox: 1 entry pending again\n' });
+  }, 60_000);
+
+  it('lists a row inserted here whose table left the mirror with the values its entry keeps', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('crm');
+    await h.upstream.createTable('crm', 'people', { hasHistory: true }, [field('name', 'string')]);
+    await h.sync();
+    const table = h.tm.table((await catalogEntry(h.tm, 'crm', 'people'))!.sqlName);
+    await h.tm.sql(`INSERT INTO ${table} (name) VALUES ('Bea')`);
+    const narrowed = new SyncEngine({ client: h.client, mirror: h.tm.mirror, options: { lookbackMs: 0, tables: { include: ['crm.nobody'] } } });
+    await narrowed.runCycle();
+    const listed = await runWsmirror(['outbox'], mirrorEnv(h.tm));
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/insert \{"name":"Bea"\}\s+failed/);
   }, 60_000);
 
   it('discards a refused local insert: its row goes, nothing is read back, and the command says so', async () => {

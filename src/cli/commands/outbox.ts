@@ -37,9 +37,12 @@ function showValue(value: unknown): string {
   return text.length > 40 ? `${text.slice(0, 37)}...` : text;
 }
 
-/** What an entry changes: `column: old → new`, `insert`, `delete`. */
+/**
+ * What an entry changes: `column: old → new`, `insert` (with the values it keeps, when it keeps
+ * them: its row's table left the mirror, or its create was sent), `delete`.
+ */
 function describeChange(e: ListedEntry): string {
-  if (e.operation === 'insert') return 'insert';
+  if (e.operation === 'insert') return e.newValue === null ? 'insert' : `insert ${showValue(e.newValue)}`;
   if (e.operation === 'delete') return 'delete';
   return `${e.fieldName ?? e.columnName ?? '?'}: ${showValue(e.oldValue)} → ${showValue(e.newValue)}`;
 }
