@@ -46,6 +46,24 @@ describe('SQLite: the mirror file moved, deleted or replaced under a daemon (rea
     return { file, env, daemon };
   };
 
+  /**
+   * An idle daemon (hourly schedule, after its first cycle) whose file is moved into `folder`,
+   * with an edit a client that opened it before the move commits after it (into the -wal left
+   * at the old path): the id of the row edited.
+   */
+  const movedUnderIdleDaemon = async (folder: string) => {
+    const { file, daemon } = suite.startRun({ WSMIRROR_SCHEDULE: '1h' });
+    await daemon.waitFor('a cycle', (stdout) => countLogLines(stdout, /^cycle done/) >= 1);
+    const client = new Database(file);
+    const update = client.prepare("UPDATE crm__people SET name = 'Ada Lovelace' WHERE name = 'Ada' RETURNING id");
+    const moved = join(dir, folder, basename(file));
+    mkdirSync(join(dir, folder));
+    renameSync(file, moved);
+    const { id } = update.get() as { id: number };
+    client.close();
+    return { file, daemon, moved, id };
+  };
+
   it('deleted: the next cycle fails naming the file, run exits 1, and a new run creates the mirror again', async () => {
     const { file, env, daemon } = await startDaemon();
     for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true });
@@ -104,15 +122,7 @@ describe('SQLite: the mirror file moved, deleted or replaced under a daemon (rea
   }, 90_000);
 
   it('moved, and written at its new place by another client before the daemon stopped: the daemon does not claim the edits made before the move are safe there', async () => {
-    const { file, daemon } = suite.startRun({ WSMIRROR_SCHEDULE: '1h' });
-    await daemon.waitFor('a cycle', (stdout) => countLogLines(stdout, /^cycle done/) >= 1);
-    const client = new Database(file);
-    const update = client.prepare("UPDATE crm__people SET name = 'Ada Lovelace' WHERE name = 'Ada' RETURNING id");
-    const moved = join(dir, 'moved-then-written', basename(file));
-    mkdirSync(join(dir, 'moved-then-written'));
-    renameSync(file, moved);
-    update.get();
-    client.close();
+    const { file, daemon, moved } = await movedUnderIdleDaemon('moved-then-written');
     // Another client opens the file at its new place, without the -wal left at the old path,
     // and writes: its own -wal there holds pages made from the file as it was before.
     const other = new Database(moved);
@@ -132,15 +142,7 @@ describe('SQLite: the mirror file moved, deleted or replaced under a daemon (rea
   }, 90_000);
 
   it('moved, then the daemon stopped (SIGTERM) before its next cycle: what was committed is in the moved file too, and the log says where', async () => {
-    const { file, daemon } = suite.startRun({ WSMIRROR_SCHEDULE: '1h' });
-    await daemon.waitFor('a cycle', (stdout) => countLogLines(stdout, /^cycle done/) >= 1);
-    const client = new Database(file);
-    const update = client.prepare("UPDATE crm__people SET name = 'Ada Lovelace' WHERE name = 'Ada' RETURNING id");
-    const moved = join(dir, 'moved-then-stopped', basename(file));
-    mkdirSync(join(dir, 'moved-then-stopped'));
-    renameSync(file, moved);
-    const { id } = update.get() as { id: number };
-    client.close();
+    const { file, daemon, moved, id } = await movedUnderIdleDaemon('moved-then-stopped');
 
     daemon.child.kill('SIGTERM');
     const result = await daemon.exited;
