@@ -16,10 +16,7 @@ import type { SqlNames } from '../sql-text.ts';
 import { BoundRows } from './bound-rows.ts';
 import { accessProblems, explainAccessFailure } from './access-problems.ts';
 import { explainDiskFull } from './disk-full.ts';
-import { fileIdentity, stillSameFile, type FileIdentity } from './file-identity.ts';
-import { mirrorFileGone, walFileGone, type GoneFile, type WriteBack } from './gone-file-report.ts';
-import { resolvedMirrorPath } from './mirror-path.ts';
-import { openFileLocation } from './open-file-location.ts';
+import { MirrorFileWatch } from './mirror-file-watch.ts';
 import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
 import { StatementCache, type Statement } from './statement-cache.ts';
 import { UpsertStatements } from './upsert-statements.ts';
@@ -99,26 +96,13 @@ class SqliteDriver implements DialectDriver {
   readonly #upserts = new UpsertStatements();
   #txStatements: Record<'begin' | 'commit', Statement> | undefined;
   #markStatements: Record<'mark' | 'unmark', Statement> | undefined;
-  /**
-   * The file opened (SQLite creates a new one at once), to tell when its path names another: through a
-   * symbolic link, as SQLite followed it, so a link pointed elsewhere names another file.
-   */
-  readonly #file: { path: string; identity: FileIdentity } | undefined;
-  /**
-   * The -wal file SQLite opened beside the file (the one a link points to), which the connection
-   * keeps open until it closes: taken once it exists, at the end of the open or at the first check.
-   */
-  #wal: { path: string; identity: FileIdentity | undefined } | undefined;
-  /** Why the mirror is no longer at its place, once that was found (and its -wal written back). */
-  #gone: string | undefined;
+  /** Whether the file and its -wal are still at their paths (undefined in memory). */
+  readonly #watch: MirrorFileWatch | undefined;
 
   constructor(dialect: Dialect, raw: Database.Database) {
     this.dialect = dialect;
     this.#raw = raw;
-    const path = resolve(raw.name);
-    const identity = raw.memory ? undefined : fileIdentity(path);
-    this.#file = identity === undefined ? undefined : { path, identity };
-    this.#wal = identity === undefined ? undefined : { path: `${resolvedMirrorPath(path)}-wal`, identity: undefined };
+    this.#watch = MirrorFileWatch.of(raw);
     this.#statements = new StatementCache(raw);
     this.db = new Kysely<CatalogDb>({ dialect: new SqliteDialect({ database: this.#statements.asKyselyDatabase() }) });
   }
@@ -192,7 +176,7 @@ class SqliteDriver implements DialectDriver {
         return result;
       } catch (error) {
         if (this.#raw.inTransaction) this.#raw.exec('ROLLBACK');
-        const full = explainDiskFull(this.#file?.path ?? this.#raw.name, error);
+        const full = explainDiskFull(this.#watch?.path ?? this.#raw.name, error);
         throw full === undefined ? error : new MirrorError(full, { cause: error });
       }
     });
@@ -356,50 +340,11 @@ class SqliteDriver implements DialectDriver {
 
   /** Takes the identity of the -wal file, once SQLite has made it. */
   noteWalFile(): void {
-    if (this.#wal !== undefined && this.#wal.identity === undefined) this.#wal.identity = fileIdentity(this.#wal.path, 'own');
+    this.#watch?.noteWalFile();
   }
 
-  /**
-   * Once the file or its -wal is found gone, first writes every committed write the connection's
-   * -wal holds into the file the connection has open, wherever that is now: SQLite would not on
-   * close. Its close checkpoints and deletes the -wal and -shm only by path, and never for a file
-   * that moved (SQLITE_FCNTL_HAS_MOVED), so they would stay at the old path, where SQLite discards
-   * them once a new mirror is made there, or plays them into whatever file was put there.
-   * TRUNCATE leaves that -wal empty. Under the connection's lock: no transaction of this process
-   * is open meanwhile.
-   */
   async mirrorGone(): Promise<string | undefined> {
-    if (this.#gone !== undefined || this.#file === undefined || this.#wal === undefined) return this.#gone;
-    const { path, identity } = this.#file;
-    const fileGone = !stillSameFile(path, identity);
-    this.noteWalFile();
-    const walIdentity = this.#wal.identity;
-    const walGone = walIdentity !== undefined && !stillSameFile(this.#wal.path, walIdentity, 'own');
-    if (!fileGone && !walGone) return undefined;
-    const wal = this.#wal.path;
-    this.#gone = await this.db.connection().execute(async () => {
-      const gone: GoneFile = { path, wal, writeBack: this.#writeBack(), waitingEdits: this.#waitingEdits() };
-      return fileGone ? mirrorFileGone(gone, openFileLocation(identity)) : walFileGone(gone);
-    });
-    return this.#gone;
-  }
-
-  /** A TRUNCATE checkpoint: waits up to busy_timeout for readers of older snapshots, then does what it can. */
-  #writeBack(): WriteBack {
-    try {
-      const [result] = this.#raw.pragma('wal_checkpoint(TRUNCATE)') as { busy: number; log: number; checkpointed: number }[];
-      return { complete: result !== undefined && result.busy === 0 && result.log === result.checkpointed };
-    } catch (error) {
-      return { complete: false, error: error instanceof Error ? error.message : String(error) };
-    }
-  }
-
-  #waitingEdits(): number | undefined {
-    try {
-      return Number((this.#raw.prepare(`SELECT count(*) AS n FROM ${quoteIdent('_wsmirror_outbox')}`).get() as { n: number }).n);
-    } catch {
-      return undefined;
-    }
+    return this.#watch?.gone(this.#raw, (fn) => this.db.connection().execute(fn));
   }
 
   async close(): Promise<void> {
