@@ -2,15 +2,14 @@ import { sql } from 'kysely';
 import type { MirrorField } from '../catalog.ts';
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext, TableInfo } from '../mirror-context.ts';
+import { isLocalReferenceField, localReference, rowWaitedFor, type RowRef } from '../local-row-wait.ts';
 import { ID_COLUMN } from '../naming.ts';
 import type { WaitingEdit } from '../outbox.ts';
 import { chunks, entryIdIn } from './outbox-rows.ts';
 import { cachedTables } from './read-catalog.ts';
 
-type Row = { tableId: string; recordId: number };
-
 /** A reference column of a row that holds a negative id: the row inserted here it points at. */
-type LocalReference = { field: MirrorField; target: number };
+type LocalReference = { field: MirrorField; target: RowRef };
 
 /** A pending entry of a candidate record, as the decision reads it. */
 interface EntryRow {
@@ -23,13 +22,9 @@ interface EntryRow {
 /**
  * The records whose pending edits wait for a row inserted here to be created upstream, read from
  * the outbox and the rows by the rule the push applies to the edits it reads
- * (sync/push/push-targets.ts, `waitsFor`; waiting-entries.ts makes them due once that row's fate
- * is known), so a wait shows before a push has met it:
- * - an edit of a row inserted here whose insert is not pending (refused): it waits for that
- *   row's own create, which only a retry sends;
- * - a create, or an update of a reference column, that points at a row inserted here (a
- *   negative id): it waits for that row's create.
- * The row waited for must have its insert in the outbox, in any status: a reference to a row
+ * (local-row-wait.ts; waiting-entries.ts makes them due once that row's fate is known), so a
+ * wait shows before a push has met it. An update of a row inserted here whose insert is not
+ * pending (refused) waits for that row's own create, which only a retry sends. The row waited for must have its insert in the outbox, in any status: a reference to a row
  * without one (its insert discarded, the id typed in) is failed by the next push instead. A
  * record with a pending delete waits for nothing. Read-only; one statement when the outbox holds
  * no insert, and the indexes of reference columns find the rows that point at local rows.
@@ -62,7 +57,7 @@ export async function waitingEdits(ctx: MirrorContext): Promise<WaitingEdit[]> {
   for (const info of tables.values()) {
     // A table whose SQL table is missing has no rows to point anywhere (its edits wait for its resync).
     if (info.missing) continue;
-    const refs = info.fields.filter((f) => f.fieldType === 'reference' && !f.readOnly && f.refTableId !== null && inserting.has(f.refTableId));
+    const refs = info.fields.filter((f) => isLocalReferenceField(f) && inserting.has(f.refTableId!));
     for (const { recordId, field, target } of await negativeReferences(ctx, info, refs)) candidate(info.table.tableId, recordId).push({ field, target });
   }
 
@@ -85,28 +80,22 @@ export async function waitingEdits(ctx: MirrorContext): Promise<WaitingEdit[]> {
   return waits.filter((w) => inserts.has(rowKey(w.waitsFor)));
 }
 
-function rowKey(row: Row): string {
+function rowKey(row: RowRef): string {
   return `${row.tableId}:${row.recordId}`;
 }
 
 /**
- * The row a record's pending entries wait for, as `waitsFor` picks it: its own, when it was
- * inserted here and its insert is not pending; else a create's first reference to a row inserted
- * here, in field order, or an update's first such reference in capture order.
+ * The row a record's pending entries wait for (local-row-wait.ts): the entries fold into a
+ * delete, a create (an insert among them) or an update; a create's references are its row's, in
+ * field order, an update's those of the fields its entries changed, in capture order.
  */
-function blockerOf(record: Row, entries: readonly EntryRow[], targets: readonly LocalReference[]): Row | undefined {
-  if (entries.length === 0 || entries.some((e) => e.operation === 'delete')) return undefined;
-  const creating = entries.some((e) => e.operation === 'insert');
-  if (!creating && record.recordId < 0) return record;
-  const toRow = (t: LocalReference) => ({ tableId: t.field.refTableId!, recordId: t.target });
-  if (creating) return targets[0] === undefined ? undefined : toRow(targets[0]);
-  for (const e of entries) {
-    if (e.operation !== 'update') continue;
-    // An entry belongs to its field by field id; entries of older mirrors hold none, only the column.
-    const found = targets.find(({ field }) => (e.field_id === null ? e.column_name === field.columnName : e.field_id === field.fieldId));
-    if (found !== undefined) return toRow(found);
-  }
-  return undefined;
+function blockerOf(record: RowRef, entries: readonly EntryRow[], targets: readonly LocalReference[]): RowRef | undefined {
+  if (entries.length === 0) return undefined;
+  const operation = entries.some((e) => e.operation === 'delete') ? 'delete' : entries.some((e) => e.operation === 'insert') ? 'create' : 'update';
+  // An entry belongs to its field by field id; entries of older mirrors hold none, only the column.
+  const changed = (e: EntryRow) => targets.find(({ field }) => (e.field_id === null ? e.column_name === field.columnName : e.field_id === field.fieldId));
+  const references = operation === 'create' ? targets : entries.filter((e) => e.operation === 'update').map(changed);
+  return rowWaitedFor(record, operation, references.map((t) => t?.target));
 }
 
 /** The rows of a table whose columns `refs` hold a negative id (a row inserted here), one per column. */
@@ -118,8 +107,8 @@ async function negativeReferences(
   const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${ctx.driver.table(info.table.sqlName)}
     WHERE ${sql.join(refs.map((f) => sql`${sql.id(f.columnName)} < 0`), sql` OR `)}`.execute(ctx.driver.db);
   return rows.flatMap((row) => refs.flatMap((field, j) => {
-    const target = Number(row[`c${j + 1}`]);
-    return Number.isInteger(target) && target < 0 ? [{ recordId: Number(row['c0']), field, target }] : [];
+    const target = localReference(field, Number(row[`c${j + 1}`]));
+    return target === undefined ? [] : [{ recordId: Number(row['c0']), field, target }];
   }));
 }
 

@@ -6,7 +6,7 @@ import { ID_COLUMN } from '../naming.ts';
 
 /**
  * Edits of a row inserted here, and of the rows whose references point at it, wait while it is
- * not created upstream (push-targets.ts, `waitsFor`). When its fate is known (created, or its
+ * not created upstream (local-row-wait.ts). When its fate is known (created, or its
  * insert discarded) they are made due at once, without the wait's error: the next round sends
  * them, or fails them naming the row.
  */

@@ -86,7 +86,7 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
         }
         const ready: PendingEdit[] = [];
         for (const edit of edits) {
-          const blocker = waitsFor(edit, target, catalog);
+          const blocker = waitsFor(edit, target);
           if (blocker !== undefined) waiting.push({ edit, blocker });
           else ready.push(edit);
         }

@@ -1,5 +1,5 @@
 import type { ApiRecord } from '../../api/records.ts';
-import type { MirrorTable } from '../../mirror/catalog.ts';
+import type { MirrorField, MirrorTable } from '../../mirror/catalog.ts';
 import type { EditOutcome, PendingEdit, SentCreate } from '../../mirror/outbox.ts';
 import { tableLabel } from '../sync-context.ts';
 import type { Upstream } from '../upstream.ts';
@@ -20,6 +20,8 @@ export interface PushTarget {
   fieldTypes: ReadonlyMap<string, string>;
   /** Options of the writable choice and multi fields, by field name. */
   fieldOptions: ReadbackScope['fieldOptions'];
+  /** The writable fields that can point at a row inserted here, by field name (mirror/local-row-wait.ts). */
+  referenceFields: ReadonlyMap<string, MirrorField>;
   policy: ConflictPolicy;
 }
 
