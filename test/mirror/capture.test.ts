@@ -149,6 +149,27 @@ forEachDialect('capture of local edits', ({ fresh, dialect }) => {
     ]);
   });
 
+  it('a pulled row an INSERT naming its id rewrites (REPLACE, upsert) keeps its _synced_at unless the INSERT names one', async () => {
+    const t = await seeded(fresh);
+    const deals = t.table('crm__deals');
+    const syncedAt = async () => new Map((await t.sql<{ id: unknown; _synced_at: unknown }>(`SELECT "id", "_synced_at" FROM ${deals} ORDER BY "id"`))
+      .map((r) => [Number(r.id), r._synced_at === null ? null : new Date(r._synced_at as string | Date).toISOString()]));
+    const pulled = await syncedAt();
+    expect([...pulled.values()].every((at) => at !== null)).toBe(true);
+    const later = new Date(Date.parse(pulled.get(2)!) + 60_000).toISOString();
+    await t.sql(`INSERT INTO ${deals} ("id", "title") VALUES (1, 'upserted') ON CONFLICT ("id") DO UPDATE SET "title" = excluded."title"`);
+    if (dialect === 'sqlite') {
+      await t.sql(`REPLACE INTO ${deals} ("id", "title") VALUES (1, 'replaced')`);
+      await t.sql('PRAGMA recursive_triggers = ON');
+      await t.sql(`INSERT OR REPLACE INTO ${deals} ("id", "title") VALUES (1, 'replaced again')`);
+      await t.sql('PRAGMA recursive_triggers = OFF');
+      await t.sql(`REPLACE INTO ${deals} ("id", "title", "_synced_at") VALUES (2, 'named', ?)`, [later]);
+    } else {
+      await t.sql(`INSERT INTO ${deals} ("id", "title", "_synced_at") VALUES (2, 'named', $1) ON CONFLICT ("id") DO UPDATE SET "title" = excluded."title", "_synced_at" = excluded."_synced_at"`, [later]);
+    }
+    expect(await syncedAt()).toEqual(new Map([[1, pulled.get(1)], [2, later]]));
+  });
+
   it.skipIf(dialect !== 'sqlite')('captures a BLOB without failing, and later edits of its column are captured', async () => {
     const t = await seeded(fresh);
     const deals = t.table('crm__deals');

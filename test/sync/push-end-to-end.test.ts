@@ -221,6 +221,37 @@ forEachDialect('push end to end', (dialect) => {
     await h.expectConverged('crm', 'people');
   });
 
+  it.skipIf(dialect.dialect !== 'sqlite')('a pulled row REPLACE rewrote, pushed and then deleted upstream, is deleted by a scan that resumes past it', async () => {
+    await people({}, false);
+    const ids = await h.upstream.createRecords('crm', 'people', Array.from({ length: 150 }, (_, i) => ({ name: `p${i}`, age: i })));
+    await h.sync();
+    const sql = questionMarkSql(h.tm);
+    const table = await sqlTable(h, 'crm', 'people');
+    const gone = Number(ids[3]);
+    const syncedAt = async () => (await sql<{ _synced_at: string | null }>(`SELECT _synced_at FROM ${table} WHERE id = ?`, [gone]))[0]?._synced_at;
+    const pulledAt = await syncedAt();
+    await sql(`REPLACE INTO ${table} (id, name, age) VALUES (?, 'Replaced', 3)`, [gone]);
+    // A cycle with no scan due (as `wsmirror run` between scans) pushes the edit and leaves the row.
+    expect((await h.engine.runCycle()).ok).toBe(true);
+    expect(await outbox(h)).toEqual([]);
+    expect(await syncedAt()).toBe(pulledAt);
+    await h.upstream.deleteRecords('crm', 'people', [ids[3]!]);
+    // A scan stopped after its first page, past the deleted record, before it looked it up.
+    const firstPageOnly = upstreamWith(h.client, {
+      iterateRecords: (...args) => (async function* () {
+        for await (const page of h.client.iterateRecords(...args)) {
+          yield page;
+          throw new UpstreamError({ endpoint: 'listRecords', method: 'GET', path: '/records' }, 503, 'unavailable', { attempts: 1 });
+        }
+      })(),
+    });
+    const stopped = await new SyncEngine({ client: firstPageOnly, mirror: h.tm.mirror, options: { lookbackMs: 0 } }).runCycle({ forceFullScan: true });
+    expect(cycleProblems(stopped)).toEqual([expect.stringMatching(/^crm\.people: .*503/)]);
+    expect(await syncedAt()).toBe(pulledAt);
+    await h.sync();
+    await h.expectConverged('crm', 'people');
+  });
+
   it.skipIf(dialect.dialect !== 'sqlite')('a BLOB fails its edit, naming the column, and a later edit of the column goes', async () => {
     await people();
     const [ann] = await h.upstream.createRecords('crm', 'people', [{ name: 'Ann', age: 30 }]);

@@ -32,8 +32,9 @@ import { parseUnmigrated, UNMIGRATED_KEY, unmigratedMessage } from './unmigrated
  * functions are executable by their owner only, and each serves its own table only. 10: SQLite
  * captures a REPLACE naming a row's id as an update of that row (`_wsmirror_replaced`) and a BLOB
  * as an object the push refuses, and lets the insert trigger's own id change only through.
+ * 11: SQLite's REPLACE of a row keeps the row's `_synced_at`.
  */
-export const CAPTURE_VERSION = 10;
+export const CAPTURE_VERSION = 11;
 
 /**
  * The versions a catalog records: its layout and its capture set-up, whether either is older

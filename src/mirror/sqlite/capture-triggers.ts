@@ -1,4 +1,4 @@
-import { ID_COLUMN, hash8 } from '../naming.ts';
+import { ID_COLUMN, SYNCED_AT_COLUMN, hash8 } from '../naming.ts';
 import type { CaptureTable, SqlNames } from '../sql-text.ts';
 import { CAPTURED_BLOB_KEY, ID_CHANGE_MESSAGE, quoteIdent, quoteLiteral, readOnlyMessage } from '../sql-text.ts';
 import type { CatalogTableDef } from '../catalog-tables.ts';
@@ -14,7 +14,7 @@ import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
  *   REPLACED_TABLE);
  * - AFTER INSERT: one `insert` entry; the row's id becomes minus the entry's id (temporary, never
  *   an upstream id, which are positive). A row that took the place of the one it named (REPLACE)
- *   keeps its id and is captured as an update of that row instead;
+ *   keeps its id and `_synced_at` and is captured as an update of that row instead;
  * - AFTER UPDATE OF a writable column, one trigger per column: an `update` entry with old and new
  *   value as JSON when the value changed. SQLite runs only the triggers of the columns an UPDATE
  *   sets, so a one-column UPDATE of a wide table does not test every other column for each row
@@ -32,6 +32,8 @@ const OUTBOX = quoteIdent('_wsmirror_outbox');
  * place of another and captures the change as an update of it, as Postgres does with ON CONFLICT.
  * Each INSERT starts by clearing its table's row, so one an upsert or an earlier INSERT left
  * behind is never read; both AFTER INSERT triggers leave it, so neither depends on their order.
+ * The old row's `_synced_at` follows its values: a local edit does not change when wsmirror last
+ * wrote the row, and a resumed scan finds the rows it has not written by it (sync/table-scan.ts).
  */
 export const REPLACED_TABLE = '_wsmirror_replaced';
 
@@ -41,7 +43,7 @@ export const REPLACED_TABLE_DEF: CatalogTableDef = {
   columns: [
     { name: 'table_id', kind: 'text', notNull: true, comment: 'upstream table id' },
     { name: 'record_id', kind: 'bigint', notNull: true, comment: 'id the INSERT names' },
-    { name: 'old_values', kind: 'json', notNull: true, comment: 'the row\'s writable values, each as captured JSON text, in column order' },
+    { name: 'old_values', kind: 'json', notNull: true, comment: 'the row\'s writable values, each as captured JSON text, in column order, then its _synced_at' },
     { name: 'last_entry_id', kind: 'bigint', comment: 'last outbox entry before the INSERT' },
   ],
   primaryKey: ['table_id'],
@@ -66,6 +68,7 @@ function jsonOf(value: string): string {
  */
 const BLOB_JSON = (value: string) => `json_object(${quoteLiteral(CAPTURED_BLOB_KEY)}, hex(${value}))`;
 const ID = quoteIdent(ID_COLUMN);
+const SYNCED_AT = quoteIdent(SYNCED_AT_COLUMN);
 
 function triggerNames(t: CaptureTable) {
   const base = `_wsmirror_capture_${t.sqlName}`;
@@ -108,7 +111,7 @@ export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
       ${readOnly.map((f) => refuse(`NEW.${quoteIdent(f.columnName)} IS NOT NULL`, readOnlyMessage(t.sqlName, f.columnName))).join('\n      ')}
       DELETE FROM ${REPLACED} WHERE "table_id" = ${tableId};
       INSERT INTO ${REPLACED} ("table_id", "record_id", "old_values", "last_entry_id")
-        SELECT ${tableId}, ${ID}, json_array(${writable.map((f) => `'' || ${jsonOf(quoteIdent(f.columnName))}`).join(', ')}), (SELECT max("entry_id") FROM ${OUTBOX})
+        SELECT ${tableId}, ${ID}, json_array(${[...writable.map((f) => `'' || ${jsonOf(quoteIdent(f.columnName))}`), SYNCED_AT].join(', ')}), (SELECT max("entry_id") FROM ${OUTBOX})
         FROM ${table} WHERE NEW.${ID} IS NOT NULL AND ${ID} = NEW.${ID};
     END`);
   const replaced = `(SELECT "old_values" FROM ${REPLACED} WHERE "table_id" = ${tableId} AND "record_id" = NEW.${ID})`;
@@ -121,6 +124,8 @@ export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
         SELECT ${tableId}, ${sqlTable}, NEW.${ID}, 'update', ${quoteLiteral(f.columnName)}, ${quoteLiteral(f.fieldId)}, ${old}, ${value}
         WHERE EXISTS ${replaced} AND ${old} IS NOT (${value});`;
   });
+  // It keeps that row's `_synced_at` too, unless the INSERT names one (as an UPDATE may set it).
+  const replacedSyncedAt = `json_extract(${replaced}, '$[${writable.length}]')`;
   // Otherwise a new row: its insert entry, whose id (minus) the row takes. The entry is the
   // outbox's last insert only on this path: the id change is made by the entry, not by rowid alone.
   out.push(`CREATE TRIGGER ${quoteIdent(n.insert)} AFTER INSERT ON ${table} WHEN ${when} BEGIN
@@ -130,6 +135,7 @@ export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
       DELETE FROM ${OUTBOX} WHERE EXISTS ${replaced} AND "table_id" = ${tableId} AND "record_id" = NEW.${ID} AND "operation" = 'delete'
         AND "entry_id" > (SELECT coalesce("last_entry_id", 0) FROM ${REPLACED} WHERE "table_id" = ${tableId});
       ${replacedUpdates.join('\n      ')}
+      UPDATE ${table} SET ${SYNCED_AT} = ${replacedSyncedAt} WHERE ${ID} = NEW.${ID} AND NEW.${SYNCED_AT} IS NULL AND ${replacedSyncedAt} IS NOT NULL;
     END`);
   // SQLite runs the triggers of one event newest first: created last to first, a row's entries
   // come in column order (test/mirror/capture.test.ts holds it).
