@@ -1,5 +1,5 @@
 import type { CycleSummary, Mirror, OutboxStatus, TableError, TableMode, TableState } from '../mirror/index.ts';
-import { scanCursorKey, tableLabel } from '../mirror/index.ts';
+import { missingTableReason, scanCursorKey, tableLabel } from '../mirror/index.ts';
 import { decodeCheckpoint, lagBoundMs, lastPullMs, tableLagMs } from '../sync/index.ts';
 
 /** Outbox entries by status; `waiting`: those of the pending that wait for a row inserted here to be created upstream. */
@@ -11,7 +11,8 @@ export type OutboxCounts = Record<OutboxStatus, number> & { waiting: number };
  * - `ready`: pulled incrementally (history) or by periodic full scans;
  * - `blocked`: a safety valve stopped its pull (a full scan's deletes over `sync.maxDeleteShare`, or a
  *   drop upstream contradicts); nothing was deleted or dropped;
- * - `failing`: its last pull failed (see `lastError`); it is retried every cycle.
+ * - `failing`: its last pull failed (see `lastError`); it is retried every cycle. Also a table
+ *   whose SQL table is missing (`missing`), from the moment it is, before a cycle meets it.
  */
 export type TableCondition = 'backfilling' | 'ready' | 'blocked' | 'failing';
 
@@ -29,6 +30,11 @@ export interface TableStatus {
   status: TableCondition;
   /** Null when the SQL table cannot be counted (see `error`). */
   rows: number | null;
+  /**
+   * The SQL table is missing from the mirror (dropped outside wsmirror): the table is neither
+   * pulled nor pushed until `wsmirror resync` makes it again; `error` says so.
+   */
+  missing: boolean;
   /** End of the last successful record pull, ISO 8601; null before the first one. */
   lastPullAt: string | null;
   /** Start of the last successful record pull: the upstream state the table holds. */
@@ -74,7 +80,8 @@ function noEntries(): OutboxCounts {
   return { pending: 0, failed: 0, conflict: 0, waiting: 0 };
 }
 
-function conditionOf(state: TableState, lastError: TableError | null): TableCondition {
+function conditionOf(state: TableState, lastError: TableError | null, missing: boolean): TableCondition {
+  if (missing) return 'failing';
   if (lastError?.code === 'SAFETY_VALVE') return 'blocked';
   if (lastError) return 'failing';
   return state === 'needs_backfill' ? 'backfilling' : 'ready';
@@ -108,14 +115,21 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
     countsOf(wait.tableId).waiting += wait.entries;
   }
   const tables: TableStatus[] = [];
+  const missing = new Set(catalog.missing);
   for (const t of catalog.tables) {
     let rows: number | null = null;
     let error: string | undefined;
-    try {
-      rows = await mirror.countRows(t.tableId);
-    } catch (e) {
-      // A SQL table dropped or damaged by hand: report it, keep going with the others.
-      error = `cannot count the rows of ${t.sqlName}: ${e instanceof Error ? e.message : String(e)}`;
+    const isMissing = missing.has(t.tableId);
+    // A SQL table dropped by hand is known from the catalog read: what to do, not the database's error.
+    if (isMissing) {
+      error = missingTableReason(t);
+    } else {
+      try {
+        rows = await mirror.countRows(t.tableId);
+      } catch (e) {
+        // A SQL table damaged by hand: report it, keep going with the others.
+        error = `cannot count the rows of ${t.sqlName}: ${e instanceof Error ? e.message : String(e)}`;
+      }
     }
     const state = syncOf.get(t.tableId);
     const currentAsOf = iso(state?.currentAsOf ?? null);
@@ -130,8 +144,9 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
       sqlName: t.sqlName,
       mode: t.mode,
       state: t.state,
-      status: conditionOf(t.state, lastError),
+      status: conditionOf(t.state, lastError, isMissing),
       rows,
+      missing: isMissing,
       lastPullAt: iso(t.lastPullAt),
       currentAsOf,
       lagMs: tableLagMs(currentAsOf, now.getTime()),
@@ -162,6 +177,11 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
 function attentionOf(report: StatusReport): string[] {
   const out: string[] = [];
   for (const t of report.tables) {
+    // Whatever its last pull met, what to do now is to make the SQL table again.
+    if (t.missing) {
+      out.push(`${t.table}: ${t.error}`);
+      continue;
+    }
     if (t.status === 'blocked') out.push(`${t.table} is blocked by a safety valve: ${t.lastError!.message}`);
     else if (t.status === 'failing') out.push(`${t.table} is failing since ${t.lastError!.at}: ${t.lastError!.message}`);
     else if (t.lagMs !== null && t.lagMs > t.lagBoundMs) out.push(`${t.table} lags upstream by more than ${Math.round(t.lagBoundMs / 1000)} s`);

@@ -20,7 +20,7 @@ export type { ValueKind } from './value-kind.ts';
 export { valueKindOf } from './value-kind.ts';
 export { apiToSql, sqlToApi } from './value-codec.ts';
 export { ID_COLUMN, SYNCED_AT_COLUMN } from './naming.ts';
-export { missingTableMessage } from './missing-table.ts';
+export { missingTableMessage, missingTableReason } from './missing-table.ts';
 export { MirrorError, MirrorValueError, TableSchemaError } from './errors.ts';
 export { parseMirrorUrl, redactUrl } from './mirror-url.ts';
 export { dataDictionaryMarkdown, entityRelationshipDiagram } from './data-dictionary.ts';
