@@ -118,6 +118,32 @@ export class InvalidResponseError extends WsmirrorError {
 }
 
 /**
+ * A record of a list answer has no value for a field it must carry (a missing key is not a null).
+ * The record pull tells this apart from other invalid answers: when upstream's fields changed
+ * since the pull took its field list, the record is no fault of the answer.
+ */
+export class MissingFieldValueError extends InvalidResponseError {
+  readonly recordId: string;
+  readonly fieldName: string;
+  constructor(call: UpstreamCall, recordId: string, fieldName: string) {
+    super(call, 'schema', `record ${recordId} has no value for field ${JSON.stringify(fieldName)}`);
+    this.recordId = recordId;
+    this.fieldName = fieldName;
+  }
+}
+
+/**
+ * Upstream's table is no longer the one a record pull reads: its fields (or the table itself)
+ * changed since the pull took its field list. The pull ends without writing what it read under
+ * the new schema, and the engine pulls the schema again before it reads the table again.
+ */
+export class TableSchemaMovedError extends WsmirrorError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('SCHEMA_MOVED', message, options);
+  }
+}
+
+/**
  * This process can no longer sync the mirror it opened: the cycle stops before it writes, and
  * `run` stops instead of going on (see the subclasses for the exit code).
  */

@@ -2,7 +2,7 @@ import type { PageInfo } from '../api/common.ts';
 import { recordIdToNumber, type RecordIdInput } from '../api/identifiers.ts';
 import { MAX_PAGE_LIMIT } from '../api/paging.ts';
 import type { ApiRecord, RecordFilter } from '../api/records.ts';
-import { InvalidResponseError, type UpstreamCall } from '../errors.ts';
+import { InvalidResponseError, MissingFieldValueError, type UpstreamCall } from '../errors.ts';
 import { ConcurrencyLimit } from './concurrency-limit.ts';
 
 /** Query of the records list endpoint, in client terms (the client encodes `fields` and `filter`). */
@@ -73,7 +73,7 @@ function checkFieldsOf(record: ApiRecord, expected: readonly string[], call: Ups
   for (const name of expected) {
     // Own keys only: `constructor` is a field name too, and every object inherits one.
     if (!Object.hasOwn(record.values, name)) {
-      throw new InvalidResponseError(call, 'schema', `record ${record.id} has no value for field ${JSON.stringify(name)}`);
+      throw new MissingFieldValueError(call, record.id, name);
     }
   }
 }

@@ -1,12 +1,12 @@
-import { MirrorLostError } from '../errors.ts';
-import { fieldsOf, type Catalog } from '../mirror/catalog.ts';
+import { MirrorLostError, TableSchemaMovedError } from '../errors.ts';
+import { fieldsOf, type Catalog, type MirrorTable } from '../mirror/catalog.ts';
 import type { CursorWrites, Mirror, UnmigratedTable } from '../mirror/mirror.ts';
 import { missingRefusals } from './missing-tables.ts';
 import type { RefusedTable } from './name-rule.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
 import { pullTable, type TableAction } from './record-pull.ts';
 import { pushOutbox, type PushReport } from './push/push-step.ts';
-import { pullSchema } from './schema-pull.ts';
+import { pullSchema, type SchemaPullResult } from './schema-pull.ts';
 import { pulledTable, tableLabel, type SyncContext } from './sync-context.ts';
 import { SYNC_DEFAULTS, type SyncOptions } from './sync-options.ts';
 import type { Upstream } from './upstream.ts';
@@ -16,7 +16,11 @@ export interface TableReport {
   /** `module.table` */
   table: string;
   mode: 'history' | 'fullscan';
-  action: TableAction | 'failed';
+  /**
+   * `deferred`: upstream's schema changed while the table was read, and again while it was read
+   * once more after the schema was pulled again; the next cycle reads it. No failure.
+   */
+  action: TableAction | 'failed' | 'deferred';
   upserted: number;
   deleted: number;
   error?: { code: string; message: string };
@@ -76,7 +80,8 @@ function errorInfo(error: unknown): { code: string; message: string } {
  * docs/sync.md, "A cycle"). Pure orchestration over the upstream port and the mirror. A push that
  * stops (refused key, mirror error) is reported and the pull still runs (it never overwrites a
  * column with a pending local edit); a failing table does not stop the others; a failing schema
- * pull stops the cycle after the push (records cannot be placed without it).
+ * pull stops the cycle after the push (records cannot be placed without it). A table whose schema
+ * changed upstream while it was read is read again after a second schema pull (schema-drift.ts).
  */
 export class SyncEngine {
   readonly #ctx: SyncContext;
@@ -162,11 +167,12 @@ export class SyncEngine {
     // field as upstream has it now: an edit follows a rename, and one whose field was deleted
     // (even if made again under its name) fails instead of landing in another field. A schema
     // pull that fails does not hold the push back; its error ends the cycle after it.
-    let pulled: Awaited<ReturnType<typeof pullSchema>> | undefined;
+    let pulled: SchemaPullResult | undefined;
     let schemaFailure: { error: unknown } | undefined;
+    // Tables whose SQL table is missing are held the same way, and reported with what to do.
+    const heldBack = [...unmigratedRefusals(unmigrated, catalog), ...missingRefusals(catalog)];
     try {
-      // Tables whose SQL table is missing are held the same way, and reported with what to do.
-      pulled = await pullSchema(ctx, cursors, [...unmigratedRefusals(unmigrated, catalog), ...missingRefusals(catalog)]);
+      pulled = await pullSchema(ctx, cursors, heldBack);
     } catch (error) {
       if (opts.signal?.aborted) throw error;
       schemaFailure = { error };
@@ -179,7 +185,7 @@ export class SyncEngine {
     await mirror.confirmSyncing();
     const push = await this.#push(ctx, catalog);
     if (schemaFailure !== undefined) throw schemaFailure.error;
-    const { cursors: schemaCursors, ...schema } = pulled!;
+    let { cursors: schemaCursors, ...schema } = pulled!;
     if (observer.tablesMirrored) {
       const asOf = new Map((await mirror.readSyncState()).tables.map((t) => [t.tableId, t.currentAsOf]));
       observer.tablesMirrored(catalog.tables.map((t) => {
@@ -188,17 +194,76 @@ export class SyncEngine {
       }));
     }
     const tables: TableReport[] = [];
+    await this.#reportRefused(schema.refused, catalog, tables);
+    const held = new Set(schema.refused.map((r) => r.tableId));
+    const moved = await this.#pullTables(ctx, catalog, catalog.tables.filter((t) => !held.has(t.tableId)), cursors, opts, tables);
+    if (moved.length > 0) {
+      // Their pulls ended where upstream's schema changed under them, with nothing wrong written
+      // (schema-drift.ts): the schema is pulled again, and they are read again under it.
+      let again: SchemaPullResult | undefined;
+      try {
+        again = await pullSchema(ctx, cursors, heldBack);
+      } catch (error) {
+        if (opts.signal?.aborted) throw error;
+        for (const { table } of moved) await this.#tableFailed(table, error, tables);
+      }
+      if (again) {
+        // Later than the first poll's: stored with its plan, or to be stored with the cycle.
+        schemaCursors = again.cursors;
+        schema = { ...schema, reread: schema.reread || again.reread, operations: [...schema.operations, ...again.operations] };
+        if (again.reread) {
+          catalog = await mirror.readCatalog();
+          cursors = await mirror.readCursors();
+        }
+        const movedIds = new Set(moved.map((m) => m.table.tableId));
+        const refused = again.refused.filter((r) => movedIds.has(r.tableId));
+        await this.#reportRefused(refused, catalog, tables);
+        const refusedIds = new Set(refused.map((r) => r.tableId));
+        // A table the schema pull dropped is no longer mirrored, nor reported.
+        const retry = catalog.tables.filter((t) => movedIds.has(t.tableId) && !refusedIds.has(t.tableId));
+        for (const { table, error } of await this.#pullTables(ctx, catalog, retry, cursors, opts, tables)) {
+          // Upstream's schema changed again while the table was read: it waits for the next
+          // cycle's schema pull, its rows and cursors as the pull left them. No error: nothing is wrong.
+          logger.warn({ table: tableLabel(table), reason: error.message }, 'the table\'s schema changed upstream again while it was read; it is read at the next cycle');
+          tables.push({ tableId: table.tableId, table: tableLabel(table), mode: table.mode, action: 'deferred', upserted: 0, deleted: 0 });
+        }
+      }
+    }
+    const ok = !('error' in push) && tables.every((t) => t.action !== 'failed');
+    return { report: { startedAt, durationMs: Date.now() - startedAt.getTime(), push, schema, tables, ok }, cursors: schemaCursors };
+  }
+
+  /** Reports the tables a schema pull refused, failed, with the reason recorded on those mirrored. */
+  async #reportRefused(refused: readonly RefusedTable[], catalog: Catalog, tables: TableReport[]): Promise<void> {
     const mirrored = new Set(catalog.tables.map((t) => t.tableId));
-    for (const r of schema.refused) {
+    for (const r of refused) {
       const error = { code: r.code, message: r.message };
-      logger.error({ table: r.table, err: error }, 'table refused');
+      this.#ctx.logger.error({ table: r.table, err: error }, 'table refused');
       // A table never mirrored has no row to record it on: the report and the log say it.
       if (mirrored.has(r.tableId)) await this.#recordTableError(r.tableId, error);
       tables.push({ tableId: r.tableId, table: r.table, mode: r.mode, action: 'failed', upserted: 0, deleted: 0, error });
     }
-    const held = new Set(schema.refused.map((r) => r.tableId));
-    for (const table of catalog.tables) {
-      if (held.has(table.tableId)) continue;
+  }
+
+  async #tableFailed(table: MirrorTable, error: unknown, tables: TableReport[]): Promise<void> {
+    const info = errorInfo(error);
+    this.#ctx.logger.error({ table: tableLabel(table), err: info }, 'table pull failed');
+    await this.#recordTableError(table.tableId, info);
+    tables.push({ tableId: table.tableId, table: tableLabel(table), mode: table.mode, action: 'failed', upserted: 0, deleted: 0, error: info });
+  }
+
+  /**
+   * Pulls the records of `pulling`, one table after the other, reporting each in `tables`. A table
+   * that fails is reported and the others go on; one whose schema changed upstream during its pull
+   * is returned instead, for the caller to pull the schema again.
+   */
+  async #pullTables(
+    ctx: SyncContext, catalog: Catalog, pulling: readonly MirrorTable[], cursors: ReadonlyMap<string, string>,
+    opts: CycleOptions, tables: TableReport[],
+  ): Promise<{ table: MirrorTable; error: TableSchemaMovedError }[]> {
+    const { logger, observer } = ctx;
+    const moved: { table: MirrorTable; error: TableSchemaMovedError }[] = [];
+    for (const table of pulling) {
       const name = tableLabel(table);
       opts.signal?.throwIfAborted();
       logger.debug({ table: name, mode: table.mode, state: table.state }, 'pulling table');
@@ -214,14 +279,15 @@ export class SyncEngine {
         }
       } catch (error) {
         if (opts.signal?.aborted) throw error;
-        const info = errorInfo(error);
-        logger.error({ table: name, err: info }, 'table pull failed');
-        await this.#recordTableError(table.tableId, info);
-        tables.push({ tableId: table.tableId, table: name, mode: table.mode, action: 'failed', upserted: 0, deleted: 0, error: info });
+        if (error instanceof TableSchemaMovedError) {
+          logger.info({ table: name, reason: error.message }, 'the table\'s schema changed upstream during its pull; pulling the schema again');
+          moved.push({ table, error });
+          continue;
+        }
+        await this.#tableFailed(table, error, tables);
       }
     }
-    const ok = !('error' in push) && tables.every((t) => t.action !== 'failed');
-    return { report: { startedAt, durationMs: Date.now() - startedAt.getTime(), push, schema, tables, ok }, cursors: schemaCursors };
+    return moved;
   }
 
   async #push(ctx: SyncContext, catalog: Catalog): Promise<CycleReport['push']> {

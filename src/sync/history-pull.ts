@@ -2,6 +2,7 @@ import { recordCursorKey } from '../mirror/catalog.ts';
 import { changeKey, type SeenChanges } from './backfill-window.ts';
 import { nextSince } from './poll-window.ts';
 import { PullTally, RowWriter, type RowWriterTotals } from './row-writer.ts';
+import { RecordKeyCheck } from './schema-drift.ts';
 import type { PulledTable, SyncContext } from './sync-context.ts';
 
 /**
@@ -17,6 +18,7 @@ export async function pullHistory(
 ): Promise<RowWriterTotals> {
   const { client, options } = ctx;
   const writer = new RowWriter(ctx, table, tally);
+  const keys = new RecordKeyCheck(ctx, table);
   try {
     const poll = client.pollRecordChanges(table.moduleName, table.tableName, { since, pageSize: options.pageSize });
     for await (const changes of poll) {
@@ -25,6 +27,7 @@ export async function pullHistory(
       if (unread.length === 0) continue;
       const ids = [...new Set(unread.map((c) => Number(c.id)))];
       const found = await client.getRecordsByIds(table.moduleName, table.tableName, ids, { expectFields: table.fieldNames });
+      await keys.check(found);
       const present = new Set(found.map((r) => Number(r.id)));
       await writer.add(found, ids.filter((id) => !present.has(id)));
     }

@@ -3,6 +3,7 @@ import { changesBeforeScan, type SeenChanges } from './backfill-window.ts';
 import { pullHistory } from './history-pull.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
 import { PullTally } from './row-writer.ts';
+import { schemaMovedOr } from './schema-drift.ts';
 import type { PulledTable, SyncContext } from './sync-context.ts';
 import { scanTable } from './table-scan.ts';
 
@@ -28,17 +29,26 @@ export interface TablePullResult {
  *   changes made meanwhile;
  * - history, ready: poll changes from the cursor;
  * - no history: full scan and diff when due (or forced) or when a backfill is needed.
+ * A pull that reads records across a change of the table's schema upstream ends with
+ * TableSchemaMovedError, for the engine to pull the schema again (schema-drift.ts).
  */
-export async function pullTable(
-  ctx: SyncContext,
-  table: PulledTable,
-  opts: {
-    forceFullScan: boolean;
-    now: number;
-    /** The cursors as the cycle began (after its schema pull): one read for every table. */
-    cursors: ReadonlyMap<string, string>;
-  },
-): Promise<TablePullResult> {
+export async function pullTable(ctx: SyncContext, table: PulledTable, opts: PullOptions): Promise<TablePullResult> {
+  try {
+    return await pullAsDue(ctx, table, opts);
+  } catch (error) {
+    // Records read across a schema change upstream are no fault of the answer (schema-drift.ts).
+    throw await schemaMovedOr(ctx, table, error);
+  }
+}
+
+interface PullOptions {
+  forceFullScan: boolean;
+  now: number;
+  /** The cursors as the cycle began (after its schema pull): one read for every table. */
+  cursors: ReadonlyMap<string, string>;
+}
+
+async function pullAsDue(ctx: SyncContext, table: PulledTable, opts: PullOptions): Promise<TablePullResult> {
   const { client, mirror, options } = ctx;
   const tally = new PullTally();
   if (table.mode === 'history') {

@@ -17,6 +17,8 @@ export interface SyncContext {
 
 /** A mirrored table as the record pull sees it: its catalog row and the names of its fields. */
 export interface PulledTable extends MirrorTable {
+  /** The table's fields as the catalog had them when the pull began. */
+  readonly fields: readonly MirrorField[];
   /** Every record read for the table must carry these (a missing value is not a null). */
   readonly fieldNames: readonly string[];
   /** The table's columns in one string: a scan checkpoint taken under other columns is void. */
@@ -27,6 +29,7 @@ export interface PulledTable extends MirrorTable {
 export function pulledTable(table: MirrorTable, fields: readonly MirrorField[]): PulledTable {
   return {
     ...table,
+    fields,
     fieldNames: fields.map((f) => f.fieldName),
     shape: [table.mode, ...fields.map((f) => `${f.fieldId}:${f.fieldType}:${f.columnName}:${f.sqlType}`)].join(','),
   };

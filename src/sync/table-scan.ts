@@ -1,6 +1,7 @@
 import { scanCursorKey } from '../mirror/catalog.ts';
 import { SafetyValveError } from '../errors.ts';
 import { PullTally, RowWriter, type FinalWrite, type RowWriterTotals } from './row-writer.ts';
+import { RecordKeyCheck } from './schema-drift.ts';
 import { decodeCheckpoint, encodeCheckpoint, type ScanCheckpoint } from './scan-checkpoint.ts';
 import { tableLabel, type PulledTable, type SyncContext } from './sync-context.ts';
 
@@ -57,6 +58,7 @@ export async function scanTable(
   observer.scanStarted?.(label, { rowsRead: checkpoint.rowsRead, estimatedRows: expected });
   const deleteCap = Math.max(options.deleteShareFloor, Math.floor(rowsBefore * options.maxDeleteShare));
   const writer = new RowWriter(ctx, table, tally);
+  const keys = new RecordKeyCheck(ctx, table);
   const resumeAfter = checkpoint.position?.lastId;
   const local = (resumeAfter === undefined
     ? mirror.streamIds(table.tableId)
@@ -77,6 +79,7 @@ export async function scanTable(
     const chunk = candidates;
     candidates = [];
     const found = await client.getRecordsByIds(table.moduleName, table.tableName, chunk, { expectFields: table.fieldNames });
+    await keys.check(found);
     const present = new Set(found.map((r) => Number(r.id)));
     for (const id of chunk) if (!present.has(id)) confirmedDeletes.push(id);
     if (confirmedDeletes.length > deleteCap) {
@@ -97,6 +100,7 @@ export async function scanTable(
       ...(checkpoint.position ? { from: checkpoint.position } : {}),
     });
     for await (const page of pages) {
+      await keys.check(page);
       for (const record of page) {
         const id = Number(record.id);
         while (head !== undefined && head < id) {

@@ -1,0 +1,165 @@
+import { afterEach, expect, it } from 'vitest';
+import { forEachDialect } from '../helpers/dialects.ts';
+import { catalogEntry } from '../helpers/mirror-snapshot.ts';
+import type { Rewrite } from '../helpers/rewriting-proxy.ts';
+import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
+
+const label = (text: string) => ({ '': text });
+
+/**
+ * Upstream's schema changing while a table's records are read: pages read before the change
+ * and after it disagree with the field list the pull checks records against. A real HTTP proxy
+ * in front of the emulator changes upstream (through the emulator's own API) just before it
+ * hands a chosen answer to the client, so the next requests meet the new schema.
+ */
+forEachDialect('pull: the schema changes during a table\'s pull', (dialect) => {
+  let h: SyncHarness;
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  /** A table without history, `shop.items`, with 60 records in pages of 10, mirrored. */
+  async function mirroredScan(): Promise<void> {
+    h = await startSyncHarness(dialect, { pageSize: 10, backfillConcurrency: 1 }, { maxRetries: 0, proxy: true });
+    await h.upstream.createModule('shop');
+    await h.upstream.createTable('shop', 'items', {}, [
+      { name: 'qty', type: 'number', labels: label('Qty') },
+      { name: 'note', type: 'string', labels: label('Note') },
+    ]);
+    await h.upstream.createRecords('shop', 'items', Array.from({ length: 60 }, (_, i) => ({ qty: i, note: `n${i}` })));
+    await h.sync();
+  }
+
+  /** Runs `change` upstream once per time the first page of the table's scan is answered, `times` times. */
+  function onFirstPage(change: () => Promise<unknown>, times = 1): Rewrite {
+    let left = times;
+    return async (path) => {
+      if (left === 0 || !path.includes('/tables/items/records?') || !/[?&]offset=0\b/.test(path) || path.includes('filter=')) return undefined;
+      left -= 1;
+      await change();
+      return undefined;
+    };
+  }
+
+  /** The cycle ended well with the table pulled, and recorded no error for it. */
+  async function expectPulled(report: Awaited<ReturnType<SyncHarness['engine']['runCycle']>>, action = 'scan'): Promise<void> {
+    expect(report.tables).toMatchObject([{ table: 'shop.items', action }]);
+    expect(report.ok).toBe(true);
+    const state = (await h.tm.mirror.readSyncState()).tables;
+    expect(state.map((t) => t.lastError)).toEqual([null]);
+  }
+
+  it('a field deleted between two pages: the column is dropped and the table read again in the same cycle, with no error', async () => {
+    await mirroredScan();
+    h.proxy!.rewrite = onFirstPage(() => h.upstream.deleteField('shop', 'items', 'note'));
+    const report = await h.engine.runCycle({ forceFullScan: true });
+    h.proxy!.rewrite = undefined;
+    await expectPulled(report);
+    expect(report.schema.operations).toEqual([expect.stringMatching(/^drop column .*note/)]);
+    expect((await catalogEntry(h.tm, 'shop', 'items'))!.fields.map((f) => f.name)).toEqual(['qty']);
+    await h.expectConverged('shop', 'items');
+  });
+
+  it('a field renamed between two pages: the column is renamed in place, keeping its values, in the same cycle', async () => {
+    await mirroredScan();
+    h.proxy!.rewrite = onFirstPage(async () => {
+      await h.upstream.patchField('shop', 'items', 'note', { name: 'memo' });
+      const [first] = await h.upstream.allRecords('shop', 'items');
+      await h.upstream.updateRecords('shop', 'items', [{ id: first!.id, memo: 'renamed' }]);
+    });
+    const report = await h.engine.runCycle({ forceFullScan: true });
+    h.proxy!.rewrite = undefined;
+    await expectPulled(report);
+    expect((await catalogEntry(h.tm, 'shop', 'items'))!.fields.map((f) => f.name)).toEqual(['qty', 'memo']);
+    await h.expectConverged('shop', 'items');
+  });
+
+  it('a field retyped between two pages (deleted and made again under its name): values the old column cannot hold fail nothing', async () => {
+    await mirroredScan();
+    h.proxy!.rewrite = onFirstPage(async () => {
+      await h.upstream.deleteField('shop', 'items', 'qty');
+      await h.upstream.addFields('shop', 'items', [{ name: 'qty', type: 'string', labels: label('Qty') }]);
+      const all = await h.upstream.allRecords('shop', 'items');
+      await h.upstream.updateRecords('shop', 'items', all.map((r) => ({ id: r.id, qty: `about ${r.values['note']}` })));
+    });
+    const report = await h.engine.runCycle({ forceFullScan: true });
+    h.proxy!.rewrite = undefined;
+    await expectPulled(report);
+    await h.expectConverged('shop', 'items');
+  });
+
+  it('a table deleted between two pages is dropped in the same cycle, with no error', async () => {
+    await mirroredScan();
+    h.proxy!.rewrite = onFirstPage(() => h.upstream.deleteTable('shop', 'items'));
+    const report = await h.engine.runCycle({ forceFullScan: true });
+    h.proxy!.rewrite = undefined;
+    expect(report.ok).toBe(true);
+    expect(report.tables).toEqual([]);
+    expect(await catalogEntry(h.tm, 'shop', 'items')).toBeUndefined();
+  });
+
+  it('a schema that changes again while the table is read the second time: the table waits for the next cycle, with no error, and its rows are kept', async () => {
+    await mirroredScan();
+    const count = async () => (await h.tm.sql<{ n: number | string }>(`SELECT count(*) AS n FROM ${h.tm.table('shop__items')}`)).map((r) => Number(r.n));
+    const before = await count();
+    let n = 0;
+    h.proxy!.rewrite = onFirstPage(() => h.upstream.addFields('shop', 'items', [{ name: `x${++n}`, type: 'string', labels: label('X') }]), 2);
+    const report = await h.engine.runCycle({ forceFullScan: true });
+    h.proxy!.rewrite = undefined;
+    expect(n).toBe(2);
+    await expectPulled(report, 'deferred');
+    expect(await count()).toEqual(before);
+    await h.sync();
+    await h.expectConverged('shop', 'items');
+  });
+
+  it('a record missing a field upstream still has fails the table as before, once the table read again shows no change', async () => {
+    await mirroredScan();
+    const before = await h.tm.sql<{ note: string | null }>(`SELECT note FROM ${h.tm.table('shop__items')} ORDER BY id`);
+    await h.upstream.updateRecords('shop', 'items', [{ id: '1', note: 'changed' }]);
+    // The scan's pages lose `note` on their way; the table itself is answered as it is.
+    h.proxy!.rewrite = (path, body) => (path.includes('/tables/items/records?') ? body.replace(/,"note":(null|"[^"]*")/g, '') : undefined);
+    const report = await h.engine.runCycle({ forceFullScan: true });
+    h.proxy!.rewrite = undefined;
+    expect(report.ok).toBe(false);
+    expect(report.tables).toMatchObject([{ table: 'shop.items', action: 'failed', error: { code: 'INVALID_RESPONSE' } }]);
+    expect(report.tables[0]!.error!.message).toMatch(/record \d+ has no value for field "note"/);
+    expect(h.proxy!.seen.filter((r) => /\/tables\/items$/.test(r.path))).toHaveLength(1);
+    expect((await h.tm.mirror.readSyncState()).tables[0]!.lastError).toMatchObject({ code: 'INVALID_RESPONSE' });
+    expect(await h.tm.sql<{ note: string | null }>(`SELECT note FROM ${h.tm.table('shop__items')} ORDER BY id`)).toEqual(before);
+  });
+
+  it('a key that upstream does not list as a field of the table is left out, as before, at the cost of one read of the table', async () => {
+    await mirroredScan();
+    await h.upstream.updateRecords('shop', 'items', [{ id: '1', note: 'changed' }]);
+    h.proxy!.rewrite = (path, body) => (path.includes('/tables/items/records?') ? body.replace(/"values":\{/g, '"values":{"ghost":1,') : undefined);
+    const report = await h.engine.runCycle({ forceFullScan: true });
+    h.proxy!.rewrite = undefined;
+    await expectPulled(report);
+    expect(h.proxy!.seen.filter((r) => /\/tables\/items$/.test(r.path))).toHaveLength(1);
+    await h.expectConverged('shop', 'items');
+  });
+
+  it('a field added and set after the schema pull is not lost when the poll reads the change before the mirror has its column', async () => {
+    // No lookback: the next poll starts where this one ended, so a change read once is not read again.
+    h = await startSyncHarness(dialect, { lookbackMs: 0 }, { maxRetries: 0, proxy: true });
+    await h.upstream.createModule('shop');
+    await h.upstream.createTable('shop', 'items', { hasHistory: true }, [{ name: 'qty', type: 'number', labels: label('Qty') }]);
+    const [id] = await h.upstream.createRecords('shop', 'items', [{ qty: 1 }, { qty: 2 }]);
+    await h.sync();
+    let changed = false;
+    // Once the cycle's schema poll is answered (nothing changed yet), a field is added and set.
+    h.proxy!.rewrite = async (path) => {
+      if (changed || !path.includes('/schema/changes')) return undefined;
+      changed = true;
+      await h.upstream.addFields('shop', 'items', [{ name: 'x1', type: 'string', labels: label('X1') }]);
+      await h.upstream.updateRecords('shop', 'items', [{ id, x1: 'set after the schema pull' }]);
+      return undefined;
+    };
+    const report = await h.engine.runCycle();
+    h.proxy!.rewrite = undefined;
+    expect(changed).toBe(true);
+    await expectPulled(report, 'changes');
+    await h.expectConverged('shop', 'items');
+  });
+});
