@@ -35,6 +35,7 @@ export type CatalogTableName =
   | '_wsmirror_choice_options'
   | '_wsmirror_cursors'
   | '_wsmirror_outbox'
+  | '_wsmirror_created'
   /** A table a dialect adds for itself (`Dialect.extraCatalogTables`). */
   | `_wsmirror_${string}`;
 
@@ -204,6 +205,19 @@ export const CATALOG_TABLES: readonly CatalogTableDef[] = [
     // outbox holds unsettled edits only, so reading the due ones scans it instead.
     indexes: [{ name: '_wsmirror_outbox_record', columns: ['table_id', 'record_id'] }],
   },
+  {
+    // Not in the outbox, which holds unsettled edits only (its readers scan it): a create's
+    // entry goes once settled, and this is what is left of it.
+    name: '_wsmirror_created',
+    comment: 'wsmirror: rows inserted here and created upstream: the temporary id each had and the upstream id it took',
+    columns: [
+      { name: 'temp_id', kind: 'bigint', notNull: true, comment: 'temporary (negative) id the row had: minus its insert entry id' },
+      { name: 'table_id', kind: 'text', notNull: true, comment: 'upstream table id' },
+      { name: 'created_id', kind: 'bigint', notNull: true, comment: 'upstream id of the record created' },
+      { name: 'created_at', kind: 'timestamp', notNull: true, default: 'now', comment: 'when the create was settled' },
+    ],
+    primaryKey: ['temp_id'],
+  },
 ];
 
 /** Kysely view of the catalog tables. Dialect-dependent columns are `unknown`. */
@@ -279,4 +293,5 @@ export interface CatalogDb {
     sending_since: unknown;
     retried_at: unknown;
   };
+  _wsmirror_created: { temp_id: number; table_id: string; created_id: number; created_at?: unknown };
 }

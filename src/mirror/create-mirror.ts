@@ -15,6 +15,7 @@ import { readBaseValues } from './operations/read-base-values.ts';
 import { readPendingEdits } from './operations/read-pending-edits.ts';
 import { retryOutbox } from './operations/retry-outbox.ts';
 import { settleEdits } from './operations/settle-edits.ts';
+import { followCreatedRows } from './operations/created-rows.ts';
 import { waitingEdits } from './operations/waiting-edits.ts';
 import { readCatalog } from './operations/read-catalog.ts';
 import { migrateCatalog } from './operations/migrate-catalog.ts';
@@ -55,6 +56,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
     readPendingEdits: (options) => readPendingEdits(ctx, options),
     markSending: (creates, at) => markSending(ctx, creates, at),
     settleEdits: (outcomes) => settleEdits(ctx, outcomes),
+    followCreatedRows: (rows) => followCreatedRows(ctx, rows),
     readBaseValues: (tableId, recordIds) => readBaseValues(ctx, tableId, recordIds),
     listOutbox: (filter) => listOutbox(ctx, filter),
     retryOutbox: (filter) => retryOutbox(ctx, filter),

@@ -283,9 +283,10 @@ export interface DialectDriver {
 
   /**
    * What would keep the daemon from writing these tables (and creating new ones), one line each;
-   * empty when nothing would. Reads only (`wsmirror check`).
+   * empty when nothing would. A table of `createdWhenMissing` (a catalog table, which an open for
+   * writing creates when missing) is no problem when missing. Reads only (`wsmirror check`).
    */
-  accessProblems(tables: readonly string[]): Promise<string[]>;
+  accessProblems(tables: readonly string[], createdWhenMissing: readonly string[]): Promise<string[]>;
 
   /**
    * Why the mirror this driver opened is no longer at its place, or undefined while it is. SQLite:

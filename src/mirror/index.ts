@@ -10,7 +10,7 @@ export type { Catalog, Labels, MirrorField, MirrorTable, TableMode, TableState }
 export { SCHEMA_CURSOR_KEY, backfillCursorKey, fieldsOf, pickLabel, tableLabel, recordCursorKey, scanCursorKey, tableCursorPrefix } from './catalog.ts';
 export type { OutboxStatus } from './catalog-tables.ts';
 export { CATALOG_TABLES, CATALOG_VERSION, OUTBOX_STATUSES } from './catalog-tables.ts';
-export type { EditOutcome, MirrorOutbox, OutboxEntry, OutboxFilter, OutboxOperation, PendingEdit, SentCreate, WaitingEdit } from './outbox.ts';
+export type { CreatedRow, EditOutcome, MirrorOutbox, OutboxEntry, OutboxFilter, OutboxOperation, PendingEdit, SentCreate, WaitingEdit } from './outbox.ts';
 export type { SchemaOp, SchemaPlan } from './schema-planner.ts';
 export { describeOp, planSchema } from './schema-planner.ts';
 export type { TableFilter } from './table-filter.ts';

@@ -115,6 +115,13 @@ export interface WaitingEdit {
   entries: number;
 }
 
+/** A row inserted here and created upstream: its temporary id, and the upstream id it took. */
+export interface CreatedRow {
+  tableId: string;
+  tempId: number;
+  createdId: number;
+}
+
 /** Selects outbox entries; an absent list does not filter, several lists all apply. */
 export interface OutboxFilter {
   statuses?: readonly OutboxStatus[];
@@ -155,9 +162,17 @@ export interface MirrorOutbox {
    * id becomes `createdId` in its row, in reference columns of other mirrored rows that point at
    * it, and in remaining outbox entries, and the pending entries of those rows are due at once
    * (what waited for the create goes now); failed/conflict/retry/waiting update status,
-   * attempts, last_error, next_attempt_at and clear sending_since.
+   * attempts, last_error, next_attempt_at and clear sending_since. A create's temporary and
+   * upstream ids are kept (`_wsmirror_created`) after its entries go.
    */
   settleEdits(outcomes: readonly EditOutcome[]): Promise<void>;
+  /**
+   * Of these rows inserted here (table and temporary id), those created upstream already, with
+   * their upstream ids: references to them set after the create (reference columns of mirrored
+   * rows, outbox values) take the upstream id now, as the create's settle did to those set
+   * before, and the pending entries of the rows holding them are due at once.
+   */
+  followCreatedRows(rows: readonly { tableId: string; recordId: number }[]): Promise<CreatedRow[]>;
   /**
    * For conflict checks: each field's value before the earliest local edit of it still in the
    * outbox, in any status (a failed edit fixed by a later one counts from the first), by record.

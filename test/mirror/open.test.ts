@@ -62,6 +62,24 @@ forEachDialect('mirror open', ({ dialect, fresh }) => {
     await expect(again.readCatalog()).rejects.toThrow(/closed/);
   });
 
+  it('a catalog table a mirror of an older wsmirror lacks is no access problem, and the next open for writing makes it', async () => {
+    const t = await fresh();
+    await t.sql(`DROP TABLE ${t.table('_wsmirror_created')}`);
+    const pgSchema = t.pgSchema ? { pgSchema: t.pgSchema } : {};
+    const existing = await openMirror(t.url, { mustExist: true, ...pgSchema });
+    try {
+      expect(await existing.accessProblems()).toEqual([]);
+    } finally {
+      await existing.close();
+    }
+    await (await t.reopen()).close();
+    expect(await t.sql(`SELECT temp_id, table_id, created_id, created_at FROM ${t.table('_wsmirror_created')}`)).toEqual([]);
+    if (dialect === 'postgres') {
+      const [described] = await t.sql<{ text: string }>(`SELECT obj_description($1::regclass, 'pg_class') AS text`, [t.table('_wsmirror_created')]);
+      expect(described!.text).toMatch(/^wsmirror: rows inserted here and created upstream/);
+    }
+  });
+
   it('enforces the outbox statuses and keeps entries readable in SQL', async () => {
     const t = await fresh();
     const insert = (status: string) => t.sql(

@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.ts';
 import { SyncEngine, type SyncOptions } from '../../src/sync/index.ts';
-import { discardOutbox, retryOutbox } from '../../src/sync/push/outbox-admin.ts';
+import { discardOutbox, listOutbox, retryOutbox } from '../../src/sync/push/outbox-admin.ts';
 import { forEachDialect, questionMarkSql } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import { mirrorEnv, runWsmirror } from '../helpers/processes.ts';
@@ -12,7 +12,9 @@ import { upstreamWith } from '../helpers/upstream-overrides.ts';
 /**
  * Edits that reference (or update) a row inserted here wait for that row's create
  * (docs/sync.md, "Pushing local edits"). The wait is no attempt of theirs, and once the row is
- * created they are due at once: they go out in the push that creates it.
+ * created they are due at once: they go out in the push that creates it. A reference set to the
+ * temporary id after the create (an application kept the id `INSERT … RETURNING id` gave it)
+ * goes upstream as the record the row became (docs/mirror.md, "Local edits: how they are captured").
  */
 
 interface OutboxRow {
@@ -48,11 +50,10 @@ forEachDialect('push: edits waiting for a local row', (dialect) => {
   }
 
   /**
-   * crm.companies and crm.deals (`company` references companies), one deal upstream; then, in
-   * SQL, a company inserted here, a deal inserted here pointing at it, and the upstream deal
-   * updated to point at it. Returns the local company's temporary id and the upstream deal's id.
+   * crm.companies and crm.deals (`company` references companies), one deal upstream, synced.
+   * Returns the deal's id, the SQL tables, and `sql` on a connection of its own.
    */
-  async function localCompanyAndItsDeals(companyStage: string | null): Promise<{ company: number; deal: number }> {
+  async function companiesAndDeals(): Promise<{ deal: number; companies: string; deals: string; sql: ReturnType<typeof questionMarkSql> }> {
     h = await startSyncHarness(dialect, LONG_BACKOFF);
     await h.upstream.createModule('crm');
     await h.upstream.createTable('crm', 'companies', { hasHistory: true }, [
@@ -61,14 +62,35 @@ forEachDialect('push: edits waiting for a local row', (dialect) => {
     await h.upstream.createTable('crm', 'deals', { hasHistory: true }, [field('title', 'string'), field('company', 'reference', { refTableName: 'companies' })]);
     const [deal] = await h.upstream.createRecords('crm', 'deals', [{ title: 'old' }]);
     await h.sync();
-    const sql = questionMarkSql(h.tm);
-    const companies = await sqlName('companies');
-    const deals = await sqlName('deals');
+    return { deal: Number(deal), companies: await sqlName('companies'), deals: await sqlName('deals'), sql: questionMarkSql(h.tm) };
+  }
+
+  /**
+   * The set-up of `companiesAndDeals`; then, in SQL, a company inserted here, a deal inserted here
+   * pointing at it, and the upstream deal updated to point at it. Returns the local company's
+   * temporary id and the upstream deal's id.
+   */
+  async function localCompanyAndItsDeals(companyStage: string | null): Promise<{ company: number; deal: number }> {
+    const { deal, companies, deals, sql } = await companiesAndDeals();
     await sql(`INSERT INTO ${companies} (name, stage) VALUES (?, ?)`, ['Acme', companyStage]);
     const [company] = await sql<{ id: number | string }>(`SELECT id FROM ${companies} WHERE name = ?`, ['Acme']);
     await sql(`INSERT INTO ${deals} (title, company) VALUES (?, ?)`, ['new', Number(company!.id)]);
-    await sql(`UPDATE ${deals} SET company = ? WHERE id = ?`, [Number(company!.id), Number(deal)]);
-    return { company: Number(company!.id), deal: Number(deal) };
+    await sql(`UPDATE ${deals} SET company = ? WHERE id = ?`, [Number(company!.id), deal]);
+    return { company: Number(company!.id), deal };
+  }
+
+  /** Inserts a company as an application does, and returns the id it is told: the temporary one. */
+  async function insertCompany(sql: ReturnType<typeof questionMarkSql>, companies: string, name: string): Promise<number> {
+    if (dialect.dialect === 'postgres') {
+      const [row] = await sql<{ id: number | string }>(`INSERT INTO ${companies} (name) VALUES (?) RETURNING id`, [name]);
+      return Number(row!.id);
+    }
+    // SQLite's RETURNING reports the id before the capture trigger gave the temporary one (docs/mirror.md).
+    await sql(`INSERT INTO ${companies} (name) VALUES (?)`, [name]);
+    const outbox = h.tm.table('_wsmirror_outbox');
+    const [row] = await sql<{ record_id: number | string }>(`SELECT record_id FROM ${outbox} WHERE entry_id = (SELECT max(entry_id) FROM ${outbox} WHERE operation = 'insert' AND sql_table = ?)`,
+      [(await catalogEntry(h.tm, 'crm', 'companies'))!.sqlName]);
+    return Number(row!.record_id);
   }
 
   /** Upstream's deals as title → company name (null for none). */
@@ -147,4 +169,56 @@ forEachDialect('push: edits waiting for a local row', (dialect) => {
     expect(referencing[2]!.last_error).toMatch(/set the reference to a record upstream has, or to NULL, then wsmirror outbox retry/);
     expect(await upstreamDeals()).toEqual({ old: null });
   });
+
+  it('a reference set to the temporary id after the push goes upstream as the record it became; _wsmirror_created names that record', async () => {
+    const { deal, companies, deals, sql } = await companiesAndDeals();
+    const temp = await insertCompany(sql, companies, 'Acme');
+    expect(temp).toBeLessThan(0);
+    await h.sync();
+    const [acme] = (await h.upstream.allRecords('crm', 'companies')).filter((r) => r.values.name === 'Acme');
+    const created = Number(acme!.id);
+
+    // The application goes on with the id it was told: a new deal, and the old deal, point at it.
+    await sql(`INSERT INTO ${deals} (title, company) VALUES (?, ?)`, ['later', temp]);
+    await sql(`UPDATE ${deals} SET company = ? WHERE id = ?`, [temp, deal]);
+    await h.sync();
+    expect(await outbox()).toEqual([]);
+    expect(await upstreamDeals()).toEqual({ old: 'Acme', later: 'Acme' });
+    // The rows hold the upstream id too, as upstream does.
+    expect((await sql<{ company: number | string }>(`SELECT company FROM ${deals} ORDER BY title`)).map((r) => Number(r.company))).toEqual([created, created]);
+    await h.expectConverged('crm', 'deals');
+
+    // An UPDATE by the temporary id finds no row; the application reads the upstream id instead.
+    await sql(`UPDATE ${companies} SET name = ? WHERE id = ?`, ['Acme Ltd', temp]);
+    expect(await outbox()).toEqual([]);
+    const [known] = await sql<{ table_id: string; created_id: number | string }>(
+      `SELECT table_id, created_id FROM ${h.tm.table('_wsmirror_created')} WHERE temp_id = ?`, [temp]);
+    expect(Number(known!.created_id)).toBe(created);
+    expect(known!.table_id).toBe((await catalogEntry(h.tm, 'crm', 'companies'))!.tableId);
+  });
+
+  it('a reference the push cannot point at the record its temporary id became fails naming that record', async () => {
+    const { companies, deals, sql } = await companiesAndDeals();
+    const temp = await insertCompany(sql, companies, 'Acme');
+    await sql(`INSERT INTO ${deals} (title, company) VALUES (?, ?)`, ['new', temp]);
+    // Deals leave the selection before the company is created: the deal's values are kept in its
+    // insert entry, where the company's create does not reach the reference.
+    const narrowed = new SyncEngine({ client: h.client, mirror: h.tm.mirror, options: { lookbackMs: 0, tables: { include: ['crm.companies'] } } });
+    await narrowed.runCycle({ forceFullScan: true });
+    const [acme] = await h.upstream.allRecords('crm', 'companies');
+    const created = Number(acme!.id);
+    const [kept] = await listOutbox(h.tm.mirror, {});
+    expect(kept).toMatchObject({ operation: 'insert', newValue: { title: 'new', company: temp } });
+
+    // Back in the selection, and retried.
+    await h.sync();
+    await retryOutbox(h.tm.mirror, { entryIds: [kept!.entryId] });
+    await h.sync();
+    const [failed] = await outbox();
+    expect(failed!.status).toBe('failed');
+    expect(failed!.last_error).toBe(`references row ${temp} of crm.companies, which was created upstream as record ${created}: `
+      + `set the reference to ${created}, then wsmirror outbox retry`);
+    expect(await upstreamDeals()).toEqual({ old: null });
+  });
 });
+

@@ -5,17 +5,11 @@ import { MirrorError } from '../errors.ts';
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { ID_COLUMN } from '../naming.ts';
-import type { EditOutcome } from '../outbox.ts';
-import { chunks, entryIdIn, jsonSql } from './outbox-rows.ts';
+import type { CreatedRow, EditOutcome } from '../outbox.ts';
+import { recordCreatedWrites, referenceWrites } from './created-rows.ts';
+import { chunks, entryIdIn } from './outbox-rows.ts';
 import { cachedTables } from './read-catalog.ts';
 import { referenceFields, waitersDueNow } from './waiting-entries.ts';
-
-/** A local insert created upstream: its row's temporary id and the upstream id it takes. */
-interface CreatedRow {
-  tableId: string;
-  tempId: number;
-  createdId: number;
-}
 
 /**
  * Records what became of pushed edits, all in ONE daemon transaction: pushed and discarded
@@ -89,7 +83,8 @@ async function createdRows(ctx: MirrorContext, cat: Kysely<CatalogDb>, created: 
 /**
  * A local insert was created upstream as `createdId`: its row, the reference columns of other
  * mirrored rows that point at it (and their outbox values), and the record's remaining entries
- * take that id. A row already holding `createdId` (pulled in meanwhile) gives way to the local one.
+ * take that id, and the two ids are kept (created-rows.ts). A row already holding `createdId`
+ * (pulled in meanwhile) gives way to the local one.
  * The pending entries of the record and of the rows that point at it waited for this create:
  * they are due at once (waiting-entries.ts).
  * Tables and references come from the cached catalog, which the push reads at its start.
@@ -112,18 +107,10 @@ async function bindingWrites(ctx: MirrorContext, cat: Kysely<CatalogDb>, rows: r
         AND EXISTS (SELECT 1 FROM ${table} WHERE ${sql.id(ID_COLUMN)} = ${tempId})`.compile(cat));
       writes.push(sql`UPDATE ${table} SET ${sql.id(ID_COLUMN)} = ${createdId} WHERE ${sql.id(ID_COLUMN)} = ${tempId}`.compile(cat));
     }
-    for (const { table, field } of refs) {
-      if (field.refTableId !== tableId) continue;
-      const column = field.columnName;
-      writes.push(sql`UPDATE ${ctx.driver.table(table.sqlName)} SET ${sql.id(column)} = ${createdId} WHERE ${sql.id(column)} = ${tempId}`.compile(cat));
-      for (const value of ['new_value', 'old_value'] as const) {
-        writes.push(cat.updateTable('_wsmirror_outbox').set({ [value]: jsonSql(ctx, createdId) })
-          .where('table_id', '=', table.tableId).where('column_name', '=', column)
-          .where(value, '=', jsonSql(ctx, tempId)).compile());
-      }
-    }
+    writes.push(...referenceWrites(ctx, cat, refs, { tableId, tempId, createdId }));
     writes.push(cat.updateTable('_wsmirror_outbox').set({ record_id: createdId })
       .where('table_id', '=', tableId).where('record_id', '=', tempId).compile());
   }
+  writes.push(...recordCreatedWrites(cat, rows));
   return writes;
 }

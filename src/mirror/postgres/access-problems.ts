@@ -6,7 +6,9 @@ import { temporaryProblem } from './creation-problems.ts';
  * What would keep the daemon's role from writing the mirror's tables in `schema` and creating
  * new ones, one line each (see DialectDriver.accessProblems). Reads only.
  */
-export async function accessProblems(db: Kysely<CatalogDb>, schema: string, tables: readonly string[]): Promise<string[]> {
+export async function accessProblems(
+  db: Kysely<CatalogDb>, schema: string, tables: readonly string[], createdWhenMissing: readonly string[],
+): Promise<string[]> {
   const problems: string[] = [];
   const { rows: [role] } = await sql<{ role: string; db: string; usage: boolean; create: boolean; temporary: boolean }>`SELECT current_user AS role,
     current_database() AS db,
@@ -22,7 +24,7 @@ export async function accessProblems(db: Kysely<CatalogDb>, schema: string, tabl
       has_table_privilege(c.oid, 'SELECT') AS select, has_table_privilege(c.oid, 'INSERT') AS insert,
       has_table_privilege(c.oid, 'UPDATE') AS update, has_table_privilege(c.oid, 'DELETE') AS delete
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = ${schema} AND c.relname = ANY(${[...tables]}) ORDER BY c.relname`.execute(db);
+    WHERE n.nspname = ${schema} AND c.relname = ANY(${[...tables, ...createdWhenMissing]}) ORDER BY c.relname`.execute(db);
   for (const r of rows) {
     const missing = (['select', 'insert', 'update', 'delete'] as const).filter((p) => !r[p]).map((p) => p.toUpperCase());
     if (missing.length > 0) problems.push(`role ${role!.role} has no ${missing.join(', ')} on ${schema}.${r.name}`);

@@ -159,8 +159,6 @@ class PostgresDriver implements DialectDriver {
       const { rows: schemas } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = ${this.#schema}`
         .execute(tx.db);
       if (Number(schemas[0]?.n ?? 0) === 0) await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(this.#schema)}`.execute(tx.db);
-      const { rows } = await sql<{ exists: boolean }>`SELECT to_regclass(${`${pg.escapeIdentifier(this.#schema)}."_wsmirror_meta"`}) IS NOT NULL AS exists`.execute(tx.db);
-      const fresh = !rows[0]?.exists;
       const defs = catalogTablesOf(this.dialect);
       // Only what is missing: even CREATE … IF NOT EXISTS of an index takes its table's lock, and
       // an application's open transaction that edited the mirror holds the outbox's (its capture).
@@ -174,8 +172,10 @@ class PostgresDriver implements DialectDriver {
       });
       // One round trip for every table and index; their texts hold no bind parameters.
       await this.runScript(tx, missing.map((stmt) => stmt.compile(tx.db).sql));
-      if (fresh) {
-        await this.comment(tx, defs.flatMap((def) => [
+      // Described when made: on a fresh catalog all of them, else those this version adds.
+      const made = defs.filter((def) => !exists.has(def.name));
+      if (made.length > 0) {
+        await this.comment(tx, made.flatMap((def) => [
           { sqlTable: def.name, column: null, text: def.comment },
           ...def.columns.map((c) => ({ sqlTable: def.name, column: c.name, text: c.comment })),
         ]));
@@ -184,8 +184,8 @@ class PostgresDriver implements DialectDriver {
     });
   }
 
-  accessProblems(tables: readonly string[]): Promise<string[]> {
-    return accessProblems(this.db, this.#schema, tables);
+  accessProblems(tables: readonly string[], createdWhenMissing: readonly string[]): Promise<string[]> {
+    return accessProblems(this.db, this.#schema, tables, createdWhenMissing);
   }
 
   async verifyCatalog(): Promise<void> {

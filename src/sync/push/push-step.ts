@@ -32,8 +32,10 @@ export interface PushContext {
  * the next round is read while its requests are out, and it is settled while the next round's
  * first request is out: the daemon's reading and settling overlap upstream's work instead of
  * adding to it. An edit that references a row created locally and not yet upstream waits for a
- * later round, when that row has its upstream id. Ends when nothing is due or a round settles
- * nothing; a failure that would hit every request (401, 403…) stops it after settling what is done.
+ * later round, when that row has its upstream id; one that references a row created upstream
+ * before the reference was set (an application kept its temporary id) is pointed at that record,
+ * and goes in the next round. Ends when nothing is due or a round settles nothing; a failure
+ * that would hit every request (401, 403…) stops it after settling what is done.
  * `catalog`: the mirror's, when the caller has just read it.
  */
 export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<PushReport> {
@@ -48,7 +50,11 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
   /** Edits whose outcome could not be learnt this push: not looked at again until the next. */
   const held = new Set<string>();
   /** Edits of the last round that wait for a row inserted here to be created upstream. */
-  let waiting: { edit: PendingEdit; blocker: { tableId: string; recordId: number } }[] = [];
+  let waiting: Waiting[] = [];
+  /** Of the rows they wait for, those without an insert entry: none will be created from here. */
+  let uncreated = new Set<string>();
+  /** Rows created upstream already whose references this push pointed at the record (`followCreatedRows`). */
+  const followed = new Map<string, number>();
   const readDue = (skip: number, after?: number) =>
     ctx.mirror.readPendingEdits({
       now: new Date(now()).toISOString(), limit: roundRecords + skip, ...(after !== undefined ? { after } : {}),
@@ -64,7 +70,7 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
       ctx.signal?.throwIfAborted();
       const due = nextRound ?? await readDue(held.size);
       nextRound = undefined;
-      const fresh = due.filter((e) => !held.has(editKey(e))).slice(0, roundRecords);
+      const fresh = due.filter((e) => !held.has(rowKey(e))).slice(0, roundRecords);
       if (fresh.length === 0) break;
       // The next round may be read, and this one settled, while requests are out only when this
       // round creates no record: settling a create rewrites the temporary id in other rows, which
@@ -121,7 +127,7 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
         const result = await pushing;
         // Finished before this round settles, so it never runs inside the settling transaction.
         const besides = alongside === undefined ? undefined : await alongside;
-        for (const edit of result.unsettled) held.add(editKey(edit));
+        for (const edit of result.unsettled) held.add(rowKey(edit));
         report.unsettled += result.unsettled.length;
         if (readNext && result.restore.length === 0 && result.fatal === undefined) deferred = result.outcomes;
         else await settle(ctx, result.outcomes, report);
@@ -132,7 +138,17 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
         // and then settled on the way out).
         if (besides !== undefined) nextRound = unwrap(besides);
       }
-      if (settledThisRound === 0) break;
+      if (settledThisRound > 0) continue;
+      if (waiting.length === 0) break;
+      uncreated = await withoutInsert(ctx, waiting);
+      // A reference set to the temporary id of a row created upstream since: it is pointed at
+      // that record, and the next round sends it (the rounds read before that hold the old id).
+      const unknown = [...new Map(waiting.filter(({ blocker }) => uncreated.has(rowKey(blocker)) && !followed.has(rowKey(blocker)))
+        .map(({ blocker }) => [rowKey(blocker), blocker])).values()];
+      const created = unknown.length > 0 ? await ctx.mirror.followCreatedRows(unknown) : [];
+      for (const row of created) followed.set(rowKey({ tableId: row.tableId, recordId: row.tempId }), row.createdId);
+      if (created.length === 0) break;
+      nextRound = undefined;
     }
   } finally {
     // Whatever ends the push, what was sent is recorded.
@@ -147,15 +163,14 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
   if (waiting.length > 0) {
     const labels = new Map(catalog.tables.map((t) => [t.tableId, tableLabel(t)]));
     const at = now();
-    // A row's insert entry has minus its id: a row without one will never be created (its
-    // insert was discarded, or the id was typed in), and what waits for it fails, naming it.
-    const inserts = new Set((await ctx.mirror.listOutbox({ entryIds: [...new Set(waiting.map(({ blocker }) => -blocker.recordId))] }))
-      .filter((e) => e.operation === 'insert').map((e) => `${e.tableId}:${e.recordId}`));
-    const outcomes = waiting.map(({ edit, blocker }): EditOutcome => (!inserts.has(`${blocker.tableId}:${blocker.recordId}`) ? {
+    // A row without an insert entry will never be created from here, and what waits for it
+    // fails, naming it: created already (where following it did not reach the reference: the
+    // values a row's insert entry kept), or not at all (its insert was discarded, or the id was
+    // typed in).
+    const outcomes = waiting.map(({ edit, blocker }): EditOutcome => (uncreated.has(rowKey(blocker)) ? {
       kind: 'failed',
       entryIds: edit.entryIds,
-      message: `references row ${blocker.recordId} of ${labels.get(blocker.tableId) ?? blocker.tableId}, which the mirror will not create upstream `
-        + '(its insert was discarded, or the id was typed in): set the reference to a record upstream has, or to NULL, then wsmirror outbox retry',
+      message: uncreatedMessage(blocker, labels.get(blocker.tableId) ?? blocker.tableId, followed.get(rowKey(blocker))),
     } : {
       kind: 'waiting',
       entryIds: edit.entryIds,
@@ -172,6 +187,26 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
     ctx.logger.info({ ...report }, 'outbox pushed');
   }
   return report;
+}
+
+type Waiting = { edit: PendingEdit; blocker: { tableId: string; recordId: number } };
+
+function rowKey(row: { tableId: string; recordId: number }): string {
+  return `${row.tableId}:${row.recordId}`;
+}
+
+/** The rows waited for that have no insert entry in the outbox (a row's insert entry has minus its id). */
+async function withoutInsert(ctx: PushContext, waiting: readonly Waiting[]): Promise<Set<string>> {
+  const inserts = new Set((await ctx.mirror.listOutbox({ entryIds: [...new Set(waiting.map(({ blocker }) => -blocker.recordId))] }))
+    .filter((e) => e.operation === 'insert').map((e) => rowKey(e)));
+  return new Set(waiting.map(({ blocker }) => rowKey(blocker)).filter((key) => !inserts.has(key)));
+}
+
+function uncreatedMessage(row: { recordId: number }, label: string, createdId: number | undefined): string {
+  return createdId !== undefined
+    ? `references row ${row.recordId} of ${label}, which was created upstream as record ${createdId}: set the reference to ${createdId}, then wsmirror outbox retry`
+    : `references row ${row.recordId} of ${label}, which the mirror will not create upstream `
+      + '(its insert was discarded, or the id was typed in): set the reference to a record upstream has, or to NULL, then wsmirror outbox retry';
 }
 
 function settle(ctx: PushContext, outcomes: readonly EditOutcome[], report: PushReport): Promise<void> {
@@ -200,10 +235,6 @@ type Outcome<T> = { value: T } | { error: unknown };
 function unwrap<T>(outcome: Outcome<T>): T {
   if ('error' in outcome) throw outcome.error;
   return outcome.value;
-}
-
-function editKey(edit: PendingEdit): string {
-  return `${edit.tableId}:${edit.recordId}`;
 }
 
 function groupByTable(edits: readonly PendingEdit[]): Map<string, PendingEdit[]> {

@@ -1,4 +1,4 @@
-import type { EditOutcome, OutboxEntry, OutboxFilter, OutboxStatus, PendingEdit, SentCreate } from '../../../src/mirror/index.ts';
+import type { CreatedRow, EditOutcome, OutboxEntry, OutboxFilter, OutboxStatus, PendingEdit, SentCreate } from '../../../src/mirror/index.ts';
 import type { Mirror } from '../../../src/mirror/mirror.ts';
 import type { PushMirror } from '../../../src/sync/push/push-step.ts';
 
@@ -34,6 +34,8 @@ export class MemoryOutbox implements PushMirror {
   readonly preferredPushRoundRecords = 5_000;
   readonly #mirror: Pick<Mirror, 'readCatalog' | 'applyRows'>;
   #nextEntry = 1;
+  /** The creates settled, as the mirror keeps them. */
+  readonly #created: CreatedRow[] = [];
 
   constructor(mirror: Pick<Mirror, 'readCatalog' | 'applyRows'>) {
     this.#mirror = mirror;
@@ -128,6 +130,7 @@ export class MemoryOutbox implements PushMirror {
         const created = this.records.find((r) => r.entries.some((e) => e.entryId === outcome.entryIds[0]))!;
         const oldId = created.recordId;
         created.recordId = outcome.createdId;
+        this.#created.push({ tableId: created.tableId, tempId: oldId, createdId: outcome.createdId });
         for (const r of this.records) {
           const waited = r === created || [...r.values.values()].includes(oldId);
           for (const [k, v] of r.values) if (v === oldId) r.values.set(k, outcome.createdId);
@@ -136,6 +139,19 @@ export class MemoryOutbox implements PushMirror {
         }
       }
     }
+  }
+
+  /** As the mirror does: references to rows created already take their upstream ids, and are due. */
+  async followCreatedRows(rows: readonly { tableId: string; recordId: number }[]): Promise<CreatedRow[]> {
+    const found = this.#created.filter((c) => rows.some((r) => r.tableId === c.tableId && r.recordId === c.tempId));
+    for (const { tempId, createdId } of found) {
+      for (const r of this.records) {
+        if (![...r.values.values()].includes(tempId)) continue;
+        for (const [k, v] of r.values) if (v === tempId) r.values.set(k, createdId);
+        for (const e of r.entries) if (e.status === 'pending') Object.assign(e, { nextAttemptAt: null, lastError: null });
+      }
+    }
+    return found;
   }
 
   async oldestPendingAt(): Promise<string | null> {
