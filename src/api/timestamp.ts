@@ -1,8 +1,10 @@
 import * as z from 'zod';
 
 // YYYY-MM-DDTHH:MM[:SS[.fraction]]Z, as the spec's "Timestamp parameters" section fixes it: the
-// fraction may have any number of digits.
+// fraction may have any number of digits. DATE_TIME_RE is the same with an offset ±HH:MM in
+// place of Z allowed too (ISO 8601's extended format, as RFC 3339 profiles it).
 const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?Z$/;
+const DATE_TIME_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:Z|([+-])(\d{2}):(\d{2}))$/;
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) {
@@ -28,7 +30,29 @@ function utcMillis(year: number, month: number, day: number, hour = 0, minute = 
  */
 export function parseTimestamp(text: string): number | undefined {
   const m = TIMESTAMP_RE.exec(text);
-  if (!m) return undefined;
+  return m ? matchedMillis(m) : undefined;
+}
+
+/**
+ * Parses an ISO 8601 date-time with `Z` or an offset `±HH:MM` (hours to 23, minutes to 59) into
+ * the Unix milliseconds of the instant it names, or returns undefined when the text is not one or
+ * that instant falls outside the years 0000 to 9999 in UTC (where no spec timestamp can write
+ * it). A date-time without an offset names no instant, and is not one.
+ */
+export function parseDateTime(text: string): number | undefined {
+  const m = DATE_TIME_RE.exec(text);
+  const local = m ? matchedMillis(m) : undefined;
+  if (local === undefined || m![8] === undefined) return local;
+  const hours = Number(m![9]);
+  const minutes = Number(m![10]);
+  if (hours > 23 || minutes > 59) return undefined;
+  // The local time is ahead of UTC by a positive offset: UTC is the local time minus it.
+  const ms = local - (m![8] === '+' ? 1 : -1) * (hours * 60 + minutes) * 60_000;
+  return ms < EARLIEST_TIMESTAMP_MS || ms > LATEST_TIMESTAMP_MS ? undefined : ms;
+}
+
+/** The milliseconds of the date and time of a TIMESTAMP_RE or DATE_TIME_RE match, read as UTC. */
+function matchedMillis(m: RegExpExecArray): number | undefined {
   const year = Number(m[1]);
   const month = Number(m[2]);
   const day = Number(m[3]);

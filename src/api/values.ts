@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { formatAppointment, parseAppointment } from './appointment.ts';
 import type { FieldType } from './field-types.ts';
 import { isReadOnlyType } from './field-types.ts';
-import { EARLIEST_TIMESTAMP_MS, LATEST_TIMESTAMP_MS, formatTimestamp, parseDate, parseTimestamp } from './timestamp.ts';
+import { EARLIEST_TIMESTAMP_MS, LATEST_TIMESTAMP_MS, formatTimestamp, parseDate, parseDateTime, parseTimestamp } from './timestamp.ts';
 
 /**
  * Value shapes by field type (spec, "Value shapes by field type"), for record create and update
@@ -34,25 +34,65 @@ const isoTimestamp = z.string({ error: 'expected an ISO 8601 UTC timestamp strin
 const timestampMillis = (mode: ValueMode) =>
   mode === 'create' ? isoTimestamp : z.union([isoTimestamp, unixMillis]);
 
-function appointmentRange() {
-  return z.string().transform((s, ctx) => {
+const APPOINTMENT_RANGE = 'an appointment [<start>,<end>) of UTC timestamps, start not after end';
+const CALENDAR_DATE = 'a calendar date YYYY-MM-DD';
+/**
+ * Date and appointment updates take "an ISO 8601 string or Unix timestamp in milliseconds", where
+ * only timestamps say UTC: `Z` or an offset `±HH:MM` (parseDateTime). A date-time without one
+ * names no instant.
+ */
+const DATE_TIME = 'an ISO 8601 date-time with Z or an offset ±HH:MM (2026-01-31T12:00:00+02:00) in the years 0000 to 9999 in UTC';
+
+/** An appointment starting and ending at one instant: the empty range `[t,t)`. */
+const atInstant = (ms: number) => formatAppointment({ start: ms, end: ms });
+/** An instant's date in UTC, as Unix milliseconds have no other: one instant, one date. */
+const utcDate = (ms: number) => formatTimestamp(ms).slice(0, 10);
+
+const appointmentRange = z.string().transform((s, ctx) => {
+  const bounds = parseAppointment(s);
+  if (bounds === undefined) {
+    ctx.addIssue({ code: 'custom', message: `expected ${APPOINTMENT_RANGE}` });
+    return z.NEVER;
+  }
+  return formatAppointment(bounds);
+});
+
+// Every string shape of an update in one branch, so a refused string is told each shape it may
+// take; Unix milliseconds first, so a number that is none is told why (describeIssues).
+const appointmentUpdate = z.union([
+  unixMillis.transform(atInstant),
+  z.string().transform((s, ctx) => {
     const bounds = parseAppointment(s);
-    if (bounds === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'expected an appointment [<start>,<end>) of UTC timestamps, start not after end' });
+    if (bounds !== undefined) return formatAppointment(bounds);
+    const ms = parseDateTime(s);
+    if (ms === undefined) {
+      ctx.addIssue({ code: 'custom', message: `expected ${APPOINTMENT_RANGE}, or one instant: ${DATE_TIME}` });
       return z.NEVER;
     }
-    return formatAppointment(bounds);
-  });
-}
+    return atInstant(ms);
+  }),
+]);
 
 const dateString = z.string().transform((s, ctx) => {
-  const ms = parseDate(s);
-  if (ms === undefined) {
-    ctx.addIssue({ code: 'custom', message: 'expected a calendar date YYYY-MM-DD' });
+  if (parseDate(s) === undefined) {
+    ctx.addIssue({ code: 'custom', message: `expected ${CALENDAR_DATE}` });
     return z.NEVER;
   }
   return s;
 });
+
+const dateUpdate = z.union([
+  unixMillis.transform(utcDate),
+  z.string().transform((s, ctx) => {
+    if (parseDate(s) !== undefined) return s;
+    const ms = parseDateTime(s);
+    if (ms === undefined) {
+      ctx.addIssue({ code: 'custom', message: `expected ${CALENDAR_DATE}, or ${DATE_TIME}` });
+      return z.NEVER;
+    }
+    return utcDate(ms);
+  }),
+]);
 
 const numericString = z
   .string()
@@ -105,12 +145,7 @@ function baseSchema(type: FieldType, mode: ValueMode): z.ZodType {
     case 'unknown':
       return z.json();
     case 'appointment':
-      return mode === 'create'
-        ? appointmentRange()
-        : z.union([
-            appointmentRange(),
-            timestampMillis('update').transform((ms) => `[${formatTimestamp(ms)},${formatTimestamp(ms)})`),
-          ]);
+      return mode === 'create' ? appointmentRange : appointmentUpdate;
     case 'boolean':
       return z.boolean({ error: 'expected true or false' });
     case 'choice':
@@ -137,9 +172,7 @@ function baseSchema(type: FieldType, mode: ValueMode): z.ZodType {
     case 'color':
       return z.string().regex(/^#[0-9a-fA-F]{6}$/, 'expected a hex color #rrggbb');
     case 'date':
-      return mode === 'create'
-        ? dateString
-        : z.union([dateString, timestampMillis('update').transform((ms) => formatTimestamp(ms).slice(0, 10))]);
+      return mode === 'create' ? dateString : dateUpdate;
     case 'timestamp':
       return timestampMillis(mode).transform(formatTimestamp);
     case 'time':

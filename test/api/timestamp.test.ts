@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  formatTimestamp, isCalendarDate, isCanonicalTimestamp, parseDate, parseTimestamp, timestampSchema,
+  EARLIEST_TIMESTAMP_MS, LATEST_TIMESTAMP_MS, formatTimestamp, isCalendarDate, isCanonicalTimestamp, parseDate, parseDateTime,
+  parseTimestamp, timestampSchema,
 } from '../../src/api/timestamp.ts';
 
 const iso = (text: string) => new Date(text).getTime();
@@ -57,6 +58,38 @@ describe('parseTimestamp', () => {
   it('is what timestampSchema accepts', () => {
     expect(timestampSchema.safeParse('0005-01-01T00:00Z').success).toBe(true);
     expect(timestampSchema.safeParse('1900-02-29T00:00Z').success).toBe(false);
+  });
+});
+
+describe('parseDateTime', () => {
+  it('reads Z as parseTimestamp does, and an offset as the instant it names', () => {
+    expect(parseDateTime('2026-01-31T12:00Z')).toBe(parseTimestamp('2026-01-31T12:00Z'));
+    expect(parseDateTime('2024-02-29T01:30:00+02:00')).toBe(iso('2024-02-28T23:30:00Z'));
+    expect(parseDateTime('2023-12-31T23:00:00.25-05:00')).toBe(iso('2024-01-01T04:00:00.250Z'));
+    expect(parseDateTime('2024-03-01T00:00-00:00')).toBe(iso('2024-03-01T00:00:00Z'));
+    expect(parseDateTime('0005-01-01T00:00+00:00')).toBe(iso('0005-01-01T00:00:00.000Z'));
+  });
+
+  it('agrees with Date.parse for any offset of RFC 3339 and keeps to the years 0000 to 9999 in UTC', () => {
+    const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+    const text = fc.tuple(
+      fc.integer({ min: EARLIEST_TIMESTAMP_MS, max: LATEST_TIMESTAMP_MS }), fc.constantFrom('+', '-'),
+      fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }),
+    ).map(([ms, sign, h, m]) => `${formatTimestamp(ms).slice(0, 23)}${sign}${pad(h)}:${pad(m)}`);
+    fc.assert(fc.property(text, (t) => {
+      const expected = Date.parse(t);
+      const inRange = expected >= EARLIEST_TIMESTAMP_MS && expected <= LATEST_TIMESTAMP_MS;
+      expect(parseDateTime(t), t).toBe(inRange ? expected : undefined);
+    }), { numRuns: 3000 });
+  });
+
+  it('refuses a date-time without an offset, impossible offsets and other forms of one', () => {
+    for (const text of [
+      '2026-01-31T12:00:00', '2026-01-31T12:00:00+24:00', '2026-01-31T12:00:00+02:60', '2026-01-31T12:00:00+0200',
+      '2026-01-31T12:00:00+02', '2026-01-31T12:00:00 +02:00', '2026-02-30T12:00:00+02:00', '2026-01-31',
+    ]) {
+      expect(parseDateTime(text), text).toBeUndefined();
+    }
   });
 });
 

@@ -10,7 +10,7 @@ import { ASK_SCHEMA, FIELD_TYPES, recordValueSchema, recordValueShortcut, type V
 
 const dateLike = fc.tuple(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 13 }), fc.integer({ min: 0, max: 32 }))
   .map(([y, m, d]) => `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`);
-const timestampLike = fc.tuple(dateLike, fc.integer({ min: 0, max: 25 }), fc.integer({ min: 0, max: 61 }), fc.integer({ min: 0, max: 61 }), fc.constantFrom('', '.5', '.123456', 'Z', '.1Z', '.123Z', '.999Z', '.1234Z', '+01:00'))
+const timestampLike = fc.tuple(dateLike, fc.integer({ min: 0, max: 25 }), fc.integer({ min: 0, max: 61 }), fc.integer({ min: 0, max: 61 }), fc.constantFrom('', '.5', '.123456', 'Z', '.1Z', '.123Z', '.999Z', '.1234Z', '+01:00', '-05:30', '.25+14:00', '-00:00'))
   .map(([d, h, m, s, tail]) => `${d}T${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}${tail}`);
 const anyValue = fc.oneof(
   fc.constantFrom<unknown>(null, undefined, '', ' ', 'true', true, false, 0, -0, 1.5, Number.NaN, Infinity, -Infinity, '12', [], ['a'], {}, '2024-02-29', '2023-02-29', '2024-01-01T00:00Z'),

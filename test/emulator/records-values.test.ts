@@ -61,6 +61,61 @@ describe('timestamps and dates', () => {
   });
 });
 
+describe('date-times with an offset (date and appointment updates)', () => {
+  // The value table gives date and appointment updates "an ISO 8601 string", timestamps an "ISO
+  // 8601 UTC string": an offset is taken, and names the instant it writes. A date is that
+  // instant's date in UTC, as for Unix milliseconds and …Z: one instant gives one date however it
+  // is written (docs/emulator.md, Values).
+  it('set a date to the UTC date of the instant, on both sides of midnight', async () => {
+    const cases: [sent: string, date: string][] = [
+      ['2024-02-29T23:30:00+02:00', '2024-02-29'], // 21:30Z: the same date in UTC
+      ['2024-02-29T01:30:00+02:00', '2024-02-28'], // 23:30Z the day before
+      ['2024-02-28T23:30:00-02:00', '2024-02-29'], // 01:30Z the day after
+      ['2023-12-31T23:00:00-05:00', '2024-01-01'], // into the next year
+      ['2024-03-01T00:00:00+00:00', '2024-03-01'],
+      ['2024-03-01T00:00-00:00', '2024-03-01'],
+      ['2024-03-01T12:00:00.5+05:45', '2024-03-01'],
+    ];
+    const ids = await fx.ws.createRecords(MODULE, 'things', cases.map(() => ({})));
+    const res = await fx.api('PATCH', fx.records('things'), { records: cases.map(([sent], i) => ({ id: ids[i], d: sent })) });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    for (const [i, [sent, date]] of cases.entries()) expect((await valuesOf(fx, 'things', ids[i]!)).d, sent).toBe(date);
+  });
+
+  it('set an appointment to the empty range at that instant, in UTC', async () => {
+    const [id] = await fx.ws.createRecords(MODULE, 'things', [{}]);
+    ok(await fx.api('PATCH', fx.records('things'), { records: [{ id, ap: '2024-01-01T10:00:00+01:00' }] }));
+    expect((await valuesOf(fx, 'things', id!)).ap).toBe('[2024-01-01T09:00:00.000Z,2024-01-01T09:00:00.000Z)');
+    ok(await fx.api('PATCH', fx.records('things'), { records: [{ id, ap: '2024-12-31T23:30:00.25-01:30' }] }));
+    expect((await valuesOf(fx, 'things', id!)).ap).toBe('[2025-01-01T01:00:00.250Z,2025-01-01T01:00:00.250Z)');
+  });
+
+  it('are refused (400) without an offset, with an impossible offset, outside the years 0000 to 9999 in UTC, and where the table wants UTC', async () => {
+    const [id] = await fx.ws.createRecords(MODULE, 'things', [{}]);
+    const refused: [field: string, sent: string][] = [
+      ['d', '2024-03-01T10:00'], ['d', '2024-03-01T10:00:00+0200'], ['d', '2024-03-01T10:00:00+02'],
+      ['d', '2024-03-01T10:00:00+24:00'], ['d', '2024-03-01T10:00:00+02:60'], ['d', '2024-02-30T10:00:00+02:00'],
+      ['d', '0000-01-01T00:30:00+01:00'], ['d', '9999-12-31T23:00:00-02:00'],
+      ['ap', '2024-01-01T10:00:00'], ['ap', '0000-01-01T00:00:00+00:01'],
+      // The range form is "with UTC timestamps"; a timestamp is an "ISO 8601 UTC string".
+      ['ap', '[2024-01-01T10:00:00+01:00,2024-01-01T11:00:00+01:00)'], ['ts', '2024-01-01T10:00:00+01:00'],
+    ];
+    for (const [name, sent] of refused) {
+      const res = await fx.api('PATCH', fx.records('things'), { records: [{ id, [name]: sent }] });
+      expect(res.status, `${name} ← ${sent}: ${JSON.stringify(res.body)}`).toBe(400);
+      expect(res.body.error.message).toContain(`body.records[0].${name}`);
+      // A refused date or appointment string is told every string shape the update takes.
+      if (name !== 'ts') expect(res.body.error.message).toContain('or an offset ±HH:MM');
+    }
+    // A create takes the create shapes only: YYYY-MM-DD and a range.
+    for (const [name, sent] of [['d', '2024-03-01T10:00:00+02:00'], ['ap', '2024-01-01T10:00:00+01:00']] as const) {
+      const res = await fx.api('POST', fx.records('things'), { records: [{ [name]: sent }] });
+      expect(res.status, `${name} ← ${sent} (create): ${JSON.stringify(res.body)}`).toBe(400);
+    }
+    expect(await valuesOf(fx, 'things', id!)).toMatchObject({ d: null, ts: null, ap: null });
+  });
+});
+
 describe('Unix milliseconds', () => {
   const first = Date.parse('0000-01-01T00:00:00.000Z');
   const last = Date.parse('9999-12-31T23:59:59.999Z');

@@ -109,9 +109,17 @@ function byField(c: CaseContext): FieldCases[] {
     { field: 'col', createOk: [['#a1B2c3', '#a1B2c3']], createBad: ['red', '#abc', '#a1b2c3ff'], updateOk: [['#000000', '#000000']], updateBad: ['000000'] },
     {
       field: 'd', createOk: [['2024-02-29', '2024-02-29']], createBad: ['2023-02-29', '2024-13-01', 0, '2024-01-01T00:00Z'],
-      updateOk: [['2024-03-01', '2024-03-01'], [0, '1970-01-01'], ['2024-03-01T23:59:59Z', '2024-03-01'], [TS_MS, '2024-05-06']],
+      updateOk: [
+        ['2024-03-01', '2024-03-01'], [0, '1970-01-01'], ['2024-03-01T23:59:59Z', '2024-03-01'], [TS_MS, '2024-05-06'],
+        // "an ISO 8601 string": an offset too. Noon is the same date in the offset and in UTC.
+        ['2024-03-02T12:00:00+02:00', '2024-03-02'], ['2024-03-03T12:00:00-05:00', '2024-03-03'],
+      ],
       updateBad: ['yesterday'],
-      open: { updateBad: [1.5, '2024-03-01T10:00'] },
+      open: {
+        // Near midnight the date in the offset and the date in UTC differ: which one is kept is open.
+        updateOk: [['2024-02-29T01:30:00+02:00', '2024-02-28'], ['2024-02-28T23:30:00-02:00', '2024-02-29']],
+        updateBad: [1.5, '2024-03-01T10:00'],
+      },
     },
     {
       field: 'ts', createOk: [['2024-01-01T10:00Z', '2024-01-01T10:00:00.000Z'], [TS, TS], ['2024-01-01T10:00:00.1234Z', '2024-01-01T10:00:00.123Z']],
@@ -132,6 +140,7 @@ function byField(c: CaseContext): FieldCases[] {
         ['[2024-01-01T10:00:00Z,2024-01-01T10:15:00Z)', '[2024-01-01T10:00:00.000Z,2024-01-01T10:15:00.000Z)'],
         [TS, `[${TS},${TS})`],
         [TS_MS, `[${TS},${TS})`],
+        ['2024-01-01T10:00:00+01:00', '[2024-01-01T09:00:00.000Z,2024-01-01T09:00:00.000Z)'],
       ],
       updateBad: ['soon'],
       open: { createBad: ['[2024-01-01T11:00Z,2024-01-01T10:00Z)'] },

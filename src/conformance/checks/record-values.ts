@@ -114,7 +114,7 @@ export const recordValueChecks = [
   defineCheck({
     id: 'records.values.update-shapes',
     section: 'Resources: value shapes by field type; Records: rules (3)',
-    rule: 'An update accepts each update shape of the value table (a numeric string for a number, an array for a choice, milliseconds or a timestamp for a date, milliseconds for a timestamp, HH:MM:SS for a time interval, one instant for an appointment, a JSON-encoded icon, …), answers { data: { updatedIds } }, and the list answers the value set.',
+    rule: 'An update accepts each update shape of the value table (a numeric string for a number, an array for a choice, milliseconds or an ISO 8601 string, with Z or an offset, for a date, milliseconds for a timestamp, HH:MM:SS for a time interval, one instant, with Z or an offset, for an appointment, a JSON-encoded icon, …), answers { data: { updatedIds } }, and the list answers the value set.',
     scratchTables: valuesTables('v_update'),
     async run(ctx) {
       const { table, cases } = await valuesTable(ctx, 'v_update');
@@ -179,8 +179,8 @@ export const recordValueChecks = [
     id: 'records.values.open-shapes',
     kind: 'observation',
     section: 'Resources: value shapes by field type',
-    rule: 'Shapes the value table leaves open: an option\'s id for a choice or multi, [] for a choice, a repeated multi option, a reversed appointment, an empty icon name, a partial or extended icon JSON, fractional milliseconds, a timestamp without Z for a date, dchoice and dmulti values. Whether each is accepted, and how it reads back.',
-    emulatorChoice: 'as docs/emulator.md, Values: option ids and names both accepted, [] clears a choice, a repeated option, a reversed range, an empty icon name, an icon JSON with other keys or without icon, fractional milliseconds and a date-time without Z are 400; dchoice/dmulti take record ids the selection gives, returned as strings',
+    rule: 'Shapes the value table leaves open: an option\'s id for a choice or multi, [] for a choice, a repeated multi option, a reversed appointment, an empty icon name, a partial or extended icon JSON, fractional milliseconds, a date-time without Z or offset for a date, the date of a date-time whose offset puts it on another day than UTC, dchoice and dmulti values. Whether each is accepted, and how it reads back.',
+    emulatorChoice: 'as docs/emulator.md, Values: option ids and names both accepted, [] clears a choice, a repeated option, a reversed range, an empty icon name, an icon JSON with other keys or without icon, fractional milliseconds and a date-time without Z or offset are 400; a date-time with an offset gives its date in UTC; dchoice/dmulti take record ids the selection gives, returned as strings',
     scratchTables: valuesTables('v_open'),
     async run(ctx) {
       const { table, cases } = await valuesTable(ctx, 'v_open');
