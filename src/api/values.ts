@@ -127,9 +127,10 @@ const iconJsonString = z.string().transform((s, ctx) => {
   return JSON.stringify({ icon, ...(color === undefined ? {} : { color }), ...(filling === undefined ? {} : { filling }) });
 });
 
+/** A computed field takes no value; `null` (recordValueSchema) is the one thing it takes. */
 const readOnly = (type: FieldType) =>
   z.any().superRefine((_v, ctx) => {
-    ctx.addIssue({ code: 'custom', message: `fields of type ${type} are computed and cannot be written` });
+    ctx.addIssue({ code: 'custom', message: `fields of type ${type} are computed and cannot be written (null is accepted and changes nothing)` });
   });
 
 const dynamicRecordId = z.union([z.string().regex(/^[0-9]+$/), z.number().int().positive()]).transform(String);
@@ -198,13 +199,14 @@ const cache = new Map<string, z.ZodType>();
 
 /**
  * The schema of one field's value in a record create or update body. `null` is accepted in both
- * modes (on update it clears the value; on create it leaves the field empty).
+ * modes, for every type: on update it clears the value ("any field may be set to null"), on
+ * create it leaves the field empty; a computed field has no value of its own to clear or leave.
  */
 export function recordValueSchema(type: FieldType, mode: ValueMode): z.ZodType {
   const key = `${type}:${mode}`;
   let schema = cache.get(key);
   if (!schema) {
-    schema = isReadOnlyType(type) ? baseSchema(type, mode) : baseSchema(type, mode).nullable();
+    schema = baseSchema(type, mode).nullable();
     cache.set(key, schema);
   }
   return schema;

@@ -36,16 +36,39 @@ describe('messages of refused record values', () => {
     }
   });
 
-  it('say a computed field (function, reverse) is computed, even for null', async () => {
+  it('say a computed field (function, reverse) is computed, for any value but null', async () => {
     const [id] = await fx.ws.createRecords(MODULE, 'things', [{}]);
     for (const name of COMPUTED_FIELDS) {
-      for (const value of [1, 'x', null]) {
+      for (const value of [1, 'x', false, [], {}]) {
         const created = await fx.api('POST', fx.records('things'), { records: [{ [name]: value }] });
         expect(created.body.error.message).toMatch(new RegExp(`body\\.records\\[0\\]\\.${name}: .*computed`));
         const updated = await fx.api('PATCH', fx.records('things'), { records: [{ id, [name]: value }] });
         expect(updated.body.error.message).toMatch(new RegExp(`body\\.records\\[0\\]\\.${name}: .*computed`));
       }
     }
+  });
+});
+
+describe('null for a computed field (function, reverse)', () => {
+  // "On update, any field may be set to null to clear its value": a computed field has no value
+  // of its own to clear, so null changes nothing. On create null means no value, as for any field.
+  it('is accepted on update and on create, and the field keeps its computed value', async () => {
+    const [id] = await fx.ws.createRecords(MODULE, 'things', [{ n: 4, s: 'before' }]);
+    const updated = await fx.api('PATCH', fx.records('things'), { records: [{ id, fn: null, rev: null, s: 'after' }] });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    expect(updated.body).toEqual({ data: { updatedIds: [id] } });
+    expect(await valuesOf(fx, 'things', id!)).toMatchObject({ n: 4, fn: 5, rev: null, s: 'after' });
+    const created = await fx.api('POST', fx.records('things'), { records: [{ n: 1, fn: null, rev: null }] });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(await valuesOf(fx, 'things', created.body.data.ids[0])).toMatchObject({ n: 1, fn: 2, rev: null });
+  });
+
+  it('does not make a record invalid elsewhere: other values in the request are still checked', async () => {
+    const [id] = await fx.ws.createRecords(MODULE, 'things', [{ n: 4 }]);
+    const res = await fx.api('PATCH', fx.records('things'), { records: [{ id, fn: null, n: 'abc' }] });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain('body.records[0].n');
+    expect(res.body.error.message).not.toContain('body.records[0].fn');
   });
 });
 

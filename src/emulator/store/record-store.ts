@@ -180,7 +180,8 @@ export class RecordWriter {
       const converter = converters.get(name);
       if (!converter) continue;
       const value = converter.convert(record[name], issues, place, index, name);
-      if (value === INVALID) continue;
+      // A computed field takes only null, which leaves it as it is: nothing stored, nothing touched.
+      if (value === INVALID || converter.plan.readOnly) continue;
       const fieldId = converter.plan.field.id;
       touched.add(fieldId);
       if (value === null) delete data[fieldId];
