@@ -110,13 +110,16 @@ const iconObjectSchema = z.strictObject({
   color: z.string().regex(/^#[0-9a-fA-F]{6}$/).optional(),
   filling: z.number().finite().optional(),
 });
-const iconJsonString = z.string().transform((s, ctx) => {
-  let parsed: unknown;
+
+function parseJson(s: string): unknown {
   try {
-    parsed = JSON.parse(s);
+    return JSON.parse(s);
   } catch {
-    parsed = undefined;
+    return undefined;
   }
+}
+
+function canonicalIcon(parsed: unknown, ctx: z.RefinementCtx): string {
   const result = iconObjectSchema.safeParse(parsed);
   if (!result.success) {
     ctx.addIssue({ code: 'custom', message: 'expected a JSON-encoded object {"icon","color","filling"} (color #rrggbb, filling a number)' });
@@ -125,6 +128,22 @@ const iconJsonString = z.string().transform((s, ctx) => {
   const { icon, color, filling } = result.data;
   if (color === undefined && filling === undefined) return icon;
   return JSON.stringify({ icon, ...(color === undefined ? {} : { color }), ...(filling === undefined ? {} : { filling }) });
+}
+
+const iconJsonString = z.string().transform((s, ctx) => canonicalIcon(parseJson(s), ctx));
+
+/** Text JSON.parse reads as an object: only such text can be one (JSON's own whitespace first). */
+const JSON_OBJECT_START = /^[ \t\n\r]*\{/;
+
+/**
+ * An icon name (icon create shape). Reads return the JSON of an icon object for an icon with a
+ * color or filling, so text that is a JSON object is taken as that object, as on update: the
+ * same text is stored the same way whichever request sent it, and a read is never ambiguous.
+ */
+const iconName = z.string().min(1, 'expected an icon name').transform((s, ctx) => {
+  if (!JSON_OBJECT_START.test(s)) return s;
+  const parsed = parseJson(s);
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? canonicalIcon(parsed, ctx) : s;
 });
 
 /** A computed field takes no value; `null` (recordValueSchema) is the one thing it takes. */
@@ -187,7 +206,7 @@ function baseSchema(type: FieldType, mode: ValueMode): z.ZodType {
         ? z.number({ error: 'expected a finite number' }).finite()
         : z.union([z.number().finite(), numericString], { error: 'expected a finite number or a numeric string' });
     case 'icon':
-      return mode === 'create' ? z.string().min(1, 'expected an icon name') : iconJsonString;
+      return mode === 'create' ? iconName : iconJsonString;
     case 'reference':
       return z.number({ error: 'expected the numeric id of the referenced record' }).int().positive();
     default:

@@ -139,6 +139,29 @@ describe('date-times with an offset (date and appointment updates)', () => {
   });
 });
 
+describe('icons', () => {
+  // A read returns a name, or the JSON of an icon with a color or filling: text that is a JSON
+  // object is that object, whichever request wrote it, so the same text is stored the same way.
+  it('read a JSON-encoded icon sent on create as the same text sent on update does', async () => {
+    const sent = ['{"icon":"star"}', '{"icon":"heart","filling":1,"color":"#ff0000"}', 'moon', '{moon'];
+    const created = await fx.ws.createRecords(MODULE, 'things', sent.map((ic) => ({ ic })));
+    const updated = await fx.ws.createRecords(MODULE, 'things', sent.map(() => ({})));
+    const res = await fx.api('PATCH', fx.records('things'), { records: sent.slice(0, 2).map((ic, i) => ({ id: updated[i], ic })) });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const read = async (ids: string[]) => Promise.all(ids.map(async (id) => (await valuesOf(fx, 'things', id)).ic));
+    expect(await read(created)).toEqual(['star', '{"icon":"heart","color":"#ff0000","filling":1}', 'moon', '{moon']);
+    expect(await read(updated.slice(0, 2))).toEqual(['star', '{"icon":"heart","color":"#ff0000","filling":1}']);
+  });
+
+  it('refuse (400) on create a JSON object that is no icon, as on update', async () => {
+    for (const ic of ['{"color":"#ff0000"}', '{"icon":"x","extra":1}', '{"icon":""}', '{}']) {
+      const res = await fx.api('POST', fx.records('things'), { records: [{ ic }] });
+      expect(res.status, `${ic}: ${JSON.stringify(res.body)}`).toBe(400);
+      expect(res.body.error.message).toContain('body.records[0].ic');
+    }
+  });
+});
+
 describe('Unix milliseconds', () => {
   const first = Date.parse('0000-01-01T00:00:00.000Z');
   const last = Date.parse('9999-12-31T23:59:59.999Z');

@@ -149,7 +149,12 @@ function byField(c: CaseContext): FieldCases[] {
       field: 'ic', createOk: [['star', 'star']], createBad: [5],
       updateOk: [['{"icon":"heart","filling":1,"color":"#ff0000"}', '{"icon":"heart","color":"#ff0000","filling":1}']],
       updateBad: ['star'],
-      open: { createBad: [''], updateOk: [['{"icon":"heart"}', 'heart']], updateBad: ['{"color":"#ff0000"}', '{"icon":"x","extra":1}'] },
+      open: {
+        // The create shape is a name: whether a JSON-encoded icon is taken too, and how, is open.
+        createOk: [['{"icon":"star"}', 'star'], ['{"icon":"heart","filling":1,"color":"#ff0000"}', '{"icon":"heart","color":"#ff0000","filling":1}']],
+        createBad: ['', '{"color":"#ff0000"}'],
+        updateOk: [['{"icon":"heart"}', 'heart']], updateBad: ['{"color":"#ff0000"}', '{"icon":"x","extra":1}'],
+      },
     },
     { field: 'fi', createOk: [['file-1', 'file-1']], createBad: [1], updateOk: [['file-2', 'file-2']], updateBad: [false] },
     { field: 'u', createOk: [['user-1', 'user-1']], createBad: [1], updateOk: [['user-2', 'user-2']], updateBad: [[]] },
