@@ -178,7 +178,7 @@ function baseSchema(type: FieldType, mode: ValueMode): z.ZodType {
             .transform((v, ctx) => {
               if (typeof v === 'string') return v;
               if (v.length > 1) {
-                ctx.addIssue({ code: 'custom', message: 'a choice field takes at most one option' });
+                ctx.addIssue({ code: 'custom', message: `a choice field holds one option: send an array of at most one, not ${v.length}` });
                 return z.NEVER;
               }
               return v[0] ?? null;

@@ -139,6 +139,16 @@ describe('date-times with an offset (date and appointment updates)', () => {
   });
 });
 
+describe('choices', () => {
+  it('refuse (400) an update array of two or more options, saying a choice holds one', async () => {
+    const [id] = await fx.ws.createRecords(MODULE, 'things', [{ c: 'open' }]);
+    const res = await fx.api('PATCH', fx.records('things'), { records: [{ id, c: ['open', 'closed'] }] });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toBe('body.records[0].c: a choice field holds one option: send an array of at most one, not 2');
+    expect((await valuesOf(fx, 'things', id!)).c).toBe(cases.option('c', 'open'));
+  });
+});
+
 describe('icons', () => {
   // A read returns a name, or the JSON of an icon with a color or filling: text that is a JSON
   // object is that object, whichever request wrote it, so the same text is stored the same way.

@@ -183,8 +183,8 @@ export const recordValueChecks = [
     id: 'records.values.open-shapes',
     kind: 'observation',
     section: 'Resources: value shapes by field type',
-    rule: 'Shapes the value table leaves open: an option\'s id for a choice or multi, [] for a choice, a repeated multi option, a reversed appointment, an empty icon name, a JSON-encoded icon on create, a partial or extended icon JSON, fractional milliseconds, a date-time without Z or offset for a date, the date of a date-time whose offset puts it on another day than UTC, dchoice and dmulti values. Whether each is accepted, and how it reads back.',
-    emulatorChoice: 'as docs/emulator.md, Values: option ids and names both accepted, [] clears a choice, a repeated option, a reversed range, an empty icon name, an icon JSON with other keys or without icon (on create too, where a JSON-encoded icon is read as on update), fractional milliseconds and a date-time without Z or offset are 400; a date-time with an offset gives its date in UTC; dchoice/dmulti take record ids the selection gives, returned as strings',
+    rule: 'Shapes the value table leaves open: an option\'s id for a choice or multi, [] or an array of two for a choice, a repeated multi option, a reversed appointment, an empty icon name, a JSON-encoded icon on create, a partial or extended icon JSON, fractional milliseconds, a date-time without Z or offset for a date, the date of a date-time whose offset puts it on another day than UTC, dchoice and dmulti values. Whether each is accepted, and how it reads back.',
+    emulatorChoice: 'as docs/emulator.md, Values: option ids and names both accepted, [] clears a choice, an array of two for a choice, a repeated option, a reversed range, an empty icon name, an icon JSON with other keys or without icon (on create too, where a JSON-encoded icon is read as on update), fractional milliseconds and a date-time without Z or offset are 400; a date-time with an offset gives its date in UTC; dchoice/dmulti take record ids the selection gives, returned as strings',
     scratchTables: valuesTables('v_open'),
     async run(ctx) {
       const { table, cases } = await valuesTable(ctx, 'v_open');
