@@ -1,9 +1,10 @@
 import { CREATABLE_FIELD_TYPES, FIELD_TYPES } from '../../api/index.ts';
 import { defineCheck } from '../check.ts';
-import { expectEqual, expectError, expectOk, expectStatus, expectTrue } from '../expectations.ts';
+import { expectEqual, expectError, expectOk, expectStatus, expectTrue, show } from '../expectations.ts';
 import type { Exchange } from '../probe.ts';
 import { fieldNames, fieldParams } from './field-requests.ts';
 import { field } from './fixtures.ts';
+import { Tally } from './tally.ts';
 
 /** Fields: single and batch create, with the rules of the description for creating fields. */
 
@@ -213,6 +214,26 @@ export const fieldCreationChecks = [
         const self = id ?? expectOk(await ctx.send('getTable', { params: { tableName: name } })).data.id;
         expectEqual(expectOk(res).data.refTableId, self, `${fieldName} carries the id of ${refTableName} as refTableId`, res);
       }
+    },
+  }),
+  defineCheck({
+    id: 'fields.create.reference-without-table',
+    kind: 'observation',
+    section: 'Resources: Field (refTableName)',
+    rule: 'refTableName is "string or null … default null" for reference and reverse fields: what a create without it, or with null, answers is not shown. Whether each is accepted, and the refTableId of an accepted one.',
+    emulatorChoice: '400 for each (refTableName is required for reference and reverse fields): a field with no table could hold no record id, nor list any record',
+    scratchTables: ['ref_none'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('ref_none');
+      const tally = new Tally();
+      for (const [fieldName, type, extra] of [
+        ['ref_absent', 'reference', {}], ['ref_null', 'reference', { refTableName: null }], ['back_absent', 'reverse', {}],
+      ] as const) {
+        const res = await ctx.send('createField', { params: { tableName: name }, body: field(fieldName, type, extra) });
+        const accepted = res.status >= 200 && res.status < 300;
+        tally.same(`${type} ${fieldName}`, accepted ? `accepted, refTableId ${show(expectOk(res).data.refTableId)}` : `HTTP ${res.status}`, 'HTTP 400');
+      }
+      return tally.result('reference and reverse fields without a table');
     },
   }),
   defineCheck({
