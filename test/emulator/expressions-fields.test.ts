@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiOf, startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { field, fieldsPath, makeModule, makeTable, snapshot } from '../helpers/schema.ts';
+import { changesAfter, field, fieldsPath, makeModule, makeTable, openPoll, snapshot, tablePath } from '../helpers/schema.ts';
 
 // The field rules of the spec that involve expressions, through HTTP: what is compiled before a
 // save (guards, 400), what is checked after it (expressionErrors), and what may name what.
@@ -62,14 +62,13 @@ describe('expressions in field requests', () => {
       await makeTable(emu, 'shop', 'stale', {}, [field('n', 'number'), field('f', 'function', { expression: 'n * 2' })]);
       expect((await api('DELETE', `${t}/n`)).status).toBe(200);
       expect((await api('POST', t, field('n', 'string'))).status).toBe(201);
-      const since = (await api('GET', 'schema/changes?since=1970-01-01T00:00Z')).body.meta.asOf;
+      const typeError = [{ line: 1, column: 3, message: '* takes numbers, not text and number' }];
+      // Already checked when n came back as text (see below), and checked again when resent.
+      expect((await api('GET', `${t}/f`)).body.data.expressionErrors).toEqual(typeError);
       const resent = await api('PATCH', `${t}/f`, { expression: 'n * 2' });
       expect(resent.status).toBe(200);
-      expect(resent.body.data.expressionErrors).toEqual([{ line: 1, column: 3, message: '* takes numbers, not text and number' }]);
-      // The field changed (it has errors now), so a schema poll sees it.
-      const changes = (await api('GET', `schema/changes?since=${since}`)).body.data;
-      expect(changes.map((c: any) => c.id)).toContain(resent.body.data.id);
-      // And once n is a number again, resending clears them.
+      expect(resent.body.data.expressionErrors).toEqual(typeError);
+      // Once n is a number again, resending clears them.
       await api('DELETE', `${t}/n`);
       await api('POST', t, field('n', 'number'));
       expect((await api('PATCH', `${t}/f`, { expression: 'n * 2' })).body.data).not.toHaveProperty('expressionErrors');
@@ -87,6 +86,104 @@ describe('expressions in field requests', () => {
       ]);
       expect(res.status).toBe(201);
       expect(res.body.data[1]).not.toHaveProperty('expressionErrors');
+    });
+  });
+
+  describe('expressionErrors follow the schema ("present when an expression is invalid")', () => {
+    const t = fieldsPath('shop', 'follow');
+    const errorsOf = async (path: string, name: string) => (await api('GET', `${path}/${name}`)).body.data.expressionErrors;
+    const idOf = async (path: string, name: string) => (await api('GET', `${path}/${name}`)).body.data.id as string;
+    /** Ids of the fields logged as upserted since `asOf`. */
+    const upsertedAfter = async (asOf: string) =>
+      (await changesAfter(emu, asOf)).filter((c) => c.kind === 'Field' && c.action === 'upserted').map((c) => c.id);
+
+    beforeAll(async () => {
+      await makeTable(emu, 'shop', 'follow', {}, [
+        field('n', 'number'),
+        field('fx', 'function', { expression: 'nosuch + 1' }),
+        field('ok1', 'function', { expression: 'n * 10' }),
+        field('quiet', 'function', { expression: 'n + 1' }),
+      ]);
+    });
+
+    it('creating the field an expression names clears its errors, and logs the field as changed', async () => {
+      expect(await errorsOf(t, 'fx')).toEqual([{ line: 1, column: 1, message: 'unknown field nosuch in table follow' }]);
+      const asOf = await openPoll(emu);
+      expect((await api('POST', t, field('nosuch', 'number'))).status).toBe(201);
+      expect(await errorsOf(t, 'fx')).toBeUndefined();
+      const upserted = await upsertedAfter(asOf);
+      expect(upserted).toContain(await idOf(t, 'fx'));
+      // Fields whose errors did not change are not logged.
+      expect(upserted).not.toContain(await idOf(t, 'quiet'));
+      expect(upserted).not.toContain(await idOf(t, 'ok1'));
+    });
+
+    it('renaming a named field gives the expressions that name it errors, and renaming it back clears them', async () => {
+      const asOf = await openPoll(emu);
+      expect((await api('PATCH', `${t}/n`, { name: 'renamed' })).status).toBe(200);
+      expect(await errorsOf(t, 'ok1')).toEqual([{ line: 1, column: 1, message: 'unknown field n in table follow' }]);
+      expect(await errorsOf(t, 'quiet')).toEqual([{ line: 1, column: 1, message: 'unknown field n in table follow' }]);
+      const upserted = await upsertedAfter(asOf);
+      expect(upserted).toEqual(expect.arrayContaining([await idOf(t, 'ok1'), await idOf(t, 'quiet'), await idOf(t, 'renamed')]));
+      expect(upserted).not.toContain(await idOf(t, 'fx'));
+      expect((await api('PATCH', `${t}/batch`, [{ fieldName: 'renamed', name: 'n' }])).status).toBe(200);
+      expect(await errorsOf(t, 'ok1')).toBeUndefined();
+      expect(await errorsOf(t, 'quiet')).toBeUndefined();
+    });
+
+    it('deleting a named field gives errors; triggers, defaults and selections follow too', async () => {
+      expect((await api('POST', `${t}/batch`, [
+        field('later', 'number', { onUpdate: 'gone := 1', defaultValue: { $nx: 'gone' } }),
+        field('gone', 'number'),
+        field('pick', 'dchoice', { options: 'select follow where gone > 0' }),
+      ])).status).toBe(201);
+      expect(await errorsOf(t, 'later')).toBeUndefined();
+      const asOf = await openPoll(emu);
+      expect((await api('DELETE', `${t}/gone`)).status).toBe(200);
+      expect(await errorsOf(t, 'later')).toEqual([
+        { line: 1, column: 1, message: 'onUpdate: unknown field gone in table follow' },
+        { line: 1, column: 1, message: 'defaultValue.$nx: unknown field gone in table follow' },
+      ]);
+      expect(await errorsOf(t, 'pick')).toEqual([{ line: 1, column: 21, message: 'options: unknown field gone in table follow' }]);
+      expect(await upsertedAfter(asOf)).toEqual([await idOf(t, 'later'), await idOf(t, 'pick')]);
+    });
+
+    it('expressions of other tables that select the table follow its fields and the table itself', async () => {
+      const other = fieldsPath('shop', 'watcher');
+      await makeTable(emu, 'shop', 'watcher', {}, [
+        field('total', 'function', { expression: 'sum((select source).amt)' }),
+        field('rows', 'function', { expression: 'count(select source)' }),
+      ]);
+      expect(await errorsOf(other, 'rows')).toEqual([
+        { line: 1, column: 14, message: 'unknown table source (select names a table of the same module)' },
+      ]);
+      await makeTable(emu, 'shop', 'source');
+      expect(await errorsOf(other, 'rows')).toBeUndefined();
+      expect(await errorsOf(other, 'total')).toEqual([{ line: 1, column: 21, message: 'unknown field amt in table source' }]);
+      const asOf = await openPoll(emu);
+      expect((await api('POST', fieldsPath('shop', 'source'), field('amt', 'number'))).status).toBe(201);
+      expect(await errorsOf(other, 'total')).toBeUndefined();
+      expect(await upsertedAfter(asOf)).toContain(await idOf(other, 'total'));
+      expect((await api('PATCH', tablePath('shop', 'source'), { name: 'source2' })).status).toBe(200);
+      expect(await errorsOf(other, 'rows')).toHaveLength(1);
+      expect((await errorsOf(other, 'total'))[0].message).toBe('unknown table source (select names a table of the same module)');
+      expect((await api('PATCH', tablePath('shop', 'source2'), { name: 'source' })).status).toBe(200);
+      expect(await errorsOf(other, 'total')).toBeUndefined();
+      const beforeDelete = await openPoll(emu);
+      expect((await api('DELETE', tablePath('shop', 'source'))).status).toBe(200);
+      expect(await errorsOf(other, 'rows')).toHaveLength(1);
+      expect(await upsertedAfter(beforeDelete)).toEqual([await idOf(other, 'total'), await idOf(other, 'rows')]);
+    });
+
+    it('a table delete also re-checks what named the reference fields it takes along', async () => {
+      await makeTable(emu, 'shop', 'target');
+      await makeTable(emu, 'shop', 'linking', {}, [field('link', 'reference', { refTableName: 'target' })]);
+      await makeTable(emu, 'shop', 'counting', {}, [field('linked', 'function', { expression: 'count(select linking where link > 0)' })]);
+      expect(await errorsOf(fieldsPath('shop', 'counting'), 'linked')).toBeUndefined();
+      expect((await api('DELETE', tablePath('shop', 'target'))).status).toBe(200);
+      expect(await errorsOf(fieldsPath('shop', 'counting'), 'linked')).toEqual([
+        { line: 1, column: 28, message: 'unknown field link in table linking' },
+      ]);
     });
   });
 

@@ -3,6 +3,7 @@ import { authChecks } from './auth.ts';
 import { errorChecks } from './errors.ts';
 import { fieldCreationChecks } from './field-creation.ts';
 import { fieldDeletionChecks } from './field-deletion.ts';
+import { fieldExpressionErrorChecks } from './field-expression-errors.ts';
 import { fieldListChecks } from './field-listing.ts';
 import { unknownFieldChecks } from './field-unknown.ts';
 import { fieldUpdateChecks } from './field-updates.ts';
@@ -24,6 +25,7 @@ export const ALL_CHECKS: readonly ConformanceCheck[] = [
   ...fieldListChecks,
   ...fieldUpdateChecks,
   ...fieldDeletionChecks,
+  ...fieldExpressionErrorChecks,
   ...unknownFieldChecks,
   ...recordChecks,
   ...recordValueChecks,

@@ -5,24 +5,25 @@ import type { EmulatorContext } from '../context.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
 import { nextSequenceValue } from './database.ts';
-import { ModuleTables, tableScope } from './expression-scope.ts';
+import { refreshExpressionErrors } from './expression-errors.ts';
+import { orderedProps } from './field-props.ts';
 import { checkNewFlags } from './flag-checks.ts';
 import {
   GuardCompiler, isNx, optionsOf, planDefault, planFieldUpdate, planOptions, refTableId, type PlannedOption,
 } from './field-rules.ts';
 import { publicId } from './ids.ts';
 import { requireGrantForProperties } from './permission-grant.ts';
-import type { FieldProps, FieldRow, TableRow } from './schema-rows.ts';
+import type { FieldRow, TableRow } from './schema-rows.ts';
 import { normalizeRoles, sameJson, transaction } from './schema-writes.ts';
 import { requireGrantForStoredEffects, type SavedEffects } from './stored-effects-grant.ts';
-import { compileField } from './table-expressions.ts';
 import { roleOf } from './table-roles.ts';
 import { dropTableIndexes } from './table-indexes.ts';
 
 /**
  * Mutations of fields: create, update and delete, each checked first (field-rules.ts) and then
- * applied in one transaction stamped once, with a schema change event per field. Also the stored
- * form of field properties (option ids, resolved defaults, property order).
+ * applied in one transaction stamped once, with a schema change event per field, and then the
+ * expressions it concerns checked (expression-errors.ts). Also the stored form of field
+ * properties (option ids, resolved defaults; their order is in field-props.ts).
  */
 
 /** The seed loader acts with every grant. */
@@ -52,19 +53,6 @@ function resolveDefault(type: FieldType, value: unknown, options: readonly Optio
   const idOf = (ref: string) => options.find((o) => o.id === ref)?.id ?? options.find((o) => o.name === ref)?.id;
   if (Array.isArray(value)) return value.map((ref: string) => idOf(ref)).filter((id) => id !== undefined);
   return typeof value === 'string' ? idOf(value) : value;
-}
-
-const PROPERTY_ORDER = [
-  'labels', 'variant', 'required', 'unique', 'index', 'search', 'defaultValue', 'onUpdate', 'options', 'optionName',
-  'optionIcon', 'optionColor', 'expression', 'expressionErrors', 'refTableId', 'readRoles', 'writeRoles', 'canRead',
-  'canWrite', 'syncedFrom', 'binding',
-] as const satisfies readonly (keyof FieldProps)[];
-
-/** Stored field properties in one fixed order, without undefined entries. */
-function ordered(props: FieldProps): FieldProps {
-  const out: Record<string, unknown> = {};
-  for (const key of PROPERTY_ORDER) if (props[key] !== undefined) out[key] = props[key];
-  return out as FieldProps;
 }
 
 // ---- fields: create ------------------------------------------------------------------------
@@ -121,7 +109,7 @@ export function createFields(
     const keys = plans.map((plan) => {
       const f = plan.input;
       const options = plan.options && saveOptions(ctx, plan.options);
-      const props = ordered({
+      const props = orderedProps({
         labels: f.labels,
         variant: f.type === 'string' ? (f.variant ?? 'text') : undefined,
         required: f.required ?? false,
@@ -149,7 +137,8 @@ export function createFields(
     requireGrantForStoredEffects(ctx, opts.actor, table, plans.map((plan, i) => ({
       key: keys[i]!, where: opts.at(i), onUpdate: setsTrigger(plan.input), defaultValue: setsDefault(plan.input),
     })));
-    saveExpressionErrors(ctx, table, keys);
+    // Expressions are checked after the save, the new fields' own and those that name them.
+    refreshExpressionErrors(ctx, table, { fieldKeys: keys, fields: [{ table, names: batchNames }], logged: keys }, at);
     return keys.map((key) => fieldByKey(ctx, table, key));
   });
 }
@@ -160,29 +149,6 @@ function setsTrigger(item: { onUpdate?: string | undefined }): boolean {
 }
 function setsDefault(item: { defaultValue?: unknown }): boolean {
   return item.defaultValue !== undefined && item.defaultValue !== null;
-}
-
-/**
- * Expressions of function and dynamic-choice fields (and triggers and `{ $nx }` defaults) are
- * checked after the save, against the table as it now is: a field whose expressions do not check
- * is kept, with `expressionErrors`, which a later save that checks clears again. Returns the keys
- * of the fields whose `expressionErrors` changed.
- */
-function saveExpressionErrors(ctx: EmulatorContext, table: TableRow, keys: readonly number[]): number[] {
-  const rows = ctx.schema.fieldsOf(table.key);
-  const scope = tableScope(table, rows);
-  const tables = new ModuleTables(ctx, table.moduleName, [scope]);
-  const update = ctx.db.prepare('UPDATE fields SET props = ? WHERE id = ?');
-  const changed: number[] = [];
-  for (const key of keys) {
-    const row = rows.find((f) => f.key === key)!;
-    const errors = compileField(scope.field(row.name)!, scope, tables).errors;
-    const props = ordered({ ...row.props, expressionErrors: errors.length > 0 ? [...errors] : undefined });
-    if (sameJson(props, row.props)) continue;
-    update.run(JSON.stringify(props), key);
-    changed.push(key);
-  }
-  return changed;
 }
 
 function fieldByKey(ctx: EmulatorContext, table: TableRow, key: number): FieldRow {
@@ -245,7 +211,7 @@ export function updateFields(
     for (const [i, { field, item, props }] of plans.entries()) {
       const name = item.name ?? field.name;
       const options = Array.isArray(props.options) ? saveOptions(ctx, props.options as PlannedOption[]) : undefined;
-      const saved = ordered({
+      const saved = orderedProps({
         ...props,
         ...(options ? { options } : {}),
         defaultValue: resolveDefault(field.type, props.defaultValue, options ?? optionsOf(field)),
@@ -259,11 +225,11 @@ export function updateFields(
       ctx.changes.schemaChanged('Field', field.id, 'upserted', at);
     }
     requireGrantForStoredEffects(ctx, opts.actor, table, effects);
-    // Every field the request names, changed or not: the table around an expression sent again
-    // unchanged may have changed since it was last checked. A field whose errors change changes.
-    for (const key of saveExpressionErrors(ctx, table, plans.map(({ field }) => field.key))) {
-      if (!changed.includes(key)) ctx.changes.schemaChanged('Field', publicId('field', key), 'upserted', at);
-    }
+    // Every field the request names, changed or not (the table around an expression sent again
+    // unchanged may have changed since it was last checked), and those naming a renamed field.
+    const renamed = plans.filter(({ field, item }) => item.name !== undefined && item.name !== field.name)
+      .flatMap(({ field, item }) => [field.name, item.name!]);
+    refreshExpressionErrors(ctx, table, { fieldKeys: plans.map(({ field }) => field.key), fields: [{ table, names: renamed }], logged: changed }, at);
     return plans.map(({ field }) => fieldByKey(ctx, table, field.key));
   });
 }
@@ -282,7 +248,9 @@ export function deleteFields(ctx: EmulatorContext, table: TableRow, names: reado
     if (names.indexOf(name) !== i) throw new BadRequestError(`${at(i)}: field ${name} appears more than once`);
   });
   return transaction(ctx, () => {
-    removeFields(ctx, table.key, fields, ctx.changes.stamp());
+    const at = ctx.changes.stamp();
+    removeFields(ctx, table.key, fields, at);
+    refreshExpressionErrors(ctx, table, { fields: [{ table, names: fields.map((f) => f.name) }] }, at);
     return fields;
   });
 }

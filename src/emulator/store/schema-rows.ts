@@ -36,7 +36,7 @@ export interface FieldRow {
 
 interface RawModule { id: number; name: string; props: string }
 interface RawTable { id: number; module_id: number; module_name: string; name: string; props: string }
-interface RawField { id: number; table_id: number; name: string; type: string; position: number; props: string }
+export interface RawField { id: number; table_id: number; name: string; type: string; position: number; props: string }
 
 export function toModuleRow(r: RawModule): ModuleRow {
   return { key: r.id, id: publicId('module', r.id), name: r.name, props: JSON.parse(r.props) as ModuleProps };

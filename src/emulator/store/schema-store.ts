@@ -3,6 +3,7 @@ import type { ModuleCreate } from '../admin-contract.ts';
 import type { EmulatorContext } from '../context.ts';
 import { BadRequestError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
+import { refreshExpressionErrors } from './expression-errors.ts';
 import { removeFields } from './field-store.ts';
 import { publicId } from './ids.ts';
 import { requireGrantForProperties } from './permission-grant.ts';
@@ -98,8 +99,12 @@ export function createTable(ctx: EmulatorContext, moduleName: string, input: Tab
         .prepare('INSERT INTO tables (module_id, name, props) VALUES (?, ?, ?)')
         .run(mod.key, input.name, JSON.stringify(props)).lastInsertRowid,
     );
-    ctx.changes.schemaChanged('Table', publicId('table', key), 'upserted', ctx.changes.stamp());
-    return ctx.schema.tableByKey(key)!;
+    const at = ctx.changes.stamp();
+    ctx.changes.schemaChanged('Table', publicId('table', key), 'upserted', at);
+    const row = ctx.schema.tableByKey(key)!;
+    // Expressions that select a table of this name check from now on.
+    refreshExpressionErrors(ctx, row, { tables: [row.name] }, at);
+    return row;
   });
 }
 
@@ -126,7 +131,9 @@ export function updateTable(ctx: EmulatorContext, table: TableRow, patch: TableP
     }
     if (name === table.name && sameJson(props, table.props)) return table;
     ctx.db.prepare('UPDATE tables SET name = ?, props = ? WHERE id = ?').run(name, JSON.stringify(props), table.key);
-    ctx.changes.schemaChanged('Table', table.id, 'upserted', ctx.changes.stamp());
+    const at = ctx.changes.stamp();
+    ctx.changes.schemaChanged('Table', table.id, 'upserted', at);
+    if (name !== table.name) refreshExpressionErrors(ctx, table, { tables: [table.name, name] }, at);
     return ctx.schema.tableByKey(table.key)!;
   });
 }
@@ -150,7 +157,8 @@ export function deleteTable(ctx: EmulatorContext, table: TableRow): { id: string
 function dropTables(ctx: EmulatorContext, tables: readonly TableRow[], at: number): void {
   const keys = new Set(tables.map((t) => t.key));
   const referring = referringFields(ctx, tables.map((t) => t.id)).filter((f) => !keys.has(f.tableKey));
-  for (const [tableKey, fields] of Map.groupBy(referring, (f) => f.tableKey)) removeFields(ctx, tableKey, fields, at);
+  const referringByTable = Map.groupBy(referring, (f) => f.tableKey);
+  for (const [tableKey, fields] of referringByTable) removeFields(ctx, tableKey, fields, at);
   for (const table of tables) {
     for (const field of ctx.schema.fieldsOf(table.key)) ctx.changes.schemaChanged('Field', field.id, 'deleted', at);
     ctx.db.prepare('DELETE FROM records WHERE table_id = ?').run(table.key);
@@ -160,16 +168,23 @@ function dropTables(ctx: EmulatorContext, tables: readonly TableRow[], at: numbe
     dropTableIndexes(ctx.db, { tableKey: table.key });
     ctx.changes.schemaChanged('Table', table.id, 'deleted', at);
   }
+  // Expressions of the remaining tables that selected a dropped table or named a dropped field.
+  const [first] = tables;
+  if (!first) return;
+  const fields = [...referringByTable].map(([key, removed]) => ({
+    table: { key, name: ctx.schema.tableByKey(key)!.name }, names: removed.map((f) => f.name),
+  }));
+  refreshExpressionErrors(ctx, first, { tables: tables.map((t) => t.name), fields }, at);
 }
 
 /** Reference and reverse fields whose `refTableId` is one of `tableIds`, in creation order. */
-function referringFields(ctx: EmulatorContext, tableIds: readonly string[]): { key: number; id: string; tableKey: number }[] {
+function referringFields(ctx: EmulatorContext, tableIds: readonly string[]): { key: number; id: string; name: string; tableKey: number }[] {
   const rows = ctx.db
     .prepare(
-      `SELECT id, table_id FROM fields
+      `SELECT id, name, table_id FROM fields
        WHERE type IN (SELECT value FROM json_each(?)) AND json_extract(props, '$.refTableId') IN (SELECT value FROM json_each(?))
        ORDER BY id`,
     )
-    .all(JSON.stringify(REFERENCE_TYPES), JSON.stringify(tableIds)) as { id: number; table_id: number }[];
-  return rows.map((r) => ({ key: r.id, id: publicId('field', r.id), tableKey: r.table_id }));
+    .all(JSON.stringify(REFERENCE_TYPES), JSON.stringify(tableIds)) as { id: number; name: string; table_id: number }[];
+  return rows.map((r) => ({ key: r.id, id: publicId('field', r.id), name: r.name, tableKey: r.table_id }));
 }

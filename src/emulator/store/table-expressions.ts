@@ -105,10 +105,19 @@ export function compileField(field: StoreFieldInfo, scope: StoreTableScope, tabl
   return out as FieldExpressions;
 }
 
-function hasExpressions(row: FieldRow): boolean {
+/** The texts of the field's expressions: a function's, a selection and its display formulas, a trigger, an `$nx` default, guards. */
+export function expressionSources(row: FieldRow): string[] {
   const p = row.props;
-  return row.type === 'function' || typeof p.options === 'string' || p.onUpdate !== undefined || isNx(p.defaultValue)
-    || p.canRead !== undefined || p.canWrite !== undefined;
+  const sources = [
+    row.type === 'function' ? p.expression : undefined,
+    ...(typeof p.options === 'string' ? [p.options, p.optionName, p.optionIcon, p.optionColor] : []),
+    p.onUpdate, isNx(p.defaultValue) ? p.defaultValue.$nx : undefined, p.canRead, p.canWrite,
+  ];
+  return sources.filter((source): source is string => typeof source === 'string');
+}
+
+function hasExpressions(row: FieldRow): boolean {
+  return row.type === 'function' || expressionSources(row).length > 0;
 }
 
 interface Cache {
