@@ -4,6 +4,7 @@ import { errorChecks } from './errors.ts';
 import { fieldCreationChecks } from './field-creation.ts';
 import { fieldDeletionChecks } from './field-deletion.ts';
 import { fieldExpressionErrorChecks } from './field-expression-errors.ts';
+import { fieldFlagChecks } from './field-flags.ts';
 import { fieldListChecks } from './field-listing.ts';
 import { unknownFieldChecks } from './field-unknown.ts';
 import { fieldUpdateChecks } from './field-updates.ts';
@@ -26,6 +27,7 @@ export const ALL_CHECKS: readonly ConformanceCheck[] = [
   ...fieldUpdateChecks,
   ...fieldDeletionChecks,
   ...fieldExpressionErrorChecks,
+  ...fieldFlagChecks,
   ...unknownFieldChecks,
   ...recordChecks,
   ...recordValueChecks,

@@ -11,7 +11,8 @@ import type { FieldProps, FieldRow, TableRow } from './schema-rows.ts';
 import { normalizeRoles } from './schema-writes.ts';
 
 /**
- * The rules a field request must pass before anything is written: guards that compile, the referenced table, option lists and default values, and what an update may
+ * The rules a field request must pass before anything is written: guards that compile, the
+ * referenced table, option lists, default values, the flags a type takes, and what an update may
  * change for the field's type. They read the schema but never write it: the writes are in
  * field-store.ts.
  */
@@ -93,6 +94,20 @@ export function planDefault(type: FieldType, value: unknown, options: readonly P
   return parsed.data;
 }
 
+/**
+ * `required: true` and `unique: true` are refused for computed types (`false` is accepted): their
+ * values are never written, so no write could be refused for them, and a flag that holds nothing
+ * would tell a client something untrue.
+ */
+export function checkFlagsFitType(type: FieldType, flags: { required?: boolean | undefined; unique?: boolean | undefined }, where: string): void {
+  if (!isReadOnlyType(type)) return;
+  for (const flag of ['required', 'unique'] as const) {
+    if (flags[flag] === true) {
+      throw new BadRequestError(`${where}.${flag}: ${flag} is not accepted for ${type} fields: their values are computed, never written`);
+    }
+  }
+}
+
 export function refTableId(ctx: EmulatorContext, table: TableRow, refTableName: string, where: string): string {
   const ref = ctx.schema.findTable(table.moduleName, refTableName);
   if (!ref) {
@@ -132,6 +147,7 @@ export function planFieldUpdate(field: FieldRow, item: FieldBatchUpdateItem, gua
   if (item.canWrite !== undefined && item.canWrite !== null && NO_CAN_WRITE_TYPES.includes(type)) {
     throw new BadRequestError(`${where}.canWrite: canWrite is not accepted for ${type} fields`);
   }
+  checkFlagsFitType(type, item, where);
   for (const key of ['canRead', 'canWrite'] as const) {
     const guard = item[key];
     if (guard === undefined) continue;

@@ -7,9 +7,9 @@ import type { ApiKeyGrant } from '../options.ts';
 import { nextSequenceValue } from './database.ts';
 import { refreshExpressionErrors } from './expression-errors.ts';
 import { orderedProps } from './field-props.ts';
-import { checkNewFlags } from './flag-checks.ts';
+import { checkNewFieldRequired, checkNewFlags } from './flag-checks.ts';
 import {
-  GuardCompiler, isNx, optionsOf, planDefault, planFieldUpdate, planOptions, refTableId, type PlannedOption,
+  GuardCompiler, checkFlagsFitType, isNx, optionsOf, planDefault, planFieldUpdate, planOptions, refTableId, type PlannedOption,
 } from './field-rules.ts';
 import { publicId } from './ids.ts';
 import { requireGrantForProperties } from './permission-grant.ts';
@@ -67,7 +67,9 @@ interface PlannedCreate {
 /**
  * Creates fields in one transaction, appended after the table's existing fields. Checks, in this
  * order for every item before anything is written: the permission grant (403), duplicate names
- * in the batch and existing fields (400), guards, references, options and defaults (400).
+ * in the batch and existing fields (400), guards, the flags (400; `required` only on a table
+ * without records, as an update making a field required would be), references, options and
+ * defaults (400).
  */
 export function createFields(
   ctx: EmulatorContext, table: TableRow, inputs: readonly FieldCreate[], opts: FieldWriteOptions,
@@ -90,6 +92,8 @@ export function createFields(
     }
     if (input.canRead !== undefined) guards.check(input.canRead, `${where}.canRead`);
     if (input.canWrite !== undefined) guards.check(input.canWrite, `${where}.canWrite`);
+    checkFlagsFitType(input.type, input, where);
+    checkNewFieldRequired(ctx, table, input, where, roleOf(opts.actor));
     const options = CHOICE_TYPES.includes(input.type)
       ? planOptions(Array.isArray(input.options) ? input.options : [], [], where)
       : undefined;
