@@ -77,9 +77,38 @@ describe('$nx defaults', () => {
     const res = await createIn('customers', [{ name: 'ok', ratio: 1, since: '2020-01-01' }, { name: 'x' }]);
     expect(res.status).toBe(400);
     expect(res.body.error.message).toContain('body.records[1].ratio: the default expression failed: line 1, column 3: division by zero');
-    expect(res.body.error.message).toContain('body.records[1].since: the default expression gave a value that does not fit');
+    expect(res.body.error.message).toContain('body.records[1].since: the default expression gave "yesterday", which does not fit: ');
+    expect(res.body.error.message).not.toContain('(root)');
     expect(await list('customers')).toEqual(before);
     ok(await api('DELETE', `${fieldsPath('shop', 'customers')}/batch`, { fieldNames: ['ratio', 'since'] }));
+  });
+
+  it('a default whose value can never fit its field is reported in expressionErrors when saved, and not applied', async () => {
+    const path = fieldsPath('shop', 'customers');
+    const saved = await api('POST', `${path}/batch`, [
+      field('g', 'number', { defaultValue: { $nx: '"abc"' } }),
+      field('flag', 'boolean', { defaultValue: { $nx: 'length(name)' } }),
+      field('tags', 'multi', { options: [{ name: 'a' }], defaultValue: { $nx: '"a"' } }),
+      // A record for a reference, text for a date, a value of unknown type: these may fit.
+      field('buddy', 'reference', { refTableName: 'customers', defaultValue: { $nx: 'first(select customers)' } }),
+      field('day', 'date', { defaultValue: { $nx: 'today()' } }),
+      field('maybe', 'number', { defaultValue: { $nx: 'if active then 1 else "x" end' } }),
+    ]);
+    expect(saved.status).toBe(201);
+    expect(saved.body.data.map((f: any) => f.expressionErrors)).toEqual([
+      [{ line: 1, column: 1, message: 'defaultValue.$nx: field g takes number, not text' }],
+      [{ line: 1, column: 1, message: 'defaultValue.$nx: field flag takes boolean, not number' }],
+      [{ line: 1, column: 1, message: 'defaultValue.$nx: field tags takes a list of text, not text' }],
+      undefined, undefined, undefined,
+    ]);
+    // Records are created without them, also when the request names none of those fields.
+    const [id] = await idsOf('customers', [{ name: 'nx', active: true }]);
+    expect(await valuesOf('customers', id!)).toMatchObject({ g: null, flag: null, tags: null, day: '2026-03-01', maybe: 1 });
+    // A field saved later with the same default is flagged the same way (and a fix clears it).
+    const fixed = await api('PATCH', `${path}/g`, { defaultValue: { $nx: 'length(name)' } });
+    expect(fixed.body.data).not.toHaveProperty('expressionErrors');
+    ok(await api('DELETE', `${path}/batch`, { fieldNames: ['g', 'flag', 'tags', 'buddy', 'day', 'maybe'] }));
+    ok(await api('DELETE', recordsPath('shop', 'customers'), { records: [id] }));
   });
 });
 
@@ -223,6 +252,17 @@ describe('onUpdate', () => {
     expect(res.status).toBe(400);
     expect(res.body.error.message).toContain('value "dup" of unique field code already exists');
     expect(await list('orders', '?limit=100')).toEqual(before);
+  });
+
+  it('an assignment of a value the field does not take is 400 naming the value', async () => {
+    const [id] = await idsOf('orders', [{ code: 'v1' }]);
+    ok(await api('PATCH', `${fieldsPath('shop', 'orders')}/amount`, { onUpdate: 'status := "lost"' }));
+    const res = await api('PATCH', recordsPath('shop', 'orders'), { records: [{ id, amount: 1 }] });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toMatch(
+      new RegExp(`^body\\.records\\[0\\] \\(onUpdate of amount\\): status := … gave "lost", which does not fit: "lost" is not an option of field status`),
+    );
+    ok(await api('PATCH', `${fieldsPath('shop', 'orders')}/amount`, { onUpdate: '' }));
   });
 });
 

@@ -19,6 +19,8 @@ export interface CheckOptions {
   readonly expect?: { readonly type: ValueType | readonly ValueType[]; readonly why: string };
   /** The field the expression belongs to, when it may not read itself (function fields). */
   readonly self?: string;
+  /** The field the expression's value is stored in (`{ $nx }` defaults): it must take it, as an assignment's target must. */
+  readonly target?: FieldInfo;
 }
 
 export interface CheckResult {
@@ -46,6 +48,7 @@ class Checker {
     let type: ValueType = 'null';
     if (program.kind === 'expression') {
       type = this.#type(program.body);
+      if (this.#options.target) this.#checkAssignable(this.#options.target, type, program.body.at);
       const expect = this.#options.expect;
       if (expect) {
         const wanted = Array.isArray(expect.type) ? (expect.type as readonly ValueType[]) : [expect.type as ValueType];
@@ -63,13 +66,17 @@ class Checker {
           continue;
         }
         a.resolved = field;
-        if (!fits(valueType, field.valueType) && !(field.fieldType === 'reference' && isRecordType(valueType))) {
-          this.#error(a.value.at, `field ${field.name} takes ${typeName(field.valueType)}, not ${typeName(valueType)}`);
-        }
+        this.#checkAssignable(field, valueType, a.value.at);
       }
     }
     this.#errors.sort((a, b) => a.line - b.line || a.column - b.column);
     return { errors: this.#errors, type };
+  }
+
+  /** A value stored in a field must be of its type; a reference also takes a record (its id is stored). */
+  #checkAssignable(field: FieldInfo, valueType: ValueType, at: Position): void {
+    if (fits(valueType, field.valueType) || (field.fieldType === 'reference' && isRecordType(valueType))) return;
+    this.#error(at, `field ${field.name} takes ${typeName(field.valueType)}, not ${typeName(valueType)}`);
   }
 
   #error(at: Position, message: string): void {

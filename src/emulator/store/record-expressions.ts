@@ -82,7 +82,7 @@ export class RecordExpressions {
       const at = place(p.index, plan.field.name);
       const value = this.#run(compiled, this.#record(undefined, p.data), `${at}: the default expression failed`, issues);
       if (value === INVALID) continue;
-      const stored = this.#toStored(plan, value, `${at}: the default expression gave a value that does not fit`, issues);
+      const stored = this.#toStored(plan, value, `${at}: the default expression gave`, issues);
       if (stored === INVALID) continue;
       p.touched.add(plan.field.id);
       if (stored === null) delete p.data[plan.field.id];
@@ -143,7 +143,7 @@ export class RecordExpressions {
         }
         for (const write of writes) {
           const target = this.#plans.byName.get(write.field.name)!;
-          const stored = this.#toStored(target, write.value, `${at}: ${write.field.name} := … gives a value that does not fit`, issues);
+          const stored = this.#toStored(target, write.value, `${at}: ${write.field.name} := … gave`, issues);
           if (stored === INVALID) continue;
           p.touched.add(target.field.id);
           if (stored === null) delete p.data[target.field.id];
@@ -211,16 +211,15 @@ export class RecordExpressions {
     }
   }
 
-  /** An expression's value as a stored value of the field, through the same checks as a request's. */
-  #toStored(plan: FieldPlan, value: Value, failure: string, issues: Issues): unknown {
+  /**
+   * An expression's value as a stored value of the field, through the same checks as a request's.
+   * A value that fits neither shape is named in the fault: `<gave> "abc", which does not fit: …`.
+   */
+  #toStored(plan: FieldPlan, value: Value, gave: string, issues: Issues): unknown {
     const input = toInput(plan, value);
-    const quiet = new Issues();
-    const created = convertValue(plan, input, 'create', '', quiet);
+    const created = convertValue(plan, input, 'create', '', new Issues());
     if (created !== INVALID) return created;
-    const sink = new Issues();
-    const updated = convertValue(plan, input, 'update', '', sink);
-    if (updated === INVALID) issues.add(`${failure} (${JSON.stringify(input)}${sink.list[0] ?? ''})`);
-    return updated;
+    return convertValue(plan, input, 'update', `${gave} ${shortJson(input)}, which does not fit`, issues);
   }
 
   // ---- reads ------------------------------------------------------------------------------------
@@ -262,6 +261,14 @@ export class RecordExpressions {
     return plan.type === 'function' || this.#unreadable.has(plan.field.id)
       || (this.#of(plan) !== undefined && plan.field.props.canRead !== undefined);
   }
+}
+
+const SHOWN_CHARACTERS = 100;
+
+/** A value in a message: its JSON, cut short (an expression may give a text of a million characters). */
+function shortJson(value: unknown): string {
+  const json = JSON.stringify(value) ?? 'null';
+  return json.length <= SHOWN_CHARACTERS ? json : `${json.slice(0, SHOWN_CHARACTERS)}…`;
 }
 
 /** An expression value in request form: records become their ids (numbers for references). */

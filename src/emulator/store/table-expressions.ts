@@ -93,7 +93,7 @@ export function compileField(field: StoreFieldInfo, scope: StoreTableScope, tabl
   }
   if (typeof props.onUpdate === 'string') out.onUpdate = take('onUpdate', compile(props.onUpdate, 'trigger', own));
   if (isNx(props.defaultValue) && typeof props.defaultValue.$nx === 'string') {
-    out.defaultValue = take('defaultValue.$nx', compile(props.defaultValue.$nx, 'expression', own));
+    out.defaultValue = take('defaultValue.$nx', compile(props.defaultValue.$nx, 'expression', own, { target: field }));
   }
   for (const key of ['canRead', 'canWrite'] as const) {
     const source = props[key];
