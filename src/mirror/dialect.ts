@@ -282,6 +282,14 @@ export interface DialectDriver {
   lockForSchemaChange(tx: WriteTx, locks: SchemaChangeLocks): Promise<void>;
 
   /**
+   * Why the daemon's role may not create tables, views and functions beside the mirror's tables,
+   * naming the grant that lets it; undefined when it may. Postgres: CREATE on the schema, which a
+   * role that owns its tables but not the schema may lack. SQLite: never (whoever writes the file
+   * creates in it). Asked inside `tx`, before a schema change (operations/create-privilege.ts).
+   */
+  missingCreatePrivilege(tx: WriteTx): Promise<string | undefined>;
+
+  /**
    * What would keep the daemon from writing these tables (and creating new ones), one line each;
    * empty when nothing would. A table of `createdWhenMissing` (a catalog table, which an open for
    * writing creates when missing) is no problem when missing. Reads only (`wsmirror check`).

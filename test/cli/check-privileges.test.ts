@@ -56,7 +56,8 @@ describe('wsmirror check: Postgres privileges (real processes)', () => {
     expect(report.upstream.ok).toBe(true);
     expect(report.mirror.exists).toBe(true);
     expect(report.mirror.problems).toEqual(expect.arrayContaining([
-      `role ${reader} cannot CREATE in schema ${schema} (new upstream tables could not be mirrored)`,
+      `role ${reader} has no CREATE on schema ${schema}, which a schema change needs (it makes new tables there, and the readable `
+        + `views and capture functions of the tables it changes): GRANT CREATE ON SCHEMA "${schema}" TO "${reader}"`,
       `role ${reader} has no INSERT, UPDATE, DELETE on ${schema}.crm__deals`,
       `role ${reader} does not own ${schema}.crm__deals (schema changes would fail)`,
       `role ${reader} has no INSERT, UPDATE, DELETE on ${schema}._wsmirror_outbox`,

@@ -12,6 +12,7 @@ import { describeOp } from '../schema-planner.ts';
 import { deleteFieldRows, insertTableRow, touchTableRow, updateTableRow, writeFieldRows } from './catalog-rows.ts';
 import { writeCursors } from './cursors.ts';
 import { restoreDerivedObjects, setAsideDerivedObjects } from './derived-objects.ts';
+import { refuseChangesThatCreate } from './create-privilege.ts';
 import { createSqlTable } from './create-sql-table.ts';
 import { keepInsertedValues } from './keep-inserted-values.ts';
 import { createReferenceIndex, dropReferenceIndex, referenceIndexSql } from './reference-indexes.ts';
@@ -34,7 +35,11 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
         );
       }
       const touched = touchedTables(plan.ops);
-      if (touched.size > 0) await lockChangedTables(ctx, tx, touched);
+      if (touched.size > 0) {
+        const dropped = new Set(plan.ops.flatMap((op) => (op.op === 'dropTable' ? [op.table.tableId] : [])));
+        await refuseChangesThatCreate(ctx, tx, touched, dropped);
+        await lockChangedTables(ctx, tx, touched);
+      }
       const setAside = touched.size > 0 ? await setAsideDerivedObjects(ctx, tx, touched) : undefined;
       for (const step of inSteps(plan.ops)) {
         for (const op of step.ops) ctx.logger?.info({ op: op.op }, describeOp(op));

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { CatalogDb } from '../catalog-tables.ts';
+import { noCreateMessage } from './create-privilege.ts';
 import { temporaryProblem } from './creation-problems.ts';
 
 /**
@@ -16,7 +17,7 @@ export async function accessProblems(
     has_schema_privilege(current_user, ${schema}, 'CREATE') AS create,
     has_database_privilege(current_database(), 'TEMPORARY') AS temporary`.execute(db);
   if (!role!.usage) problems.push(`role ${role!.role} has no USAGE on schema ${schema}`);
-  if (!role!.create) problems.push(`role ${role!.role} cannot CREATE in schema ${schema} (new upstream tables could not be mirrored)`);
+  if (!role!.create) problems.push(noCreateMessage(role!.role, schema));
   problems.push(...temporaryProblem(role!));
   // Rows are written with INSERT, UPDATE and DELETE; schema changes and capture triggers need the owner.
   const { rows } = await sql<{ name: string; owns: boolean; select: boolean; insert: boolean; update: boolean; delete: boolean }>`SELECT c.relname AS name,

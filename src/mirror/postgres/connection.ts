@@ -12,6 +12,7 @@ import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-ur
 import { accessProblems } from './access-problems.ts';
 import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
+import { missingCreatePrivilege } from './create-privilege.ts';
 import { inlineParameters } from './inline-parameters.ts';
 import { refreshOutboxStatistics } from './outbox-statistics.ts';
 import { ROW_LOCK_TIMEOUT, ROW_LOCK_TIMEOUT_SQL, rowLockTimeoutError } from './row-locks.ts';
@@ -186,6 +187,10 @@ class PostgresDriver implements DialectDriver {
 
   accessProblems(tables: readonly string[], createdWhenMissing: readonly string[]): Promise<string[]> {
     return accessProblems(this.db, this.#schema, tables, createdWhenMissing);
+  }
+
+  missingCreatePrivilege(tx: WriteTx): Promise<string | undefined> {
+    return missingCreatePrivilege(tx.db, this.#schema);
   }
 
   async verifyCatalog(): Promise<void> {

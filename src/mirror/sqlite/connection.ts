@@ -126,6 +126,10 @@ class SqliteDriver implements DialectDriver {
     }, false);
   }
 
+  async missingCreatePrivilege(): Promise<undefined> {
+    return undefined;
+  }
+
   async accessProblems(): Promise<string[]> {
     return this.#raw.memory ? [] : accessProblems(this.#raw.name, this.#raw.readonly);
   }
