@@ -1,5 +1,6 @@
 import { redactUrlPasswords } from '../api/secret-redaction.ts';
 import { ConfigError } from '../errors.ts';
+import { parsePostgresUrl } from './postgres-url.ts';
 
 export type MirrorLocation =
   | { dialect: 'sqlite'; path: string; display: string }
@@ -27,11 +28,7 @@ export function parseMirrorUrl(url: string): MirrorLocation {
     return { dialect: 'sqlite', path, display };
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
-    try {
-      new URL(url);
-    } catch {
-      throw new ConfigError(`mirror URL ${display} is not a valid postgres:// URL`);
-    }
+    if (parsePostgresUrl(url) === undefined) throw new ConfigError(`mirror URL ${display} is not a valid postgres:// URL`);
     return { dialect: 'postgres', connectionString: url, display };
   }
   throw new ConfigError(`mirror URL ${display} is not supported: expected sqlite:PATH or postgres://USER@HOST:PORT/DATABASE`);
