@@ -1,6 +1,6 @@
 import { redactUrlPasswords } from '../api/secret-redaction.ts';
 import { ConfigError } from '../errors.ts';
-import { parsePostgresUrl } from './postgres-url.ts';
+import { readPostgresUrl } from './postgres-url.ts';
 
 export type MirrorLocation =
   | { dialect: 'sqlite'; path: string; display: string }
@@ -28,8 +28,16 @@ export function parseMirrorUrl(url: string): MirrorLocation {
     return { dialect: 'sqlite', path, display };
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
-    if (parsePostgresUrl(url) === undefined) throw new ConfigError(`mirror URL ${display} is not a valid postgres:// URL`);
-    return { dialect: 'postgres', connectionString: url, display };
+    const read = readPostgresUrl(url);
+    if ('problem' in read) throw new ConfigError(`mirror URL ${display} ${read.problem}`);
+    return { dialect: 'postgres', connectionString: read.connectionString, display };
   }
   throw new ConfigError(`mirror URL ${display} is not supported: expected sqlite:PATH or postgres://USER@HOST:PORT/DATABASE`);
+}
+
+/** Why a postgres:// URL cannot be used, phrased to follow it; undefined for any other URL, or one that can. */
+export function postgresUrlProblem(url: string): string | undefined {
+  if (!/^postgres(ql)?:\/\//.test(url)) return undefined;
+  const read = readPostgresUrl(url);
+  return 'problem' in read ? read.problem : undefined;
 }

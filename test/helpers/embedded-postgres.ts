@@ -26,7 +26,14 @@ export interface EmbeddedPostgres {
 const DIR_PREFIX = 'wsmirror-test-pg-';
 const OWNER_FILE = 'owner.pid';
 
-export async function startEmbeddedPostgres(): Promise<EmbeddedPostgres> {
+export interface EmbeddedPostgresOptions {
+  /** Server settings (`-c name=value`), such as `ssl: 'on'`. */
+  settings?: Record<string, string>;
+  /** Files written into the data directory after initdb (a certificate, a pg_hba.conf), mode 0600. */
+  files?: Record<string, string>;
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
   const native = findBuild();
   removeAbandonedClusters();
   const dir = mkdtempSync(join(tmpdir(), DIR_PREFIX));
@@ -36,9 +43,15 @@ export async function startEmbeddedPostgres(): Promise<EmbeddedPostgres> {
     if (user) chownSync(dir, user.uid, user.gid);
     const bin = reachableBin(native, dir, user);
     await run(join(bin, 'initdb'), ['-D', join(dir, 'data'), '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-locale', '--no-sync'], user);
+    for (const [name, content] of Object.entries(options.files ?? {})) {
+      const file = join(dir, 'data', name);
+      writeFileSync(file, content, { mode: 0o600 });
+      if (user) chownSync(file, user.uid, user.gid);
+    }
+    const settings = Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]);
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
-      const server = spawnServer(join(bin, 'postgres'), dir, port, user);
+      const server = spawnServer(join(bin, 'postgres'), dir, port, user, settings);
       const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
       try {
         const version = await waitUntilReady(url, server);
@@ -108,11 +121,14 @@ interface ServerProcess {
   log(): string;
 }
 
-function spawnServer(postgres: string, dir: string, port: number, user: { uid: number; gid: number } | undefined): ServerProcess {
+function spawnServer(
+  postgres: string, dir: string, port: number, user: { uid: number; gid: number } | undefined, settings: readonly string[],
+): ServerProcess {
   const args = [
     '-D', join(dir, 'data'), '-p', String(port), '-k', dir,
     '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200',
     '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
+    ...settings,
   ];
   // setpriv (util-linux) makes the kernel stop the server when this process dies.
   const setpriv = platform() === 'linux' ? ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p)) : undefined;
