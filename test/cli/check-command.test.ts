@@ -74,7 +74,7 @@ forEachDialect('wsmirror check (real processes)', ({ dialect, fresh }) => {
     ]);
     expect(report!.plan!.operations).toEqual([expect.stringContaining('create table crm__deals'), expect.stringContaining('create table crm__notes')]);
     expect(text).toContain('ok   upstream: ');
-    expect(text).toContain('does not exist yet: the first sync creates it');
+    expect(text).toContain('no wsmirror catalog there yet: the first sync creates it');
     expect(text).toMatch(/crm\.deals +history +backfill +- +~250/);
     if (dialect === 'sqlite') expect(existsSync(join(dir, 'new.db'))).toBe(false);
     else expect(await t.sql('SELECT 1 FROM pg_namespace WHERE nspname = $1', [mirror.pgSchema])).toEqual([]);

@@ -159,6 +159,25 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
       const noCreate = await runWsmirror(['check'], daemonEnv(emu, { url: bareUrl, pgSchema: usable }), { cwd });
       expect(noCreate.code, noCreate.stdout).toBe(78);
       expect(noCreate.stdout).toMatch(new RegExp(`role ${bare} has no CREATE on schema ${usable}`));
+      // The schema that hint makes, its name quoted as SQL needs it.
+      const odd = `Wsm-M"q'x_${suffix}`;
+      const quoted = await runWsmirror(['check'], daemonEnv(emu, { url: bareUrl, pgSchema: odd }), { cwd });
+      expect(quoted.code, quoted.stdout).toBe(78);
+      expect(quoted.stdout).toContain(`CREATE SCHEMA "Wsm-M""q'x_${suffix}" AUTHORIZATION "${bare}"`);
+      // An empty schema it may create in: no mirror there yet, though the schema exists.
+      await admin.query(`GRANT CREATE ON SCHEMA ${quoteId(usable)} TO ${quoteId(bare)}`);
+      const empty = await runWsmirror(['check'], daemonEnv(emu, { url: bareUrl, pgSchema: usable }), { cwd });
+      expect(empty.code, empty.stdout).toBe(0);
+      expect(empty.stdout).toContain(`(schema ${usable}): no wsmirror catalog there yet: the first sync creates it`);
+      expect(empty.stdout).not.toContain('does not exist');
+      // Without USAGE on it, status and check say they cannot open it: they would set nothing up.
+      await admin.query(`REVOKE ALL ON SCHEMA ${quoteId(usable)} FROM ${quoteId(bare)}`);
+      for (const command of ['status', 'check']) {
+        const denied = await runWsmirror([command], daemonEnv(emu, { url: bareUrl, pgSchema: usable }), { cwd });
+        expect(denied.code, denied.stdout).toBe(78);
+        expect(denied.stdout + denied.stderr).toMatch(new RegExp(`cannot open the Postgres mirror .* \\(schema ${usable}\\): permission denied for schema ${usable}`));
+        expect(denied.stdout + denied.stderr).not.toContain('cannot set up');
+      }
     } finally {
       await admin.query(`DROP SCHEMA IF EXISTS ${quoteId(usable)} CASCADE`);
       await admin.query(`DROP OWNED BY ${quoteId(bare)}`).catch(() => {});

@@ -23,7 +23,8 @@ export function formatCheckText(report: CheckReport): string {
   for (const unmatched of report.unmatchedPatterns) lines.push(`warn ${unmatched.message}`);
   const m = report.mirror;
   const where = `${m.url}${m.schema === null ? '' : ` (schema ${m.schema})`}`;
-  const state = m.exists ? 'exists, writable' : 'does not exist yet: the first sync creates it';
+  // Not made yet: no file, no schema, or a schema without the catalog (an empty one made for wsmirror).
+  const state = m.exists ? 'exists, writable' : 'no wsmirror catalog there yet: the first sync creates it';
   lines.push(`${mark(m.ok)} mirror: ${where}: ${m.ok ? state : m.problems.join('; ')}`);
   if (report.plan) {
     const { plan } = report;

@@ -100,7 +100,8 @@ export async function openPostgresDriver(
       throw new ConfigError(`the Postgres mirror ${location.display} (schema ${schema}): ${error.message}`, { cause: error });
     }
     throw new ConfigError(
-      `cannot set up the Postgres mirror ${location.display} (schema ${schema}): ${(error as Error).message}`, { cause: error },
+      `cannot ${options.mustExist ? 'open' : 'set up'} the Postgres mirror ${location.display} (schema ${schema}): ${(error as Error).message}`,
+      { cause: error },
     );
   }
   return driver;

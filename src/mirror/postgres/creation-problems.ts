@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { quoteIdent } from '../sql-text.ts';
 
 /**
  * What would keep the role of `connectionString` from creating the mirror in `schema` at its first
@@ -20,7 +21,7 @@ export async function creationProblems(connectionString: string, schema: string)
     );
     const problems: string[] = [];
     if (!r!.exists && !r!.dbCreate) {
-      problems.push(`role ${r!.role} cannot create schema ${schema}: it has no CREATE on database ${r!.db} (or create it for the role: CREATE SCHEMA ${schema} AUTHORIZATION ${r!.role})`);
+      problems.push(`role ${r!.role} cannot create schema ${schema}: it has no CREATE on database ${r!.db} (or create it for the role: CREATE SCHEMA ${quoteIdent(schema)} AUTHORIZATION ${quoteIdent(r!.role)})`);
     }
     if (r!.exists && !r!.usage) problems.push(`role ${r!.role} has no USAGE on schema ${schema}`);
     if (r!.exists && !r!.create) problems.push(`role ${r!.role} has no CREATE on schema ${schema} (the first sync creates the mirror's tables there)`);
