@@ -290,6 +290,14 @@ export interface DialectDriver {
   missingCreatePrivilege(tx: WriteTx): Promise<string | undefined>;
 
   /**
+   * On an open for writing: makes the capture functions executable by their owner only again
+   * where something else left them otherwise (Postgres: a restore without privileges), and names
+   * what it cannot put right (a function another role owns). One warning each; empty when all is
+   * well. SQLite: never anything (its triggers have no privileges).
+   */
+  secureCapture(): Promise<string[]>;
+
+  /**
    * What would keep the daemon from writing these tables (and creating new ones), one line each;
    * empty when nothing would. A table of `createdWhenMissing` (a catalog table, which an open for
    * writing creates when missing) is no problem when missing. Reads only (`wsmirror check`).

@@ -54,6 +54,7 @@ export async function openMirror(url: string, options: OpenMirrorOptions = {}): 
           if (lock !== syncLock) await lock.release();
         }
       }
+      for (const warning of await driver.secureCapture()) ctx.logger?.warn({}, warning);
     } catch (error) {
       await driver.close();
       await syncLock?.release();

@@ -141,6 +141,45 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
       await admin.query(`DROP ROLE IF EXISTS ${quoteId(writer)}`);
     }
   }, 120_000);
+  it('capture functions a restore left executable by every role are made the owner\'s again; one another role owns is named by check and sync', async () => {
+    const env = daemonEnv(emu, { url: roleUrl, pgSchema: schema }, { WSMIRROR_LOG_LEVEL: 'warn' });
+    expect((await runWsmirror(['sync'], env, { cwd })).code).toBe(0);
+    const functions = async () => (await admin.query<{ name: string; owner: string; public: boolean }>(
+      `SELECT p.proname AS name, pg_get_userbyid(p.proowner) AS owner, has_function_privilege('public', p.oid, 'EXECUTE') AS public
+       FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname LIKE '\\_wsmirror\\_capture\\_%' ORDER BY 1`,
+      [schema],
+    )).rows;
+    const before = await functions();
+    expect(before.length).toBeGreaterThan(0);
+    expect(before.every((f) => !f.public && f.owner === role)).toBe(true);
+
+    // As a restore of pg_dump -x leaves them: executable by PUBLIC, the default of a new function.
+    for (const f of before) await admin.query(`GRANT EXECUTE ON FUNCTION ${quoteId(schema)}.${quoteId(f.name)}() TO PUBLIC`);
+    const sync = await runWsmirror(['sync'], env, { cwd });
+    expect(sync.code, sync.stderr).toBe(0);
+    expect((await functions()).filter((f) => f.public)).toEqual([]);
+    expect(sync.stdout + sync.stderr).toContain(`PUBLIC could execute the capture functions of ${schema}.crm__deals, ${schema}.crm__notes, which write the outbox as ${role}`);
+
+    // As a restore of pg_dump -O leaves them: owned by the role that restored (here a superuser).
+    const insertFn = before.find((f) => f.name.endsWith('_insert'))!.name;
+    const superuser = (await admin.query<{ u: string }>('SELECT current_user AS u')).rows[0]!.u;
+    await admin.query(`ALTER FUNCTION ${quoteId(schema)}.${quoteId(insertFn)}() OWNER TO ${quoteId(superuser)}`);
+    try {
+      const fix = `ALTER FUNCTION ${quoteId(schema)}.${quoteId(insertFn)}() OWNER TO ${quoteId(role)}`;
+      const check = await runWsmirror(['check'], env, { cwd });
+      expect(check.code, check.stdout).toBe(78);
+      expect(check.stdout).toContain(`capture function ${schema}.${insertFn} of ${schema}.crm__`);
+      expect(check.stdout).toContain(`is owned by role ${superuser}, not by ${role}`);
+      expect(check.stdout).toContain(fix);
+      const again = await runWsmirror(['sync'], env, { cwd });
+      expect(again.code, again.stderr).toBe(0);
+      // A warning of the log (JSON lines: its quotes escaped).
+      expect(again.stdout + again.stderr).toContain(JSON.stringify(fix).slice(1, -1));
+    } finally {
+      await admin.query(`ALTER FUNCTION ${quoteId(schema)}.${quoteId(insertFn)}() OWNER TO ${quoteId(role)}`);
+    }
+  }, 120_000);
+
   it('check names the privilege a first sync would lack: CREATE on the database, or on the schema', async () => {
     const bare = `wsm_bare_${suffix}`;
     await admin.query(`CREATE ROLE ${quoteId(bare)} LOGIN`);

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { CatalogDb } from '../catalog-tables.ts';
+import { captureOwnerProblems } from './capture-grants.ts';
 import { noCreateMessage } from './create-privilege.ts';
 import { temporaryProblem } from './creation-problems.ts';
 
@@ -33,5 +34,6 @@ export async function accessProblems(
   }
   const found = new Set(rows.map((r) => r.name));
   for (const name of tables) if (!found.has(name)) problems.push(`table ${schema}.${name} is missing`);
+  problems.push(...await captureOwnerProblems(db, schema));
   return problems;
 }

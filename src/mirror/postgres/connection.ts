@@ -10,6 +10,7 @@ import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
 import type { ColumnSpec, CommentOn, Dialect, DialectDriver, RowSink, RowsToKeep, SchemaChangeLocks, WriteTx } from '../dialect.ts';
 import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-url.ts';
 import { accessProblems } from './access-problems.ts';
+import { secureCaptureFunctions } from './capture-grants.ts';
 import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
 import { missingCreatePrivilege } from './create-privilege.ts';
@@ -188,6 +189,10 @@ class PostgresDriver implements DialectDriver {
 
   accessProblems(tables: readonly string[], createdWhenMissing: readonly string[]): Promise<string[]> {
     return accessProblems(this.db, this.#schema, tables, createdWhenMissing);
+  }
+
+  secureCapture(): Promise<string[]> {
+    return secureCaptureFunctions(this.db, this.#schema);
   }
 
   missingCreatePrivilege(tx: WriteTx): Promise<string | undefined> {

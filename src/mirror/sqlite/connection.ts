@@ -126,6 +126,10 @@ class SqliteDriver implements DialectDriver {
     }, false);
   }
 
+  async secureCapture(): Promise<string[]> {
+    return [];
+  }
+
   async missingCreatePrivilege(): Promise<undefined> {
     return undefined;
   }
