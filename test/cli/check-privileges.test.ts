@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteId, testPgUrl } from '../helpers/dialects.ts';
+import { dropRoles, pgUrlAs } from '../helpers/test-roles.ts';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
 import { daemonEnv, runWsmirror } from '../helpers/processes.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
@@ -33,18 +34,14 @@ describe('wsmirror check: Postgres privileges (real processes)', () => {
     await admin.query(`CREATE ROLE ${quoteId(reader)} LOGIN`);
     await admin.query(`GRANT USAGE ON SCHEMA ${quoteId(schema)} TO ${quoteId(reader)}`);
     await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${quoteId(schema)} TO ${quoteId(reader)}`);
-    const url = new URL(testPgUrl);
-    url.username = reader;
-    url.password = '';
-    readerUrl = url.toString();
+    readerUrl = pgUrlAs(reader);
   });
 
   afterAll(async () => {
     await emu?.close();
     if (admin) {
       await admin.query(`DROP SCHEMA IF EXISTS ${quoteId(schema)} CASCADE`);
-      await admin.query(`DROP OWNED BY ${quoteId(reader)}`).catch(() => {});
-      await admin.query(`DROP ROLE IF EXISTS ${quoteId(reader)}`);
+      await dropRoles(admin, reader);
       await admin.end();
     }
   });

@@ -6,6 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteId, testPgUrl } from '../helpers/dialects.ts';
+import { dropRoles, pgUrlAs } from '../helpers/test-roles.ts';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
 import { daemonEnv, mirrorEnv, runWsmirror, stopProcess } from '../helpers/processes.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
@@ -33,10 +34,7 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
     await admin.query(`REVOKE CREATE ON DATABASE ${quoteId(database)} FROM ${quoteId(role)}`);
     const { rows } = await admin.query<{ can: boolean }>(`SELECT has_database_privilege($1, $2, 'CREATE') AS can`, [role, database]);
     expect(rows[0]!.can).toBe(false);
-    const url = new URL(testPgUrl);
-    url.username = role;
-    url.password = '';
-    roleUrl = url.toString();
+    roleUrl = pgUrlAs(role);
 
     emu = await startEmulator();
     const ws = new UpstreamWorkspace(emu);
@@ -51,8 +49,7 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
     await emu?.close();
     if (admin) {
       await admin.query(`DROP SCHEMA IF EXISTS ${quoteId(schema)} CASCADE`);
-      await admin.query(`DROP OWNED BY ${quoteId(role)}`).catch(() => {});
-      await admin.query(`DROP ROLE IF EXISTS ${quoteId(role)}`);
+      await dropRoles(admin, role);
       await admin.end();
     }
     rmSync(cwd, { recursive: true, force: true });
@@ -109,7 +106,7 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
     expect((await runWsmirror(['sync'], env, { cwd })).code).toBe(0);
     const writer = `wsm_writer_${suffix}`;
     await admin.query(`CREATE ROLE ${quoteId(writer)} LOGIN`);
-    const editor = new pg.Client({ connectionString: Object.assign(new URL(testPgUrl!), { username: writer, password: '' }).toString() });
+    const editor = new pg.Client({ connectionString: pgUrlAs(writer) });
     try {
       const deals = `${quoteId(schema)}."crm__deals"`;
       await admin.query(`GRANT USAGE ON SCHEMA ${quoteId(schema)} TO ${quoteId(writer)}`);
@@ -137,8 +134,7 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
       expect(titles).toEqual(expect.arrayContaining(['a, edited in a BI tool', 'new from a BI tool']));
     } finally {
       await editor.end().catch(() => {});
-      await admin.query(`DROP OWNED BY ${quoteId(writer)}`).catch(() => {});
-      await admin.query(`DROP ROLE IF EXISTS ${quoteId(writer)}`);
+      await dropRoles(admin, writer);
     }
   }, 120_000);
   it('capture functions a restore left executable by every role are made the owner\'s again; one another role owns is named by check and sync', async () => {
@@ -185,7 +181,7 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
     await admin.query(`CREATE ROLE ${quoteId(bare)} LOGIN`);
     const database = (await admin.query<{ db: string }>('SELECT current_database() AS db')).rows[0]!.db;
     await admin.query(`REVOKE CREATE ON DATABASE ${quoteId(database)} FROM ${quoteId(bare)}`);
-    const bareUrl = Object.assign(new URL(testPgUrl!), { username: bare, password: '' }).toString();
+    const bareUrl = pgUrlAs(bare);
     const usable = `wsm_usable_${suffix}`;
     try {
       // No schema yet, and no right to create one.
@@ -219,8 +215,7 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
       }
     } finally {
       await admin.query(`DROP SCHEMA IF EXISTS ${quoteId(usable)} CASCADE`);
-      await admin.query(`DROP OWNED BY ${quoteId(bare)}`).catch(() => {});
-      await admin.query(`DROP ROLE IF EXISTS ${quoteId(bare)}`);
+      await dropRoles(admin, bare);
     }
   }, 60_000);
 });

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteId, testPgUrl } from '../helpers/dialects.ts';
+import { dropRoles, pgUrlAs } from '../helpers/test-roles.ts';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
 import { daemonEnv, runWsmirror } from '../helpers/processes.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
@@ -22,7 +23,6 @@ describe('Postgres: a BI role given read access as docs/querying.md says (real p
   let ws: UpstreamWorkspace;
   let env: Record<string, string>;
 
-  const url = (role: string) => Object.assign(new URL(testPgUrl!), { username: role, password: '' }).toString();
   const reads = (relation: string) => reader.query(`SELECT count(*) FROM ${quoteId(schema)}.${quoteId(relation)}`).then(() => true, (e: Error) => {
     if (!/permission denied/.test(e.message)) throw e;
     return false;
@@ -42,8 +42,8 @@ describe('Postgres: a BI role given read access as docs/querying.md says (real p
     await ws.createTable('crm', 'notes', { hasHistory: true }, [{ name: 'body', type: 'string', labels: { '': 'Body' } }]);
     await ws.createRecords('crm', 'deals', [{ title: 'a' }]);
     await ws.createRecords('crm', 'notes', [{ body: 'x' }]);
-    env = daemonEnv(emu, { url: url(owner), pgSchema: schema });
-    reader = new pg.Client({ connectionString: url(bi) });
+    env = daemonEnv(emu, { url: pgUrlAs(owner), pgSchema: schema });
+    reader = new pg.Client({ connectionString: pgUrlAs(bi) });
     await reader.connect();
   });
 
@@ -52,10 +52,7 @@ describe('Postgres: a BI role given read access as docs/querying.md says (real p
     await emu?.close();
     if (admin) {
       await admin.query(`DROP SCHEMA IF EXISTS ${quoteId(schema)} CASCADE`);
-      for (const role of [bi, owner]) {
-        await admin.query(`DROP OWNED BY ${quoteId(role)}`).catch(() => {});
-        await admin.query(`DROP ROLE IF EXISTS ${quoteId(role)}`);
-      }
+      await dropRoles(admin, bi, owner);
       await admin.end();
     }
     rmSync(cwd, { recursive: true, force: true });

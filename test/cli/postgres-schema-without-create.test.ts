@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteId, testPgUrl } from '../helpers/dialects.ts';
+import { dropRoles, pgUrlAs } from '../helpers/test-roles.ts';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
 import { daemonEnv, runWsmirror } from '../helpers/processes.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
@@ -39,16 +40,14 @@ describe('Postgres: a schema change the role may not make in its schema (real pr
     await ws.createTable('crm', 'notes', { hasHistory: true }, [{ name: 'body', type: 'string', labels: { '': 'Body' } }]);
     await ws.createRecords('crm', 'deals', [{ title: 'a' }]);
     await ws.createRecords('crm', 'notes', [{ body: 'x' }]);
-    const url = Object.assign(new URL(testPgUrl), { username: role, password: '' }).toString();
-    env = daemonEnv(emu, { url, pgSchema: schema });
+    env = daemonEnv(emu, { url: pgUrlAs(role), pgSchema: schema });
   });
 
   afterAll(async () => {
     await emu?.close();
     if (admin) {
       await admin.query(`DROP SCHEMA IF EXISTS ${quoteId(schema)} CASCADE`);
-      await admin.query(`DROP OWNED BY ${quoteId(role)}`).catch(() => {});
-      await admin.query(`DROP ROLE IF EXISTS ${quoteId(role)}`);
+      await dropRoles(admin, role);
       await admin.end();
     }
     rmSync(cwd, { recursive: true, force: true });
