@@ -11,10 +11,25 @@ export class WsmirrorError extends Error {
   }
 }
 
-/** A configuration file, key or value is wrong, or the mirror URL cannot be reached (exit 78). */
+/**
+ * A configuration file, key or value is wrong, or the mirror's database refuses what retrying
+ * cannot change: an unknown database or role, a refused password, a malformed URL (exit 78).
+ */
 export class ConfigError extends WsmirrorError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('CONFIG_INVALID', message, options);
+  }
+}
+
+/**
+ * The mirror's database cannot be reached now, or refuses for a reason that passes: the server
+ * is down, starting or restarting, its connections are used up, a statement ran into its
+ * statement_timeout. Exit 1, as for an unreachable upstream: no setting needs to change, and
+ * `wsmirror run` meets it at start as it does later, a failed cycle the next one tries again.
+ */
+export class MirrorUnavailableError extends WsmirrorError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('MIRROR_UNAVAILABLE', message, options);
   }
 }
 

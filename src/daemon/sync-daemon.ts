@@ -3,11 +3,12 @@
  * server fed by it, until SIGTERM or SIGINT. `demo --keep-running` runs the same loop over the
  * cycle it opened itself.
  */
-import { MirrorLostError } from '../errors.ts';
+import { MirrorLostError, WsmirrorError } from '../errors.ts';
 import type { CycleReport } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
 import { startDaemon } from './daemon.ts';
-import { createRedactor } from '../api/secret-redaction.ts';
+import { createRedactor, redactUrlPasswords } from '../api/secret-redaction.ts';
+import { mirrorUrlOf } from './configured-mirror.ts';
 import type { Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
 import type { Scheduler } from './scheduler.ts';
@@ -30,9 +31,11 @@ export interface SyncDaemonOptions {
 export async function runSyncDaemon(config: Config, options: SyncDaemonOptions): Promise<void> {
   const { logger } = options;
   const metrics = options.cycle?.metrics ?? new Metrics();
-  const cycle = options.cycle?.cycle ?? (await openSyncCycle(config, { logger, metrics, progress: true }));
+  // Opened by the first cycle that can: a mirror or upstream not reachable yet at start is a
+  // failed cycle like any later one, which the next cycle tries again.
+  let cycle = options.cycle?.cycle;
   try {
-    logger.info({ mirror: cycle.mirror.displayUrl, upstream: config.upstream.baseUrl }, 'wsmirror daemon starting');
+    logger.info({ mirror: redactUrlPasswords(mirrorUrlOf(config)), upstream: config.upstream.baseUrl }, 'wsmirror daemon starting');
     // Each cycle stores when the next one starts, for `wsmirror status` (known once started).
     let scheduler: Scheduler | undefined;
     const daemon = await startDaemon({
@@ -41,9 +44,11 @@ export async function runSyncDaemon(config: Config, options: SyncDaemonOptions):
       metrics,
       redact: createRedactor([config.upstream.apiKey]),
       runOnStart: options.runOnStart ?? true,
-      // Without its sync lock, or with its SQLite file gone, the daemon must not go on.
-      stopsOn: (error) => error instanceof MirrorLostError,
+      // Without its sync lock, or with its SQLite file gone, the daemon must not go on; nor when
+      // it cannot open the mirror for a reason no retry removes (a setting, a grant, a lock held).
+      stopsOn: (error) => error instanceof MirrorLostError || (cycle === undefined && !retriedAtStart(error)),
       cycle: async (signal) => {
+        cycle ??= await openSyncCycle(config, { logger, metrics, progress: true, signal });
         const report = await cycle.scheduled(signal, (startedAt, finishedAt) => scheduler?.nextRunAfter(startedAt, finishedAt) ?? null);
         await options.onCycle?.(report);
         return report;
@@ -52,19 +57,31 @@ export async function runSyncDaemon(config: Config, options: SyncDaemonOptions):
     scheduler = daemon.scheduler;
     await daemon.stopped;
     if (daemon.stoppedByError !== undefined) {
-      logger.error({ err: { code: (daemon.stoppedByError as MirrorLostError).code } }, 'wsmirror daemon stopped: it can no longer sync this mirror');
+      const why = daemon.stoppedByError instanceof MirrorLostError ? 'it can no longer sync this mirror' : 'it could not start syncing';
+      logger.error({ err: { code: (daemon.stoppedByError as WsmirrorError).code } }, `wsmirror daemon stopped: ${why}`);
       throw daemon.stoppedByError;
     }
     if (daemon.stoppedBy !== undefined) {
       const interrupted = daemon.scheduler.lastOutcome?.result === 'aborted';
-      const message = interrupted
+      const message = interrupted && cycle !== undefined
         ? describeStop(daemon.stoppedBy, cycle.tally())
-        : `stopped by ${daemon.stoppedBy} between cycles: nothing was left unfinished`;
+        : `stopped by ${daemon.stoppedBy} ${cycle === undefined ? 'before the mirror was opened' : 'between cycles'}: nothing was left unfinished`;
       logger.info({ signal: daemon.stoppedBy }, message);
       options.onStopped?.(message);
     }
   } finally {
-    if (options.cycle === undefined) await cycle.close();
+    if (options.cycle === undefined) await cycle?.close();
   }
   logger.info({}, 'wsmirror daemon stopped');
+}
+
+/**
+ * Failures to open the cycle that `run` waits out, trying again at each cycle: the mirror's
+ * database or upstream not reachable yet (at boot, during a restart or a failover), upstream
+ * failing or throttling. Codes, not classes: the setting hints rewrap errors with their code.
+ */
+const RETRIED_AT_START = new Set(['MIRROR_UNAVAILABLE', 'NETWORK', 'UPSTREAM_SERVER_ERROR', 'UPSTREAM_RATE_LIMITED']);
+
+function retriedAtStart(error: unknown): boolean {
+  return error instanceof WsmirrorError && RETRIED_AT_START.has(error.code);
 }

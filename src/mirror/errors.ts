@@ -2,7 +2,8 @@ import { WsmirrorError } from '../errors.ts';
 
 /**
  * A mirror operation cannot be carried out: an unknown table, a stale schema plan, a value that
- * does not fit its field type. Connection and URL problems are `ConfigError` instead.
+ * does not fit its field type. Connection and URL problems are `ConfigError` (or
+ * `MirrorUnavailableError`, for a database not reachable now) instead.
  */
 export class MirrorError extends WsmirrorError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { WSMIRROR_BIN, daemonEnv, runWsmirror } from '../helpers/processes.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
 
@@ -13,15 +14,6 @@ import { UpstreamWorkspace } from '../helpers/workspace.ts';
  * Every error names the setting to fix, as a user sees it: real `wsmirror` processes, their exit
  * codes, stderr and logs.
  */
-
-/** A port nothing listens on: bound, then released. */
-async function closedPort(): Promise<number> {
-  const server = createTcpServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Forwards to the emulator; while `refuse` is set it sends a wrong key, so upstream answers 401. */
 async function startKeySwappingProxy(target: string): Promise<{ url: string; refuse: boolean; close(): Promise<void> }> {
@@ -128,7 +120,7 @@ describe('errors name the setting to fix (real processes)', () => {
   });
 
   it('an unreachable upstream names the base URL and WSMIRROR_BASE_URL', async () => {
-    const url = `http://127.0.0.1:${await closedPort()}`;
+    const url = `http://127.0.0.1:${await freePort()}`;
     const res = await runWsmirror(['sync'], daemonEnv({ ...emu, url }, mirror('refused.db'), { WSMIRROR_UPSTREAM_RETRIES: '0' }), { cwd: dir });
     expect(res.code, res.stderr).toBe(1);
     expect(res.stderr).toContain(`cannot reach upstream at ${url}`);
@@ -137,7 +129,7 @@ describe('errors name the setting to fix (real processes)', () => {
   });
 
   it('a password in the upstream URL is never printed: check, check --json, a failed sync', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const env = daemonEnv({ ...emu, url: `http://u:pw1234-s3cret@127.0.0.1:${port}` }, mirror('url-password.db'), { WSMIRROR_UPSTREAM_RETRIES: '0' });
     const check = await runWsmirror(['check'], env, { cwd: dir });
     const json = await runWsmirror(['check', '--json'], env, { cwd: dir });
@@ -171,7 +163,7 @@ describe('errors name the setting to fix (real processes)', () => {
   });
 
   it('an http.host that does not resolve or is not of this machine names WSMIRROR_HTTP_HOST and its value, not the port, and exits 78', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     // Unresolvable (ENOTFOUND, or EAI_AGAIN without a resolver), then a documentation address (EADDRNOTAVAIL).
     for (const host of ['not-a-host.invalid', '192.0.2.1']) {
       const res = await runWsmirror(['run'], daemonEnv(emu, mirror('host.db'), { WSMIRROR_HTTP_PORT: String(port), WSMIRROR_HTTP_HOST: host }), { cwd: dir, killAfterMs: 30_000 });
@@ -192,7 +184,7 @@ describe('errors name the setting to fix (real processes)', () => {
 
   it('run: one line per failing cycle, no stack, and /readyz names the key setting', async () => {
     const proxy = await startKeySwappingProxy(emu.url);
-    const port = await closedPort();
+    const port = await freePort();
     let probed: { status: number; body: { reason?: string } } | undefined;
     let refusedAt = 0;
     try {
@@ -206,7 +198,7 @@ describe('errors name the setting to fix (real processes)', () => {
           child.stdout?.on('data', (chunk: Buffer) => {
             lines.push(...chunk.toString().split('\n'));
             // Once the daemon is up and its first cycle succeeded, upstream starts refusing the key.
-            if (!proxy.refuse && lines.some((l) => l.includes('daemon started'))) {
+            if (!proxy.refuse && lines.some((l) => l.includes('"cycle done'))) {
               proxy.refuse = true;
               refusedAt = lines.length;
             }

@@ -3,7 +3,8 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { daemonEnv, runWsmirror, startWsmirror } from '../helpers/processes.ts';
+import { freePort } from '../helpers/free-port.ts';
+import { countLogLines, daemonEnv, runWsmirror, spawnEmulator, startWsmirror, stopProcess } from '../helpers/processes.ts';
 
 describe('wsmirror run (real process): start-up logs', () => {
   let emu: RunningEmulator;
@@ -189,4 +190,31 @@ describe('wsmirror run (real process): SIGHUP', () => {
     const result = await run;
     expect({ code: result.code, signal: result.signal }, result.stderr).toEqual({ code: 0, signal: null });
   }, 40_000);
+});
+
+describe('wsmirror run (real process): an upstream not up yet', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-run-wait-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('waits for it, trying again at each cycle, and syncs once it answers', async () => {
+    const port = await freePort();
+    const upstream = { url: `http://127.0.0.1:${port}`, apiKey: 'proc-key', workspaceId: 'proc00000001' };
+    const daemon = startWsmirror(['run'], daemonEnv(upstream, { url: `sqlite:${join(dir, 'm.db')}` }, {
+      WSMIRROR_LOG_LEVEL: 'info', WSMIRROR_SCHEDULE: '500ms', WSMIRROR_UPSTREAM_RETRIES: '0',
+    }), { cwd: dir, killAfterMs: 60_000 });
+    try {
+      await daemon.waitFor('two failed cycles', (stdout) => countLogLines(stdout, /^sync cycle failed: cannot reach upstream/) >= 2);
+      const emulator = await spawnEmulator({ args: ['--port', String(port)] });
+      try {
+        await daemon.waitFor('a cycle', (stdout) => countLogLines(stdout, /^cycle done/) >= 1);
+      } finally {
+        await emulator.stop();
+      }
+      await stopProcess(daemon.child);
+      const result = await daemon.exited;
+      expect(result.code, result.stderr).toBe(0);
+    } finally {
+      await stopProcess(daemon.child, 'SIGKILL');
+    }
+  }, 60_000);
 });

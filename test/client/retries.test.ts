@@ -1,6 +1,6 @@
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NetworkError, UpstreamError, WorkspaceClient, type RequestInfo, type WorkspaceClientOptions } from '../../src/client/index.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { rejectionOf } from '../helpers/rejection.ts';
 import {
   WORKSPACE_ID, WORKSPACE_OK, drop, errorBody, json, startFakeUpstream, type Behaviour, type FakeUpstream,
@@ -26,14 +26,6 @@ function clientFor(url: string, extra: Partial<WorkspaceClientOptions> = {}): Wo
   });
   cleanups.push(() => client.close());
   return client;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 describe('requests', () => {

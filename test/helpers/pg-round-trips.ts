@@ -7,7 +7,8 @@ import { afterAll, beforeAll } from 'vitest';
  * A TCP proxy in front of a Postgres server that counts the round trips its clients make: each
  * simple query (`Q`) and each extended-protocol `Sync` (`S`, which ends a parse/bind/execute
  * exchange) waits for the server's answer before the client goes on. Against a server across a
- * network each of them costs a network round trip.
+ * network each of them costs a network round trip. On `port` when given (a server that comes up
+ * where a client already tries to reach it), else on any free port.
  */
 export interface RoundTripCounter {
   /** `url` with the proxy's host and port. */
@@ -18,7 +19,7 @@ export interface RoundTripCounter {
   close(): Promise<void>;
 }
 
-export async function startRoundTripCounter(url: string): Promise<RoundTripCounter> {
+export async function startRoundTripCounter(url: string, options: { port?: number } = {}): Promise<RoundTripCounter> {
   const target = new URL(url);
   const sockets = new Set<Socket>();
   let roundTrips = 0;
@@ -52,7 +53,7 @@ export async function startRoundTripCounter(url: string): Promise<RoundTripCount
     client.on('close', end).on('error', end);
     upstream.on('close', end).on('error', end);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const proxied = new URL(url);
   proxied.hostname = '127.0.0.1';
   proxied.port = String((server.address() as AddressInfo).port);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.ts';
+import { ConfigError, MirrorUnavailableError } from '../../src/errors.ts';
 import { catalogTablesOf } from '../../src/mirror/catalog-ddl.ts';
 import { DIALECTS } from '../../src/mirror/dialects.ts';
 import { openMirror } from '../../src/mirror/open-mirror.ts';
@@ -37,10 +37,10 @@ describe('mirror URLs', () => {
     await expect(openMirror(`sqlite:${notDb}`)).rejects.toThrow(ConfigError);
   });
 
-  it('throws ConfigError naming the URL (password masked) when Postgres is unreachable', async () => {
+  it('throws MirrorUnavailableError naming the URL (password masked) when Postgres is unreachable', async () => {
     const error = await openMirror('postgres://alice:hunter2@127.0.0.1:1/nowhere').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).code).toBe('CONFIG_INVALID');
+    expect(error).toBeInstanceOf(MirrorUnavailableError);
+    expect((error as MirrorUnavailableError).code).toBe('MIRROR_UNAVAILABLE');
     expect((error as Error).message).toContain('postgres://alice:[Redacted]@127.0.0.1:1/nowhere');
     expect((error as Error).message).not.toContain('hunter2');
   });

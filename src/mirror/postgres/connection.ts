@@ -11,6 +11,7 @@ import type { ColumnSpec, CommentOn, Dialect, DialectDriver, RowSink, RowsToKeep
 import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-url.ts';
 import { accessProblems } from './access-problems.ts';
 import { secureCaptureFunctions } from './capture-grants.ts';
+import { connectFailure } from './connect-failure.ts';
 import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
 import { missingCreatePrivilege } from './create-privilege.ts';
@@ -88,7 +89,7 @@ export async function openPostgresDriver(
     driver.informationalForeignKeys = Number(rows[0]?.v ?? 0) >= 180_000;
   } catch (error) {
     await driver.close();
-    throw new ConfigError(`cannot reach the Postgres mirror ${location.display}: ${(error as Error).message}`, { cause: error });
+    throw connectFailure(`cannot reach the Postgres mirror ${location.display}`, error);
   }
   try {
     if (options.mustExist) await driver.verifyCatalog();
@@ -100,10 +101,7 @@ export async function openPostgresDriver(
     if (error instanceof ConfigError) {
       throw new ConfigError(`the Postgres mirror ${location.display} (schema ${schema}): ${error.message}`, { cause: error });
     }
-    throw new ConfigError(
-      `cannot ${options.mustExist ? 'open' : 'set up'} the Postgres mirror ${location.display} (schema ${schema}): ${(error as Error).message}`,
-      { cause: error },
-    );
+    throw connectFailure(`cannot ${options.mustExist ? 'open' : 'set up'} the Postgres mirror ${location.display} (schema ${schema})`, error);
   }
   return driver;
 }

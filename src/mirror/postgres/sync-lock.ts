@@ -1,9 +1,10 @@
 import pg from 'pg';
-import { ConfigError, MirrorSchemaGoneError } from '../../errors.ts';
+import { MirrorSchemaGoneError } from '../../errors.ts';
 import type { SyncLock } from '../dialect.ts';
 import { MirrorError } from '../errors.ts';
 import type { MirrorLogger } from '../mirror-logger.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
+import { connectFailure } from './connect-failure.ts';
 
 /**
  * The sync lock of a Postgres mirror: a session advisory lock keyed by the mirror's schema, held
@@ -62,7 +63,7 @@ export async function takePostgresSyncLock(
     if (await lock.take()) return lock;
   } catch (error) {
     await lock.release();
-    throw new ConfigError(`cannot reach the Postgres mirror ${location.display}: ${(error as Error).message}`, { cause: error });
+    throw connectFailure(`cannot reach the Postgres mirror ${location.display}`, error);
   }
   await lock.release();
   return undefined;
