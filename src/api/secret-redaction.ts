@@ -8,9 +8,14 @@
 export const REDACTED = '[Redacted]';
 
 const BEARER = /\b(Bearer\s+)[^\s"\\,;]+/gi;
-// `scheme://user:password@` — the password is whatever lies between the user's colon and the
-// last `@` before the host (a password may hold an `@` that was not percent-encoded).
-const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"\\]*:)[^\s/]+@/gi;
+// `scheme://user:password@host` — the password is whatever lies between the user's colon and
+// the last `@` that follows it: a password that was not percent-encoded may hold `@`, `/`,
+// spaces, `#`, `?`. Where the URL ends cannot be known in a message, so the last `@` is looked
+// for up to the end of the line or of the quoted string the URL is in (a quote escaped with a
+// backslash, as in JSON, does not end it): a log line stays JSON, and text after the URL that
+// holds an `@` of its own (a mail address) is hidden too rather than a password shown. A user
+// name may hold an unencoded `@` too (`user@server`).
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/"\\]*:)(?:[^"\\\r\n]|\\.)*@/gi;
 // A password as a parameter: in a URL's query (`?password=…`, `&sslpassword=…`, as libpq and pg
 // take them) or a libpq key/value string (`host=db password='…'`).
 const PASSWORD_PARAMETER = /\b((?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&'"]+)/gi;

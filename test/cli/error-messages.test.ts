@@ -128,6 +128,20 @@ describe('errors name the setting to fix (real processes)', () => {
     expect(res.stderr).toContain('WSMIRROR_BASE_URL');
   });
 
+  it('a Postgres password holding a space, a slash or an @ is never printed: sync, run, check, check --json', async () => {
+    const port = await freePort();
+    for (const [password, secret] of [['my secret/pw', 'secret'], ['pa ss', 'pa ss'], ['p@ss:w/rd#?%&', 'rd#']] as const) {
+      const env = daemonEnv(emu, { url: `postgres://dba_ws:${password}@127.0.0.1:${port}/db` }, { WSMIRROR_LOG_LEVEL: 'debug' });
+      for (const args of [['sync'], ['run'], ['check'], ['check', '--json']]) {
+        // run waits for a server that cannot be reached: its first failed cycle is enough.
+        const res = await runWsmirror(args, env, { cwd: dir, killAfterMs: 30_000, killWhen: (stdout) => stdout.includes('sync cycle failed') });
+        expect(res.code, `${args.join(' ')}: ${res.stderr}`).not.toBe(0);
+        expect(`${res.stdout}${res.stderr}`, args.join(' ')).toContain(`postgres://dba_ws:[Redacted]@127.0.0.1:${port}/db`);
+        expect(`${res.stdout}${res.stderr}`, args.join(' ')).not.toContain(secret);
+      }
+    }
+  }, 120_000);
+
   it('a password in the upstream URL is never printed: check, check --json, a failed sync', async () => {
     const port = await freePort();
     const env = daemonEnv({ ...emu, url: `http://u:pw1234-s3cret@127.0.0.1:${port}` }, mirror('url-password.db'), { WSMIRROR_UPSTREAM_RETRIES: '0' });

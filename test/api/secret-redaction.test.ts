@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { createRedactor, redactUrlPasswords } from '../../src/api/secret-redaction.ts';
+
+describe('redactUrlPasswords', () => {
+  it('hides a password whatever it holds, up to the last @ before the host', () => {
+    for (const password of ['my secret/pw', 'pa ss', 'p@ss:w/rd#?%&', 's3cret', 'a/b/c', 'x y@z', '@', 'p%40ss']) {
+      expect(redactUrlPasswords(`postgres://dba_ws:${password}@127.0.0.1:25433/db`)).toBe('postgres://dba_ws:[Redacted]@127.0.0.1:25433/db');
+    }
+  });
+
+  it('hides it in a URL quoted in a message, keeping the rest of the message', () => {
+    expect(redactUrlPasswords('WSMIRROR_MIRROR_URL: "postgres://dba_ws:p@ss:w/rd#?%&@127.0.0.1:25433/db" is not a URL, mail admin@example.com'))
+      .toBe('WSMIRROR_MIRROR_URL: "postgres://dba_ws:[Redacted]@127.0.0.1:25433/db" is not a URL, mail admin@example.com');
+    expect(redactUrlPasswords('cannot reach postgres://dba_ws:pa ss@db/x: connect ECONNREFUSED'))
+      .toBe('cannot reach postgres://dba_ws:[Redacted]@db/x: connect ECONNREFUSED');
+  });
+
+  it('keeps a JSON log line JSON, and hides a password holding an escaped quote', () => {
+    const line = JSON.stringify({ mirror: 'postgres://u:my "secret"/pw@h/db', msg: 'sent to ops@example.com' });
+    const out = redactUrlPasswords(line);
+    expect(JSON.parse(out)).toEqual({ mirror: 'postgres://u:[Redacted]@h/db', msg: 'sent to ops@example.com' });
+  });
+
+  it('hides the password after a user name holding an @ (user@server)', () => {
+    expect(redactUrlPasswords('postgres://wsmirror@dbserver:pw/1@dbserver.example.com/db')).toBe('postgres://wsmirror@dbserver:[Redacted]@dbserver.example.com/db');
+  });
+
+  it('leaves URLs without a password and other text as they are', () => {
+    for (const text of [
+      'postgres://wsmirror@127.0.0.1:5432/db', 'http://127.0.0.1:8787/api/v1 answered 503', 'sqlite:/var/lib/wsmirror/wsmirror.db',
+      'postgres://127.0.0.1:5432/db?application_name=bi', 'records.list (GET /workspace/ab/records) failed with HTTP 422: "a@b" is no name',
+    ]) {
+      expect(redactUrlPasswords(text)).toBe(text);
+    }
+  });
+
+  it('hides a password given as a parameter, and the secrets given to a redactor', () => {
+    expect(redactUrlPasswords('postgres://h/db?user=u&password=pw1 x')).toBe('postgres://h/db?user=u&password=[Redacted] x');
+    expect(createRedactor(['key-0123456789'])('Bearer abc and key-0123456789')).toBe('Bearer [Redacted] and [Redacted]');
+  });
+});
