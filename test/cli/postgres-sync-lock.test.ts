@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { testPgUrl } from '../helpers/dialects.ts';
+import { quoteId, testPgUrl } from '../helpers/dialects.ts';
 import { daemonsOnPostgres } from '../helpers/postgres-daemon-suite.ts';
 import { startWsmirrorKilledAfterEach } from '../helpers/live-daemons.ts';
 import { countLogLines, runWsmirror, stopProcess } from '../helpers/processes.ts';
@@ -14,7 +15,7 @@ const startWsmirror = startWsmirrorKilledAfterEach();
  * cost the daemon its lock unnoticed nor trip pg's warnings.
  */
 describe('Postgres: the connections of a daemon (real processes)', () => {
-  const { mirrorOf } = daemonsOnPostgres('wsm_lock');
+  const { fixture, mirrorOf } = daemonsOnPostgres('wsm_lock');
 
   it('reconnects to a server that closes idle sessions (idle_session_timeout) without pg\'s DeprecationWarning', async () => {
     const { env } = mirrorOf('-c idle_session_timeout=300');
@@ -26,6 +27,38 @@ describe('Postgres: the connections of a daemon (real processes)', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(/DeprecationWarning/);
   }, 90_000);
+
+  /** The application names of the sessions a daemon opened as a role of its own, after a cycle. */
+  const applicationNames = async (applicationName: string | undefined) => {
+    const role = `wsm_appname_${randomBytes(4).toString('hex')}`;
+    const { schema, env } = mirrorOf();
+    await fixture.admin.query(`CREATE ROLE ${quoteId(role)} LOGIN`);
+    try {
+      await fixture.admin.query(`CREATE SCHEMA ${quoteId(schema)} AUTHORIZATION ${quoteId(role)}`);
+      const url = new URL(env.WSMIRROR_MIRROR_URL!);
+      url.username = role;
+      if (applicationName !== undefined) url.searchParams.set('application_name', applicationName);
+      const daemon = startWsmirror(['run'], { ...env, WSMIRROR_MIRROR_URL: url.toString() }, { killAfterMs: 60_000 });
+      await daemon.waitFor('a cycle', (stdout) => countLogLines(stdout, /^cycle done/) >= 1);
+      const { rows } = await fixture.admin.query<{ name: string }>(
+        'SELECT DISTINCT application_name AS name FROM pg_stat_activity WHERE usename = $1 ORDER BY 1', [role],
+      );
+      await stopProcess(daemon.child);
+      expect((await daemon.exited).code).toBe(0);
+      return rows.map((r) => r.name);
+    } finally {
+      await fixture.admin.query(`DROP SCHEMA IF EXISTS ${quoteId(schema)} CASCADE`);
+      await fixture.admin.query(`DROP ROLE ${quoteId(role)}`);
+    }
+  };
+
+  it('names every connection: wsmirror, and wsmirror sync lock for the lock\'s', async () => {
+    expect(await applicationNames(undefined)).toEqual(['wsmirror', 'wsmirror sync lock']);
+  }, 60_000);
+
+  it('an application_name in the URL replaces wsmirror in both names', async () => {
+    expect(await applicationNames('bi mirror')).toEqual(['bi mirror', 'bi mirror sync lock']);
+  }, 60_000);
 });
 
 /** The advisory lock class of wsmirror's sync locks (src/mirror/postgres/sync-lock.ts). */

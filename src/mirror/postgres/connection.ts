@@ -12,6 +12,7 @@ import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-ur
 import { accessProblems } from './access-problems.ts';
 import { secureCaptureFunctions } from './capture-grants.ts';
 import { connectFailure } from './connect-failure.ts';
+import { connectionConfig } from './connection-config.ts';
 import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
 import { missingCreatePrivilege } from './create-privilege.ts';
@@ -68,7 +69,7 @@ export async function openPostgresDriver(
     throw new ConfigError(`${JSON.stringify(schema)} is not ${PG_SCHEMA_RULE}`);
   }
   const pool = new pg.Pool({
-    connectionString: location.connectionString,
+    ...connectionConfig(location.connectionString),
     max: 4,
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,

@@ -1,12 +1,12 @@
 import pg from 'pg';
-import { quoteIdent } from '../sql-text.ts';
+import { connectionConfig } from './connection-config.ts';
 
 /**
  * What would keep the role of `connectionString` from creating the mirror in `schema` at its first
  * sync, one line each, naming the privilege (see Dialect.creationProblems). Reads only.
  */
 export async function creationProblems(connectionString: string, schema: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString });
+  const client = new pg.Client(connectionConfig(connectionString));
   client.on('error', () => {});
   await client.connect();
   try {

@@ -5,6 +5,7 @@ import { MirrorError } from '../errors.ts';
 import type { MirrorLogger } from '../mirror-logger.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
 import { connectFailure } from './connect-failure.ts';
+import { connectionConfig } from './connection-config.ts';
 
 /**
  * The sync lock of a Postgres mirror: a session advisory lock keyed by the mirror's schema, held
@@ -102,8 +103,7 @@ class HeldLock implements SyncLock {
   /** Takes the lock on a new connection: true when taken, false when another session holds it. */
   async take(): Promise<boolean> {
     const client = new pg.Client({
-      connectionString: this.#connectionString,
-      application_name: 'wsmirror sync lock',
+      ...connectionConfig(this.#connectionString, 'sync lock'),
       connectionTimeoutMillis: 10_000,
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
