@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { parse } from 'pg-connection-string';
+import pgPass from 'pgpass';
 
 /** What wsmirror's sessions are called in `pg_stat_activity` when the URL names none. */
 const APPLICATION_NAME = 'wsmirror';
@@ -15,5 +16,21 @@ const APPLICATION_NAME = 'wsmirror';
 export function connectionConfig(connectionString: string, purpose?: 'sync lock'): pg.ClientConfig {
   const config = parse(connectionString);
   const name = config.application_name || APPLICATION_NAME;
-  return { ...config, application_name: purpose === undefined ? name : `${name} ${purpose}` } as pg.ClientConfig;
+  return {
+    ...config,
+    application_name: purpose === undefined ? name : `${name} ${purpose}`,
+    password: config.password || passwordOutsideUrl,
+  } as pg.ClientConfig;
+}
+
+/**
+ * The password when the URL has none, asked for only when the server wants one, found as libpq
+ * finds it: PGPASSWORD, else the password file (PGPASSFILE, default ~/.pgpass; one that group or
+ * others can read is ignored with a warning). pg would read the file itself, but warns on every
+ * connection that its doing so is deprecated: the file is read here instead, as pg advises.
+ */
+function passwordOutsideUrl(connection: pg.ClientConfig): Promise<string | undefined> {
+  const fromEnv = process.env.PGPASSWORD;
+  if (fromEnv) return Promise.resolve(fromEnv);
+  return new Promise((resolve) => pgPass(connection as Parameters<typeof pgPass>[0], resolve));
 }
