@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { CatalogDb } from '../catalog-tables.ts';
 import { captureOwnerProblems } from './capture-grants.ts';
 import { noCreateMessage } from './create-privilege.ts';
-import { temporaryProblem } from './creation-problems.ts';
+import { READ_ONLY_SQL, readOnlyProblem, temporaryProblem, type ReadOnly } from './creation-problems.ts';
 
 /**
  * What would keep the daemon's role from writing the mirror's tables in `schema` and creating
@@ -12,14 +12,14 @@ export async function accessProblems(
   db: Kysely<CatalogDb>, schema: string, tables: readonly string[], createdWhenMissing: readonly string[],
 ): Promise<string[]> {
   const problems: string[] = [];
-  const { rows: [role] } = await sql<{ role: string; db: string; usage: boolean; create: boolean; temporary: boolean }>`SELECT current_user AS role,
-    current_database() AS db,
+  const { rows: [role] } = await sql<{ role: string; db: string; usage: boolean; create: boolean; temporary: boolean } & ReadOnly>`SELECT current_user AS role,
+    current_database() AS db, ${sql.raw(READ_ONLY_SQL)},
     has_schema_privilege(current_user, ${schema}, 'USAGE') AS usage,
     has_schema_privilege(current_user, ${schema}, 'CREATE') AS create,
     has_database_privilege(current_database(), 'TEMPORARY') AS temporary`.execute(db);
   if (!role!.usage) problems.push(`role ${role!.role} has no USAGE on schema ${schema}`);
   if (!role!.create) problems.push(noCreateMessage(role!.role, schema));
-  problems.push(...temporaryProblem(role!));
+  problems.push(...temporaryProblem(role!), ...readOnlyProblem(role!));
   // Rows are written with INSERT, UPDATE and DELETE; schema changes and capture triggers need the owner.
   const { rows } = await sql<{ name: string; owns: boolean; select: boolean; insert: boolean; update: boolean; delete: boolean }>`SELECT c.relname AS name,
       pg_has_role(current_user, c.relowner, 'USAGE') AS owns,
