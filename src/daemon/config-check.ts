@@ -6,6 +6,7 @@
  */
 import { redactUrlPasswords } from '../api/secret-redaction.ts';
 import type { Workspace } from '../api/workspace.ts';
+import { InvalidResponseError, NetworkError, UpstreamError } from '../errors.ts';
 import type { Catalog, MirrorTable, TableMode } from '../mirror/index.ts';
 import { describeOp, mirrorCreationProblems, planSchema, tableLabel, describeUnmatchedPattern, unmatchedPatterns, type UnmatchedPattern } from '../mirror/index.ts';
 import type { Mirror } from '../mirror/mirror.ts';
@@ -97,10 +98,22 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
     report.mirror.ok = report.mirror.problems.length === 0;
 
     if (workspace && (mirror || report.mirror.ok)) {
-      const catalog: Catalog = mirror
-        ? await mirror.readCatalog()
-        : { dialect: config.mirror.dialect, revision: 0, tables: [], fields: [], foreignNames: [], unmigrated: [], missing: [] };
-      report.plan = await planOf(catalog, workspace, config, mirror, (t) => client.estimateRecordCount(t.moduleName, t.tableName));
+      try {
+        const catalog: Catalog = mirror
+          ? await mirror.readCatalog()
+          : { dialect: config.mirror.dialect, revision: 0, tables: [], fields: [], foreignNames: [], unmigrated: [], missing: [] };
+        report.plan = await planOf(catalog, workspace, config, mirror, (t) => client.estimateRecordCount(t.moduleName, t.tableName));
+      } catch (error) {
+        // A failure of the plan is a FAIL of the side it came from, like the checks above.
+        if (isUpstreamFailure(error)) {
+          report.upstream.ok = false;
+          report.upstream.error = message(error);
+        } else {
+          // Said once: the same cause may have failed the access check above.
+          if (!report.mirror.problems.includes(message(error))) report.mirror.problems.push(message(error));
+          report.mirror.ok = false;
+        }
+      }
     }
     report.ok = report.upstream.ok && report.mirror.ok;
     return report;
@@ -108,6 +121,10 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
     await client.close();
     await mirror?.close();
   }
+}
+
+function isUpstreamFailure(error: unknown): boolean {
+  return error instanceof UpstreamError || error instanceof NetworkError || error instanceof InvalidResponseError;
 }
 
 async function planOf(

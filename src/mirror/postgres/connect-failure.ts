@@ -1,4 +1,5 @@
 import { ConfigError, MirrorUnavailableError, type WsmirrorError } from '../../errors.ts';
+import { isStatementTimeout, withServerDetail } from './server-detail.ts';
 
 /**
  * What a failure to connect to (or open) the mirror's database asks for. A server that cannot be
@@ -6,9 +7,13 @@ import { ConfigError, MirrorUnavailableError, type WsmirrorError } from '../../e
  * `wsmirror run` tries again at its next cycle). A refused role or password, an unknown
  * database, a missing privilege need a setting or a grant changed: ConfigError (exit 78, which
  * the systemd unit does not restart). A failure not known to pass counts as the second kind.
+ * `failed` says what could not be done (`cannot reach`), `mirror` which mirror; a statement the
+ * server cancelled for its statement_timeout reached it, and is told as such.
  */
-export function connectFailure(what: string, error: unknown): WsmirrorError {
-  const message = `${what}: ${error instanceof Error ? error.message : String(error)}`;
+export function connectFailure(failed: string, mirror: string, error: unknown): WsmirrorError {
+  const reason = withServerDetail(error);
+  const text = reason instanceof Error ? reason.message : String(reason);
+  const message = isStatementTimeout(error) ? `${mirror}: ${text}` : `${failed} ${mirror}: ${text}`;
   return failurePasses(error) ? new MirrorUnavailableError(message, { cause: error }) : new ConfigError(message, { cause: error });
 }
 

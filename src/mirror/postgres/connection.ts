@@ -90,7 +90,7 @@ export async function openPostgresDriver(
     driver.informationalForeignKeys = Number(rows[0]?.v ?? 0) >= 180_000;
   } catch (error) {
     await driver.close();
-    throw connectFailure(`cannot reach the Postgres mirror ${location.display}`, error);
+    throw connectFailure('cannot reach', `the Postgres mirror ${location.display}`, error);
   }
   try {
     if (options.mustExist) await driver.verifyCatalog();
@@ -102,9 +102,33 @@ export async function openPostgresDriver(
     if (error instanceof ConfigError) {
       throw new ConfigError(`the Postgres mirror ${location.display} (schema ${schema}): ${error.message}`, { cause: error });
     }
-    throw connectFailure(`cannot ${options.mustExist ? 'open' : 'set up'} the Postgres mirror ${location.display} (schema ${schema})`, error);
+    throw connectFailure(options.mustExist ? 'cannot open' : 'cannot set up', `the Postgres mirror ${location.display} (schema ${schema})`, error);
   }
   return driver;
+}
+
+/**
+ * The pool as Kysely sees it, its errors told as withServerDetail tells them (a DETAIL, the
+ * setting at fault): the driver's reads go through it. A cursor (a stream) is handed back as is.
+ */
+function explainingPool(pool: pg.Pool): PostgresPool {
+  const explained = (error: unknown) => {
+    throw withServerDetail(error);
+  };
+  return {
+    async connect() {
+      const client = await pool.connect().catch(explained);
+      const query = (...args: Parameters<pg.PoolClient['query']>) => {
+        const result: unknown = (client.query as (...a: unknown[]) => unknown)(...args);
+        return result instanceof Promise ? result.catch(explained) : result;
+      };
+      // What else of the client Kysely uses: its release (discarding a broken one) and its pid.
+      const { processID } = client as unknown as { processID: number };
+      return { query, processID, release: (discard?: boolean) => client.release(discard) } as unknown as PostgresPoolClient;
+    },
+    end: () => pool.end(),
+    options: pool.options,
+  };
 }
 
 class PostgresDriver implements DialectDriver {
@@ -125,7 +149,7 @@ class PostgresDriver implements DialectDriver {
     this.dialect = dialect;
     this.#pool = pool;
     this.#schema = schema;
-    this.db = new Kysely<CatalogDb>({ dialect: new PostgresDialect({ pool }) });
+    this.db = new Kysely<CatalogDb>({ dialect: new PostgresDialect({ pool: explainingPool(pool) }) });
   }
 
   catalog(db: Kysely<CatalogDb>): Kysely<CatalogDb> {
@@ -217,7 +241,10 @@ class PostgresDriver implements DialectDriver {
     // A simple query of several statements runs as one transaction, but at READ COMMITTED each
     // statement would see what committed before it began: REPEATABLE READ gives them one
     // snapshot, taken by the first (and an error leaves no transaction open behind it).
-    const results = await this.#pool.query([ONE_SNAPSHOT_SQL, ...queries.map((q) => inlineParameters(q.sql, q.parameters))].join(';\n'));
+    const results = await this.#pool.query([ONE_SNAPSHOT_SQL, ...queries.map((q) => inlineParameters(q.sql, q.parameters))].join(';\n'))
+      .catch((error: unknown) => {
+        throw withServerDetail(error);
+      });
     return (results as unknown as pg.QueryResult[]).slice(1).map((r) => r.rows as Record<string, unknown>[]);
   }
 

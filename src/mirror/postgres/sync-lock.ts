@@ -64,7 +64,7 @@ export async function takePostgresSyncLock(
     if (await lock.take()) return lock;
   } catch (error) {
     await lock.release();
-    throw connectFailure(`cannot reach the Postgres mirror ${location.display}`, error);
+    throw connectFailure('cannot reach', `the Postgres mirror ${location.display}`, error);
   }
   await lock.release();
   return undefined;
