@@ -61,8 +61,11 @@ describe('Postgres: the connections of a daemon (real processes)', () => {
   }, 60_000);
 });
 
-/** The advisory lock class of wsmirror's sync locks (src/mirror/postgres/sync-lock.ts). */
-const LOCK_CLASS = 0x77736d72;
+/** The key of a schema's sync lock, as docs/mirror.md gives it ($1: the schema). */
+const LOCK_KEY_SQL = `(x'7773'::bigint << 48) | ('x' || left(encode(sha256(convert_to($1, 'UTF8')), 'hex'), 12))::bit(48)::bigint`;
+
+/** The advisory lock class of the sync locks of wsmirror versions before that key. */
+const OLDER_LOCK_CLASS = 0x77736d72;
 
 describe('Postgres: a daemon that loses its sync lock (real processes)', () => {
   const { fixture, mirrorOf } = daemonsOnPostgres('wsm_lkloss');
@@ -71,8 +74,8 @@ describe('Postgres: a daemon that loses its sync lock (real processes)', () => {
   const lockHolder = async (schema: string) => {
     const { rows } = await fixture.admin.query<{ pid: number; app: string }>(
       `SELECT l.pid, a.application_name AS app FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-       WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1::bigint::oid AND l.objid = hashtext($2)::oid AND l.objsubid = 2`,
-      [LOCK_CLASS, schema],
+       WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND (l.classid::bigint << 32 | l.objid::bigint) = ${LOCK_KEY_SQL}`,
+      [schema],
     );
     return rows[0];
   };
@@ -132,7 +135,7 @@ describe('Postgres: a daemon that loses its sync lock (real processes)', () => {
     await other.connect();
     try {
       const otherPid = (await other.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-      const granted = other.query(`SELECT pg_advisory_lock(${LOCK_CLASS}, hashtext(${pg.escapeLiteral(schema)}))`);
+      const granted = other.query(`SELECT pg_advisory_lock(${LOCK_KEY_SQL})`, [schema]);
       const waiting = async () => (await fixture.admin.query('SELECT 1 FROM pg_locks WHERE pid = $1 AND locktype = $2 AND NOT granted', [otherPid, 'advisory'])).rowCount === 1;
       for (let i = 0; i < 100 && !(await waiting()); i++) await new Promise((r) => setTimeout(r, 50));
       expect(await waiting()).toBe(true);
@@ -148,6 +151,60 @@ describe('Postgres: a daemon that loses its sync lock (real processes)', () => {
       expect((await lockHolder(schema))?.pid).not.toBe(before!.pid);
     } finally {
       await other.end();
+    }
+  }, 90_000);
+});
+
+describe('Postgres: the key of the sync lock (real processes)', () => {
+  const { fixture, mirrorOf } = daemonsOnPostgres('wsm_lkkey');
+
+  /** Two schemas of this suite whose 32-bit hashtext() collide, as the key of older versions did. */
+  const collidingSchemas = async () => {
+    const prefix = `wsm_lkkey_${randomBytes(3).toString('hex')}_`;
+    const { rows: [pair] } = await fixture.admin.query<{ a: string; b: string }>(
+      `SELECT $1 || min(i) AS a, $1 || max(i) AS b FROM generate_series(1, 400000) AS i GROUP BY hashtext($1 || i) HAVING count(*) > 1 LIMIT 1`,
+      [prefix],
+    );
+    return [mirrorOf(), mirrorOf()].map((m, i) => {
+      const schema = i === 0 ? pair!.a : pair!.b;
+      return { schema, env: { ...m.env, WSMIRROR_PG_SCHEMA: schema } };
+    });
+  };
+
+  it('two mirrors whose schema names collide under hashtext() do not block each other', async () => {
+    const [a, b] = await collidingSchemas();
+    try {
+      const daemon = startWsmirror(['run'], a!.env, { killAfterMs: 60_000 });
+      await daemon.waitFor('a cycle', (stdout) => countLogLines(stdout, /^cycle done/) >= 1);
+      const other = await runWsmirror(['sync'], b!.env, { killAfterMs: 30_000 });
+      expect(other.code, other.stderr).toBe(0);
+      await stopProcess(daemon.child);
+      expect((await daemon.exited).code).toBe(0);
+    } finally {
+      for (const { schema } of [a!, b!]) await fixture.admin.query(`DROP SCHEMA IF EXISTS ${quoteId(schema)} CASCADE`);
+    }
+  }, 90_000);
+
+  it('keeps an older version off the mirror it syncs, and keeps off one an older version syncs (an upgrade)', async () => {
+    const { schema, env } = mirrorOf();
+    const older = new pg.Client({ connectionString: testPgUrl });
+    await older.connect();
+    try {
+      const olderLock = (fn: string) => older.query<{ taken: boolean }>(`SELECT ${fn}($1::int, hashtext($2)) AS taken`, [OLDER_LOCK_CLASS, schema]);
+      const daemon = startWsmirror(['run'], env, { killAfterMs: 60_000 });
+      await daemon.waitFor('a cycle', (stdout) => countLogLines(stdout, /^cycle done/) >= 1);
+      // An older wsmirror takes its lock so: refused while this one runs.
+      expect((await olderLock('pg_try_advisory_lock')).rows[0]!.taken).toBe(false);
+      await stopProcess(daemon.child);
+      expect((await daemon.exited).code).toBe(0);
+
+      expect((await olderLock('pg_try_advisory_lock')).rows[0]!.taken).toBe(true);
+      const refused = await runWsmirror(['sync'], env, { killAfterMs: 30_000 });
+      expect(refused.code, refused.stderr).toBe(78);
+      expect(refused.stderr).toMatch(/in use by another wsmirror process/);
+      await olderLock('pg_advisory_unlock');
+    } finally {
+      await older.end();
     }
   }, 90_000);
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { MirrorSchemaGoneError } from '../../errors.ts';
 import type { SyncLock } from '../dialect.ts';
@@ -20,8 +21,23 @@ import { connectionConfig } from './connection-config.ts';
  * push) says whether this process still holds it.
  */
 
-/** The advisory lock class of wsmirror's sync locks ('wsmr'); the schema's hash is the object. */
-const LOCK_CLASS = 0x77736d72;
+/**
+ * The lock's key: one 64-bit advisory lock key, 'ws' in its top 16 bits (telling wsmirror's
+ * locks from others' in pg_locks, where they show as classid = the top 32 bits, objid = the low
+ * 32, objsubid = 1) and the first 48 bits of the SHA-256 of the schema's name below: two
+ * mirrors' keys meet about once in 2^48, where the 32-bit hashtext() of older versions let two
+ * schemas of one database block each other. The database needs no part in it: advisory locks
+ * are the database's own. docs/mirror.md gives the same key in SQL.
+ */
+const KEY_MARK = 0x7773n;
+
+function lockKey(schema: string): string {
+  const hash = createHash('sha256').update(schema, 'utf8').digest();
+  return ((KEY_MARK << 48n) | BigInt(`0x${hash.subarray(0, 6).toString('hex')}`)).toString();
+}
+
+/** The lock of wsmirror versions before that key: class 'wsmr', the schema's hashtext() as object. */
+const OLDER_LOCK_CLASS = 0x77736d72;
 
 /**
  * Shorter than the idle timeouts of NAT gateways, load balancers and firewalls (a few minutes at
@@ -32,11 +48,24 @@ const KEEP_ALIVE_MS = 30_000;
 /** A keep-alive or check that takes longer means a connection that no longer answers. */
 const QUERY_TIMEOUT_MS = 10_000;
 
-const TRY_LOCK_SQL = 'SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS taken, pg_backend_pid() AS pid';
+const TRY_LOCK_SQL = 'SELECT pg_catalog.pg_try_advisory_lock($1::bigint) AS taken, pg_catalog.pg_backend_pid() AS pid';
 
-/** Which backend holds the lock (granted advisory locks of the two-key form have objsubid 2). */
-const HOLDER_SQL = `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
-  AND classid = $1::bigint::oid AND objid = hashtext($2)::oid AND objsubid = 2`;
+/** Which backend holds the lock (granted advisory locks of the one-key form have objsubid 1). */
+const HOLDER_SQL = `SELECT pid FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND granted
+  AND classid = ($1::bigint >> 32)::oid AND objid = ($1::bigint & 4294967295)::oid AND objsubid = 1`;
+
+/**
+ * During an upgrade a process of an older version may run beside this one: each must keep the
+ * other off the mirror. So the older versions' lock is taken too, once this one's is held; when
+ * another session holds it, that is an older wsmirror (refused: true), unless that session
+ * holds a lock of this version's form too: then it is a wsmirror of this version on another
+ * schema whose hashtext() collides with this one's, which is no reason to stop.
+ */
+const OLDER_LOCK_SQL = `SELECT pg_catalog.pg_try_advisory_lock($1::int, pg_catalog.hashtext($2)) AS taken,
+  EXISTS (SELECT 1 FROM pg_catalog.pg_locks o WHERE o.locktype = 'advisory' AND o.granted AND o.objsubid = 2
+    AND o.classid = $1::bigint::oid AND o.objid = pg_catalog.hashtext($2)::oid AND o.pid <> pg_catalog.pg_backend_pid()
+    AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_locks n WHERE n.pid = o.pid AND n.locktype = 'advisory' AND n.granted
+      AND n.objsubid = 1 AND n.classid::bigint >> 16 = $3)) AS older`;
 
 /**
  * The check before each cycle and push, in the same round trip: which backends hold the lock,
@@ -44,8 +73,8 @@ const HOLDER_SQL = `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND gra
  * would otherwise fail every query of every cycle for ever.
  */
 const CONFIRM_SQL = `SELECT ARRAY(${HOLDER_SQL}) AS pids,
-  EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $2) AS schema,
-  to_regclass(quote_ident($2) || '."_wsmirror_meta"') IS NOT NULL AS catalog`;
+  EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $2) AS schema,
+  pg_catalog.to_regclass(pg_catalog.quote_ident($2) || '."_wsmirror_meta"') IS NOT NULL AS catalog`;
 
 /**
  * This session only: it sits idle between cycles by design, so the server's idle_session_timeout
@@ -73,6 +102,7 @@ export async function takePostgresSyncLock(
 class HeldLock implements SyncLock {
   readonly #connectionString: string;
   readonly #schema: string;
+  readonly #key: string;
   readonly #logger: MirrorLogger | undefined;
   /** The connection holding the lock, and its backend's id; undefined while it is lost. */
   #client: pg.Client | undefined;
@@ -94,6 +124,7 @@ class HeldLock implements SyncLock {
   constructor(connectionString: string, schema: string, logger: MirrorLogger | undefined) {
     this.#connectionString = connectionString;
     this.#schema = schema;
+    this.#key = lockKey(schema);
     this.#logger = logger;
     this.#keepAlive = setInterval(() => void this.#check().catch(() => {}), KEEP_ALIVE_MS);
     // The lock is held for the process's life; the timer alone must not keep it running.
@@ -116,6 +147,7 @@ class HeldLock implements SyncLock {
       await client.query(SESSION_SQL);
       let { taken, pid } = await this.#tryLock(client);
       if (!taken && (await this.#heldByEarlierConnection(client))) ({ taken, pid } = await this.#tryLock(client));
+      if (taken) taken = await this.#keepOlderVersionsOff(client);
       if (taken && !this.#released) {
         this.#client = client;
         this.#pid = pid;
@@ -167,7 +199,7 @@ class HeldLock implements SyncLock {
   async #check(): Promise<void> {
     const client = this.#client;
     if (client === undefined) return;
-    const run = this.#queue.then(() => client.query<{ pids: number[]; schema: boolean; catalog: boolean }>(CONFIRM_SQL, [LOCK_CLASS, this.#schema]));
+    const run = this.#queue.then(() => client.query<{ pids: number[]; schema: boolean; catalog: boolean }>(CONFIRM_SQL, [this.#key, this.#schema]));
     this.#queue = run.catch(() => {});
     try {
       const [row] = (await run).rows;
@@ -211,8 +243,14 @@ class HeldLock implements SyncLock {
   }
 
   async #tryLock(client: pg.Client): Promise<{ taken: boolean; pid: number | undefined }> {
-    const { rows } = await client.query<{ taken: boolean; pid: number }>(TRY_LOCK_SQL, [LOCK_CLASS, this.#schema]);
+    const { rows } = await client.query<{ taken: boolean; pid: number }>(TRY_LOCK_SQL, [this.#key]);
     return { taken: rows[0]?.taken === true, pid: rows[0]?.pid };
+  }
+
+  /** False when an older wsmirror holds its lock of this schema (see OLDER_LOCK_SQL). */
+  async #keepOlderVersionsOff(client: pg.Client): Promise<boolean> {
+    const { rows } = await client.query<{ taken: boolean; older: boolean }>(OLDER_LOCK_SQL, [OLDER_LOCK_CLASS, this.#schema, Number(KEY_MARK)]);
+    return rows[0]?.taken === true || rows[0]?.older !== true;
   }
 
   /**
@@ -221,10 +259,10 @@ class HeldLock implements SyncLock {
    */
   async #heldByEarlierConnection(client: pg.Client): Promise<boolean> {
     if (this.#earlierPids.size === 0) return false;
-    const { rows } = await client.query<{ pid: number }>(HOLDER_SQL, [LOCK_CLASS, this.#schema]);
+    const { rows } = await client.query<{ pid: number }>(HOLDER_SQL, [this.#key]);
     const pid = rows[0]?.pid;
     if (pid === undefined || !this.#earlierPids.has(pid)) return pid === undefined;
-    await client.query('SELECT pg_terminate_backend($1, 5000)', [pid]);
+    await client.query('SELECT pg_catalog.pg_terminate_backend($1, 5000)', [pid]);
     return true;
   }
 }
