@@ -4,6 +4,7 @@ import { Clock } from './clock.ts';
 import type { EmulatorContext } from './context.ts';
 import { FaultInjector } from './faults.ts';
 import { Authenticator, registerAuth } from './http/auth.ts';
+import { registerBodyParsers } from './http/body-parsers.ts';
 import { answerClientError, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
 import { DEFAULT_WORKSPACE_ID, type EmulatorOptions } from './options.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
@@ -69,6 +70,7 @@ export async function buildServer(options: EmulatorOptions = {}): Promise<Fastif
   app.decorate('emulator', ctx);
   app.addHook('onClose', async () => db.close());
   registerErrorHandling(app);
+  registerBodyParsers(app);
   registerAuth(app, auth);
   ctx.faults.register(app);
   // The last step before a handler: a request waits here while a CSV import holds the store.

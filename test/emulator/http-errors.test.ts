@@ -1,31 +1,7 @@
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORDS_PAYLOAD_LIMIT_BYTES } from '../../src/api/index.ts';
-import { rawCall, startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
+import { rawCall, rawHttp, startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
 import { field, makeModule, makeTable } from '../helpers/schema.ts';
-
-/** Sends bytes on a fresh connection and returns status and parsed body of the answer. */
-function rawHttp(url: string, bytes: string): Promise<{ status: number; body: any }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port) });
-    let text = '';
-    socket.on('data', (c: Buffer) => (text += c.toString('utf8')));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
-      const rest = text.slice(text.indexOf('\r\n\r\n') + 4);
-      let body: unknown = rest;
-      try {
-        body = JSON.parse(rest);
-      } catch {
-        // leave as text
-      }
-      resolve({ status, body });
-    });
-    socket.end(bytes);
-  });
-}
 
 const errorBody = { error: { message: expect.any(String) } };
 

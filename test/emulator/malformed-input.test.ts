@@ -49,10 +49,10 @@ describe('malformed input answers 400 naming what is wrong, never 500', () => {
     },
   );
 
-  it('text/plain is read as a string and refused as the wrong type', async () => {
+  it('text/plain is refused like any content type other than JSON, even holding JSON', async () => {
     const res = await send('POST', tablesPath('crm'), { rawBody: '{"name":"x"}', headers: { 'content-type': 'text/plain' } });
     expect(res.status).toBe(400);
-    expect(res.body.error.message).toContain('body');
+    expect(res.body.error.message).toBe('unsupported content type "text/plain": send application/json');
   });
 
   it.each([

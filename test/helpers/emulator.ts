@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { buildServer, listen, type EmulatorOptions } from '../../src/emulator/index.ts';
 import type { Db } from '../../src/emulator/store/db.ts';
 
@@ -114,5 +115,32 @@ export function rawCall<T = any>(
     });
     req.on('error', reject);
     req.end(options.rawBody);
+  });
+}
+
+/**
+ * Sends bytes as they are on a fresh connection (a request fetch or node:http would not write:
+ * chunked framing by hand, a body announced and never sent) and returns status and parsed body
+ * of the answer, read until the emulator closes the connection.
+ */
+export function rawHttp(url: string, bytes: string | Buffer): Promise<{ status: number; body: any }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    let text = '';
+    socket.on('data', (c: Buffer) => (text += c.toString('utf8')));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+      const rest = text.slice(text.indexOf('\r\n\r\n') + 4);
+      let body: unknown = rest;
+      try {
+        body = JSON.parse(rest);
+      } catch {
+        // leave as text
+      }
+      resolve({ status, body });
+    });
+    socket.end(bytes);
   });
 }

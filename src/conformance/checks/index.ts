@@ -12,6 +12,7 @@ import { recordChangeChecks } from './record-changes.ts';
 import { recordListChecks } from './records-list.ts';
 import { recordValueChecks } from './record-values.ts';
 import { recordChecks } from './records.ts';
+import { requestChecks } from './requests.ts';
 import { schemaChangeChecks } from './schema-changes.ts';
 import { statusChecks } from './statuses.ts';
 import { tableChecks } from './tables.ts';
@@ -34,6 +35,7 @@ export const ALL_CHECKS: readonly ConformanceCheck[] = [
   ...recordListChecks,
   ...recordChangeChecks,
   ...schemaChangeChecks,
+  ...requestChecks,
   ...errorChecks,
   ...statusChecks,
 ];

@@ -4,6 +4,7 @@ import { describeIssues, type Endpoint } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { ApiKeyGrant } from '../options.ts';
+import { requireBody } from './body-parsers.ts';
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
@@ -56,7 +57,7 @@ export function defineRoute<E extends Endpoint>(
       if (!endpoint.query && request.query && Object.keys(request.query).length > 0) {
         throw new BadRequestError(`query: this endpoint takes no query parameters`);
       }
-      const body = endpoint.body ? parseInput(endpoint.body, request.body, 'body') : undefined;
+      const body = endpoint.body ? parseInput(endpoint.body, requireBody(request.body), 'body') : undefined;
       const result = await handler({
         params, query, body, apiKey: request.apiKey!, request, reply,
       } as RouteInput<E>);

@@ -38,13 +38,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
           .send(body(`payload too large: request bodies are limited to ${RECORDS_PAYLOAD_LIMIT_BYTES} bytes (6 MB)`));
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return reply.code(400).send(body(`unsupported content type ${JSON.stringify(request.headers['content-type'] ?? '')}: send application/json`));
-      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return reply.code(400).send(body('body: a JSON body is required'));
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
         return reply.code(400).send(body('content-length does not match the body'));
-    }
-    if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-      return reply.code(400).send(body(`body is not valid JSON: ${error.message}`));
     }
     const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
     if (status >= 400 && status < 500) return reply.code(status).send(body(error.message));

@@ -6,6 +6,7 @@ import { CLOCK_MAX_MS, CLOCK_MIN_MS } from '../clock.ts';
 import type { EmulatorContext } from '../context.ts';
 import { BadRequestError } from '../errors.ts';
 import { faultSettingsSchema } from '../faults.ts';
+import { requireBody } from '../http/body-parsers.ts';
 import { parseInput } from '../http/define-route.ts';
 import { moduleView, workspaceView } from '../schema-views.ts';
 import { loadSeed } from '../seed.ts';
@@ -20,7 +21,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext):
   const moduleParams = z.strictObject({ name: moduleNameSchema });
 
   app.post('/_emulator/modules', async (request, reply) => {
-    const body = parseInput(moduleCreateSchema, request.body, 'body');
+    const body = parseInput(moduleCreateSchema, requireBody(request.body), 'body');
     reply.code(201);
     return { data: moduleView(ctx, createModule(ctx, body)) };
   });
@@ -36,7 +37,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext):
   });
 
   app.post('/_emulator/seed', async (request, reply) => {
-    loadSeed(ctx, request.body, 'body');
+    loadSeed(ctx, requireBody(request.body), 'body');
     reply.code(201);
     return { data: workspaceView(ctx) };
   });
@@ -44,7 +45,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext):
   const faultsView = () => ({ data: { ...ctx.faults.settings, injected: ctx.faults.injected } });
   app.get('/_emulator/faults', async () => faultsView());
   app.put('/_emulator/faults', async (request) => {
-    ctx.faults.set(parseInput(faultSettingsSchema, request.body, 'body'));
+    ctx.faults.set(parseInput(faultSettingsSchema, requireBody(request.body), 'body'));
     return faultsView();
   });
   app.delete('/_emulator/faults', async () => {
@@ -55,7 +56,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext):
   const clockView = () => ({ data: { now: formatTimestamp(ctx.clock.now()), frozen: ctx.clock.frozen } });
   app.get('/_emulator/clock', async () => clockView());
   app.put('/_emulator/clock', async (request) => {
-    const body = parseInput(clockUpdateSchema, request.body, 'body');
+    const body = parseInput(clockUpdateSchema, requireBody(request.body), 'body');
     const frozen = body.frozen ?? ctx.clock.frozen;
     const now = (body.now === undefined ? ctx.clock.now() : parseTimestamp(body.now)!) + (body.advanceMs ?? 0);
     if (now < CLOCK_MIN_MS || now > CLOCK_MAX_MS) {
