@@ -22,8 +22,8 @@ export interface ProbeRequest {
   query?: Record<string, string | number | undefined>;
   /** A JSON body. */
   body?: unknown;
-  /** A body sent as is (malformed JSON, a huge payload); `content-type` stays JSON unless `headers` says otherwise. */
-  rawBody?: string;
+  /** A body sent as is (malformed JSON, bytes that are not UTF-8, a huge payload); `content-type` stays JSON unless `headers` says otherwise. */
+  rawBody?: string | Uint8Array;
   headers?: Record<string, string>;
   /** `none` sends no Authorization header; `wrong` sends a key that is not the configured one. */
   auth?: 'key' | 'none' | 'wrong';
@@ -147,7 +147,7 @@ export class Probe {
       }
       return {
         endpoint, method: def.method, target: shownTarget,
-        requestBody: text === undefined ? undefined : this.#redact(excerpt(text)),
+        requestBody: text === undefined ? undefined : this.#redact(excerpt(typeof text === 'string' ? text : Buffer.from(text).toString('utf8'))),
         status: answer.status, body: answer.body, json: answer.json,
       };
     }
@@ -158,7 +158,7 @@ export class Probe {
   }
 
   async #attempt(
-    method: string, path: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined,
+    method: string, path: string, headers: Record<string, string>, body: string | Uint8Array | undefined, signal: AbortSignal | undefined,
   ): Promise<Answer> {
     const timeout = AbortSignal.timeout(this.#probe.timeoutMs);
     const res = await request(this.#pool, {

@@ -1,6 +1,7 @@
 import { defineCheck, type CheckContext } from '../check.ts';
-import { expectError } from '../expectations.ts';
+import { expectError, expectOk } from '../expectations.ts';
 import { field } from './fixtures.ts';
+import { Tally } from './tally.ts';
 
 /** Validation errors and limits: 400 with the error body; what the description leaves open, observed. */
 export const errorChecks = [
@@ -63,6 +64,29 @@ export const errorChecks = [
       const { name } = await ctx.scratch.create('malformed');
       const res = await ctx.send('createRecords', { params: { tableName: name }, rawBody: '{"records": [' });
       return { observed: `HTTP ${res.status}`, asEmulator: res.status === 400 };
+    },
+  }),
+  defineCheck({
+    id: 'errors.body-encodings',
+    kind: 'observation',
+    section: 'Errors',
+    rule: 'Requests are JSON, which is UTF-8 text (RFC 8259). What a records create answers whose body is not UTF-8, or is declared in another charset: not shown.',
+    emulatorChoice: '400 with the error body, and nothing is created',
+    scratchTables: ['encodings'],
+    async run(ctx) {
+      const { name } = await ctx.scratch.create('encodings', {}, [field('name', 'string')]);
+      const latin1 = Buffer.from('{"records":[{"name":"caf\u00e9"}]}', 'latin1');
+      const tally = new Tally();
+      for (const [label, rawBody, contentType] of [
+        ['bytes that are not UTF-8 (Latin-1 é)', latin1, 'application/json'],
+        ['charset=iso-8859-1', latin1, 'application/json; charset=iso-8859-1'],
+      ] as const) {
+        const res = await ctx.send('createRecords', { params: { tableName: name }, rawBody, headers: { 'content-type': contentType } });
+        tally.same(label, `HTTP ${res.status}`, 'HTTP 400');
+      }
+      const list = await ctx.send('listRecords', { params: { tableName: name } });
+      tally.same('records created', expectOk(list).data.map((r) => r.values.name), []);
+      return tally.result('bodies in other encodings');
     },
   }),
 ];

@@ -25,16 +25,55 @@ export function registerBodyParsers(app: FastifyInstance): void {
   });
 }
 
-function parseJsonBody(_request: FastifyRequest, body: Buffer): unknown {
+// Fatal: bytes that are not UTF-8 are refused, never read as U+FFFD. No `stream`, so one decoder
+// serves every request. It drops a byte-order mark (RFC 8259 lets a reader ignore one).
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A JSON body: UTF-8 text (RFC 8259), so a charset other than UTF-8 is refused whatever the bytes
+ * (read as declared, they would be other text), and bytes that are not UTF-8 are refused naming
+ * the first one, as the CSV import refuses a file in the wrong encoding.
+ */
+function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   if (body.length === 0) return undefined;
-  let text = body.toString('utf8');
-  // A byte-order mark is no part of the JSON text (RFC 8259 lets a reader ignore it).
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const charset = charsetOf(request.headers['content-type']);
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    throw new BadRequestError(`unsupported charset ${JSON.stringify(charset)}: JSON bodies are UTF-8 text; send charset=utf-8 or none`);
+  }
+  let text: string;
+  try {
+    text = UTF8.decode(body);
+  } catch {
+    throw new BadRequestError(`body is not valid UTF-8 (byte ${firstInvalidByte(body)}): JSON bodies are UTF-8 text`);
+  }
   try {
     return JSON.parse(text);
   } catch (error) {
     throw new BadRequestError(`body is not valid JSON: ${(error as Error).message}`);
   }
+}
+
+/** The `charset` parameter of a content type, unquoted. */
+function charsetOf(contentType: string | undefined): string | undefined {
+  const m = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType ?? '');
+  return m === null ? undefined : (m[1] ?? m[2]);
+}
+
+/**
+ * Where the first byte sequence that is not UTF-8 starts. A lenient decoder puts U+FFFD in its
+ * place; everything before it decoded exactly, so its UTF-8 length is the offset. A U+FFFD that
+ * was sent as such (EF BF BD) is passed over.
+ */
+function firstInvalidByte(bytes: Buffer): number {
+  const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
+  let at = 0;
+  let from = 0;
+  for (let i = text.indexOf('\uFFFD'); i !== -1; i = text.indexOf('\uFFFD', i + 1)) {
+    at += Buffer.byteLength(text.slice(from, i));
+    from = i;
+    if (bytes[at] !== 0xef || bytes[at + 1] !== 0xbf || bytes[at + 2] !== 0xbd) return at;
+  }
+  return bytes.length;
 }
 
 /** The body of a route that wants one; a request without one (or with an empty one) is a 400. */
