@@ -1,8 +1,9 @@
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { apiOf, rawCall, startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
 import { adminOf, field, makeModule, makeTable, ok, recordsPath } from '../helpers/schema.ts';
 
-// JSON bodies are UTF-8 text (RFC 8259): bytes that are not are refused, never read with
+// JSON bodies are UTF-8 text, sent as they are (RFC 8259): bytes that are not are refused, never read with
 // replacement characters in their place.
 
 describe('JSON bodies are UTF-8', () => {
@@ -83,5 +84,50 @@ describe('JSON bodies are UTF-8', () => {
     });
     expect(res.status).toBe(400);
     expect(res.body.error.message).toMatch(/^body is not valid UTF-8 \(byte 26\)/);
+  });
+});
+
+describe('request bodies are sent without a content coding', () => {
+  let emu: RunningEmulator;
+  let api: ReturnType<typeof apiOf>;
+  beforeAll(async () => {
+    emu = await startEmulator();
+    api = apiOf(emu);
+    await makeModule(emu, 'crm');
+    await makeTable(emu, 'crm', 'people', {}, [field('name', 'string')]);
+  });
+  afterAll(() => emu.close());
+
+  const json = '{"records":[{"name":"zipped"}]}';
+
+  it.each([
+    ['gzip', gzipSync(json)],
+    ['deflate', deflateSync(json)],
+    ['br', brotliCompressSync(json)],
+    ['gzip', Buffer.from(json)],
+  ])('Content-Encoding: %s is 400 naming the coding, and nothing is created', async (coding, rawBody) => {
+    const res = await rawCall(emu.url, 'POST', `${emu.base}/${recordsPath('crm', 'people')}`, {
+      token: emu.apiKey, rawBody, headers: { 'content-encoding': coding },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toBe(`unsupported content-encoding "${coding}": send the body uncompressed`);
+    expect(ok(await api('GET', recordsPath('crm', 'people'))).body.data).toEqual([]);
+  });
+
+  it('Content-Encoding: identity is no coding', async () => {
+    const res = await rawCall(emu.url, 'POST', `${emu.base}/${recordsPath('crm', 'people')}`, {
+      token: emu.apiKey, rawBody: json, headers: { 'content-encoding': 'identity' },
+    });
+    expect(res.status).toBe(201);
+  });
+
+  it('the CSV import refuses a content coding before reading the form', async () => {
+    const res = await rawCall(emu.url, 'POST', `${emu.base}/${recordsPath('crm', 'people')}/import/csv`, {
+      token: emu.apiKey,
+      rawBody: gzipSync('--b\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\nname\r\nx\r\n--b--\r\n'),
+      headers: { 'content-type': 'multipart/form-data; boundary=b', 'content-encoding': 'gzip' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toBe('unsupported content-encoding "gzip": send the body uncompressed');
   });
 });

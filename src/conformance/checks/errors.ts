@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { defineCheck, type CheckContext } from '../check.ts';
 import { expectError, expectOk } from '../expectations.ts';
 import { field } from './fixtures.ts';
@@ -70,23 +71,25 @@ export const errorChecks = [
     id: 'errors.body-encodings',
     kind: 'observation',
     section: 'Errors',
-    rule: 'Requests are JSON, which is UTF-8 text (RFC 8259). What a records create answers whose body is not UTF-8, or is declared in another charset: not shown.',
+    rule: 'Requests are JSON, which is UTF-8 text (RFC 8259). What a records create answers whose body is not UTF-8, is declared in another charset, or is compressed (Content-Encoding: gzip): not shown.',
     emulatorChoice: '400 with the error body, and nothing is created',
     scratchTables: ['encodings'],
     async run(ctx) {
       const { name } = await ctx.scratch.create('encodings', {}, [field('name', 'string')]);
       const latin1 = Buffer.from('{"records":[{"name":"caf\u00e9"}]}', 'latin1');
       const tally = new Tally();
-      for (const [label, rawBody, contentType] of [
+      for (const [label, rawBody, contentType, coding] of [
         ['bytes that are not UTF-8 (Latin-1 é)', latin1, 'application/json'],
         ['charset=iso-8859-1', latin1, 'application/json; charset=iso-8859-1'],
-      ] as const) {
-        const res = await ctx.send('createRecords', { params: { tableName: name }, rawBody, headers: { 'content-type': contentType } });
+        ['Content-Encoding: gzip', gzipSync('{"records":[{"name":"zipped"}]}'), 'application/json', 'gzip'],
+      ] as [string, Buffer, string, string?][]) {
+        const headers = { 'content-type': contentType, ...(coding === undefined ? {} : { 'content-encoding': coding }) };
+        const res = await ctx.send('createRecords', { params: { tableName: name }, rawBody, headers });
         tally.same(label, `HTTP ${res.status}`, 'HTTP 400');
       }
       const list = await ctx.send('listRecords', { params: { tableName: name } });
       tally.same('records created', expectOk(list).data.map((r) => r.values.name), []);
-      return tally.result('bodies in other encodings');
+      return tally.result('bodies in other encodings and codings');
     },
   }),
 ];

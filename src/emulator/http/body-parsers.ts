@@ -36,6 +36,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
  */
 function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   if (body.length === 0) return undefined;
+  refuseContentCoding(request);
   const charset = charsetOf(request.headers['content-type']);
   if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
     throw new BadRequestError(`unsupported charset ${JSON.stringify(charset)}: JSON bodies are UTF-8 text; send charset=utf-8 or none`);
@@ -50,6 +51,18 @@ function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
     return JSON.parse(text);
   } catch (error) {
     throw new BadRequestError(`body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Bodies are read as sent: Node does not undo a content coding, and read as JSON or as a form a
+ * compressed body would be refused as malformed, or taken for what it is not. So any coding
+ * other than `identity` is refused by name.
+ */
+export function refuseContentCoding(request: FastifyRequest): void {
+  const coding = request.headers['content-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+    throw new BadRequestError(`unsupported content-encoding ${JSON.stringify(coding)}: send the body uncompressed`);
   }
 }
 

@@ -5,6 +5,7 @@ import type { EmulatorContext } from '../context.ts';
 import { CsvFileReader } from '../csv/csv-reader.ts';
 import { CSV_FORM_OPTIONS, CSV_REQUEST_LIMIT_BYTES, fileTooLarge, receiveCsvForm, type ReceivedForm } from '../csv/csv-upload.ts';
 import { BadRequestError } from '../errors.ts';
+import { refuseContentCoding } from '../http/body-parsers.ts';
 import { defineRoute, parseInput } from '../http/define-route.ts';
 import { requireImportRoles } from '../store/import-roles.ts';
 import { importRecords } from '../store/record-import.ts';
@@ -33,6 +34,7 @@ export function registerCsvImportRoute(app: FastifyInstance, ctx: EmulatorContex
             `unsupported content type ${JSON.stringify(request.headers['content-type'] ?? '')}: send multipart/form-data with the CSV in a part named file`,
           );
         }
+        refuseContentCoding(request);
         const declared = Number(request.headers['content-length']);
         if (Number.isFinite(declared) && declared > CSV_REQUEST_LIMIT_BYTES) throw fileTooLarge();
         form = await receiveCsvForm(request);
