@@ -27,6 +27,8 @@ export interface ProbeRequest {
   headers?: Record<string, string>;
   /** `none` sends no Authorization header; `wrong` sends a key that is not the configured one. */
   auth?: 'key' | 'none' | 'wrong';
+  /** Sent once: a request that gets no answer is not sent again (for checks that the answer arrives at all). */
+  once?: true;
 }
 
 interface Answer {
@@ -128,7 +130,7 @@ export class Probe {
         // A kept-alive connection the server closed meanwhile is the transport's trouble, not the
         // endpoint's: repeated like the client does (a POST only when it cannot have been sent).
         const code = networkErrorCode(error);
-        const repeatable = def.method !== 'POST' || isNotSentCode(code);
+        const repeatable = request.once !== true && (def.method !== 'POST' || isNotSentCode(code));
         if (repeatable && attempt <= MAX_NETWORK_RETRIES) {
           await sleep(backoffDelay(attempt, 200, 2000) + 100, signal);
           continue;

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import * as z from 'zod';
+import { settleUnreadBody } from './http/unread-body.ts';
 
 /** Fault injection for the API routes, set through `PUT /_emulator/faults`. */
 export const faultSettingsSchema = z.strictObject({
@@ -67,11 +68,15 @@ export class FaultInjector {
         request.raw.socket.destroy();
         return reply.hijack();
       }
+      const answering = dice < s.dropRate + s.errorRate + s.rateLimitRate;
+      // Answered before the body is read, as a real server's fault would be: the body is read and
+      // dropped first, so the answer reaches a client still sending.
+      if (answering) await settleUnreadBody(request, reply);
       if (dice < s.dropRate + s.errorRate) {
         this.injected.errors++;
         return reply.code(500).send({ error: { message: 'injected fault: internal server error' } });
       }
-      if (dice < s.dropRate + s.errorRate + s.rateLimitRate) {
+      if (answering) {
         this.injected.rateLimited++;
         return reply
           .code(429)

@@ -32,6 +32,21 @@ async function readAll(ctx: CheckContext, tableName: string): Promise<Map<string
   return new Map(expectOk(res, 'GET records succeeds').data.map((r) => [r.id, r.values]));
 }
 
+/**
+ * Updates over 6 MB, `tries` times: each answers 413, and the record is unchanged. With more than
+ * one try each is sent once: a reset connection is the failure looked for, not one to repeat.
+ */
+async function oversizedUpdates(ctx: CheckContext, purpose: string, tries: number, headers?: Record<string, string>): Promise<void> {
+  const table = await recordsTable(ctx, purpose);
+  const [a] = await create(ctx, table, [{ name: 'a' }]);
+  const rawBody = JSON.stringify({ records: [{ id: a, name: 'x'.repeat(RECORDS_PAYLOAD_LIMIT_BYTES + 64 * 1024) }] });
+  for (let i = 1; i <= tries; i++) {
+    const res = await ctx.send('updateRecords', { params: { tableName: table }, rawBody, ...(headers ? { headers } : {}), ...(tries > 1 ? { once: true as const } : {}) });
+    expectError(res, 413, tries === 1 ? 'answers 413' : `answers 413 (try ${i})`);
+  }
+  expectEqual((await readAll(ctx, table)).get(a!)?.name, 'a', 'the record is unchanged');
+}
+
 export const recordChecks = [
   defineCheck({
     id: 'records.create',
@@ -261,12 +276,13 @@ export const recordChecks = [
     section: 'Limits',
     rule: 'A records update payload over 6 MB answers 413.',
     scratchTables: ['payload'],
-    async run(ctx) {
-      const table = await recordsTable(ctx, 'payload');
-      const [a] = await create(ctx, table, [{ name: 'a' }]);
-      const body = JSON.stringify({ records: [{ id: a, name: 'x'.repeat(RECORDS_PAYLOAD_LIMIT_BYTES + 64 * 1024) }] });
-      expectError(await ctx.send('updateRecords', { params: { tableName: table }, rawBody: body }), 413);
-      expectEqual((await readAll(ctx, table)).get(a!)?.name, 'a', 'the record is unchanged');
-    },
+    run: (ctx) => oversizedUpdates(ctx, 'payload', 1),
+  }),
+  defineCheck({
+    id: 'records.update.payload-413-connection-close',
+    section: 'Limits',
+    rule: 'A records update payload over 6 MB answers 413 also on a connection the client asks to close after it (Connection: close): the client gets the 413, not a connection reset while it is still sending (three times).',
+    scratchTables: ['payload_close'],
+    run: (ctx) => oversizedUpdates(ctx, 'payload_close', 3, { connection: 'close' }),
   }),
 ];

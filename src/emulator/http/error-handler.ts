@@ -4,47 +4,39 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { RECORDS_PAYLOAD_LIMIT_BYTES } from '../../api/index.ts';
 import { ApiError, BadRequestError } from '../errors.ts';
 import type { Authenticator } from './auth.ts';
-
-// Oversized bodies up to this declared length are read and dropped after the 413; longer ones
-// (or of unknown length) close the connection, at the risk of a reset.
-const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
-
-function declaredLength(request: FastifyRequest): number {
-  const value = Number(request.headers['content-length']);
-  return Number.isFinite(value) ? value : Number.POSITIVE_INFINITY;
-}
+import { settleUnreadBody, stopDraining } from './unread-body.ts';
 
 function body(message: string) {
   return { error: { message } };
 }
 
-/** Maps every error to the spec's body; nothing escapes as a bare 500 with a stack trace. */
+/** The status and message an error is answered with. */
+function answerOf(error: FastifyError | ApiError, request: FastifyRequest): [number, string] {
+  if (error instanceof ApiError) return [error.status, error.message];
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return [413, `payload too large: request bodies are limited to ${RECORDS_PAYLOAD_LIMIT_BYTES} bytes (6 MB)`];
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return [400, `unsupported content type ${JSON.stringify(request.headers['content-type'] ?? '')}: send application/json`];
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return [400, 'content-length does not match the body'];
+  }
+  const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
+  if (status >= 400 && status < 500) return [status, error.message];
+  request.log.error({ err: error }, 'internal error');
+  return [500, 'internal server error'];
+}
+
+/**
+ * Maps every error to the spec's body; nothing escapes as a bare 500 with a stack trace. Many
+ * come before the body was read (401 first of all, and 413): the rest of it is read first, so
+ * the answer arrives (settleUnreadBody).
+ */
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-    if (error instanceof ApiError) {
-      // Refused before its body was read: close rather than read a body nobody will look at.
-      if (error.status === 401) reply.header('connection', 'close');
-      return reply.code(error.status).send(body(error.message));
-    }
-    switch (error.code) {
-      case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        // fastify asks to close the connection; closing with most of the body unread makes the
-        // kernel reset it, and the client, still sending, loses this answer. Kept open, Node reads
-        // the rest of the body and drops it (bounded by the declared length and the request
-        // timeout), so the 413 always arrives.
-        if (declaredLength(request) <= DRAIN_LIMIT_BYTES) reply.removeHeader('connection');
-        return reply
-          .code(413)
-          .send(body(`payload too large: request bodies are limited to ${RECORDS_PAYLOAD_LIMIT_BYTES} bytes (6 MB)`));
-      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return reply.code(400).send(body(`unsupported content type ${JSON.stringify(request.headers['content-type'] ?? '')}: send application/json`));
-      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        return reply.code(400).send(body('content-length does not match the body'));
-    }
-    const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
-    if (status >= 400 && status < 500) return reply.code(status).send(body(error.message));
-    request.log.error({ err: error }, 'internal error');
-    return reply.code(500).send(body('internal server error'));
+  app.setErrorHandler(async (error: FastifyError | ApiError, request, reply) => {
+    const [status, message] = answerOf(error, request);
+    await settleUnreadBody(request, reply);
+    return reply.code(status).send(body(message));
   });
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send(body(`no such endpoint: ${request.method} ${request.url.split('?')[0]}`));
@@ -70,7 +62,7 @@ export function frameworkErrorHandler(auth: Authenticator) {
       if (!(refused instanceof ApiError)) throw refused;
       answer = refused;
     }
-    void reply.code(answer.status).send(body(answer.message));
+    void settleUnreadBody(request, reply).then(() => reply.code(answer.status).send(body(answer.message)));
   };
 }
 
@@ -82,6 +74,9 @@ export function frameworkErrorHandler(auth: Authenticator) {
  */
 export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // A request refused before its body was read waits for that body: its answer is the one the
+  // client is waiting for, and goes now.
+  if (stopDraining(socket)) return;
   const [status, message] =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? [431, `request headers too large: at most ${maxHeaderSize} bytes`]

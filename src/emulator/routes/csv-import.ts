@@ -1,9 +1,9 @@
 import multipart from '@fastify/multipart';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { csvImportOptionsSchema, endpoints } from '../../api/index.ts';
 import type { EmulatorContext } from '../context.ts';
 import { CsvFileReader } from '../csv/csv-reader.ts';
-import { CSV_FORM_OPTIONS, CSV_REQUEST_LIMIT_BYTES, fileTooLarge, receiveCsvForm, type ReceivedForm } from '../csv/csv-upload.ts';
+import { CSV_FORM_OPTIONS, CSV_REQUEST_LIMIT_BYTES, fileTooLarge, receiveCsvForm } from '../csv/csv-upload.ts';
 import { BadRequestError } from '../errors.ts';
 import { refuseContentCoding } from '../http/body-parsers.ts';
 import { defineRoute, parseInput } from '../http/define-route.ts';
@@ -24,24 +24,18 @@ export function registerCsvImportRoute(app: FastifyInstance, ctx: EmulatorContex
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
     await scope.register(multipart, CSV_FORM_OPTIONS);
 
-    defineRoute(scope, ctx, endpoints.importCsv, async ({ params, request, reply, apiKey }) => {
-      let form: ReceivedForm | undefined;
-      try {
-        const target = ctx.schema.requireTable(params.moduleName, params.tableName);
-        requireImportRoles(ctx, target, apiKey);
-        if (!request.isMultipart()) {
-          throw new BadRequestError(
-            `unsupported content type ${JSON.stringify(request.headers['content-type'] ?? '')}: send multipart/form-data with the CSV in a part named file`,
-          );
-        }
-        refuseContentCoding(request);
-        const declared = Number(request.headers['content-length']);
-        if (Number.isFinite(declared) && declared > CSV_REQUEST_LIMIT_BYTES) throw fileTooLarge();
-        form = await receiveCsvForm(request);
-      } catch (error) {
-        closeAfterReply(reply);
-        throw error;
+    defineRoute(scope, ctx, endpoints.importCsv, async ({ params, request, apiKey }) => {
+      const target = ctx.schema.requireTable(params.moduleName, params.tableName);
+      requireImportRoles(ctx, target, apiKey);
+      if (!request.isMultipart()) {
+        throw new BadRequestError(
+          `unsupported content type ${JSON.stringify(request.headers['content-type'] ?? '')}: send multipart/form-data with the CSV in a part named file`,
+        );
       }
+      refuseContentCoding(request);
+      const declared = Number(request.headers['content-length']);
+      if (Number.isFinite(declared) && declared > CSV_REQUEST_LIMIT_BYTES) throw fileTooLarge();
+      const form = await receiveCsvForm(request);
       try {
         const options = parseInput(csvImportOptionsSchema, form.parts, 'form');
         const reader = new CsvFileReader(form.filePath, {
@@ -63,9 +57,4 @@ export function registerCsvImportRoute(app: FastifyInstance, ctx: EmulatorContex
       }
     });
   });
-}
-
-/** The rest of a refused body is not read: the connection closes once the answer is out. */
-function closeAfterReply(reply: FastifyReply): void {
-  reply.header('connection', 'close');
 }
