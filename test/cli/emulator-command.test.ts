@@ -71,8 +71,35 @@ describe('wsmirror emulator (real process)', () => {
     expect(await exitOf(child)).toBe(0);
   });
 
+  it('takes keys that contain "=": a key may end in base64 padding, and grants follow the last "="', async () => {
+    const { child, url } = await startCli([
+      '--port', '0', '--admin-token', 'adm',
+      '--api-key', 'c2VjcmV0a2V5===all', // the key c2VjcmV0a2V5==, every grant
+      '--api-key', 'bm9ncmFudA==', // the key bm9ncmFudA=, without grants (KEY=)
+      '--api-key', 'a=b=none', // the key a=b, without grants
+      '--api-key', 'cGFkZGVk===schema:manage-permissions', // the key cGFkZGVk==
+    ]);
+    running = child;
+    const as = (key: string, method = 'GET', path = '', body?: unknown) =>
+      fetch(`${url}/api/v1/workspace/demo00000001${path}`, {
+        method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+    expect((await as('c2VjcmV0a2V5==')).status).toBe(200);
+    for (const key of ['c2VjcmV0a2V5=', 'c2VjcmV0a2V5', 'c2VjcmV0a2V5===all', 'bm9ncmFudA==', 'a', 'a=b=none', 'cGFkZGVk===schema:manage-permissions']) expect((await as(key)).status, key).toBe(401);
+    await fetch(`${url}/_emulator/modules`, { method: 'POST', headers: { authorization: 'Bearer adm', 'content-type': 'application/json' }, body: '{"name":"m"}' });
+    expect((await as('c2VjcmV0a2V5==', 'POST', '/modules/m/tables', { name: 't' })).status).toBe(201);
+    const guarded = (name: string) => ({ name, type: 'string', labels: { '': name }, canRead: 'true' });
+    expect((await as('c2VjcmV0a2V5==', 'POST', '/modules/m/tables/t/fields', guarded('f1'))).status).toBe(201);
+    expect((await as('cGFkZGVk==', 'POST', '/modules/m/tables/t/fields', guarded('f2'))).status).toBe(201);
+    expect((await as('a=b', 'POST', '/modules/m/tables/t/fields', guarded('f3'))).status).toBe(403);
+    expect((await as('bm9ncmFudA=', 'POST', '/modules/m/tables/t/fields', guarded('f4'))).status).toBe(403);
+  });
+
   it.each([
     [['--api-key', 'dev', '--api-key', 'sekrit=role:admn'], '--api-key (the 2nd): unknown grant "role:admn"'],
+    [['--api-key', 'sekrit=xyzzy'], '--api-key (the 1st): the text after the last "=" is not a list of grants'],
+    [['--api-key', 'sekrit=all,role:admin'], '--api-key (the 1st): "all" and "none" stand alone'],
+    [['--api-key', '==='], '--api-key (the 1st): the key is empty'],
     [['--api-key', 'sekrit=schema:manage-permissions,records:read'], '--api-key (the 1st): unknown grant "records:read"'],
     [['--api-key', 'sekrit=role:admin,role:editor'], '--api-key (the 1st): two roles (role:admin, role:editor)'],
     [['--api-key', 'sek rit'], '--api-key (the 1st): the key contains whitespace'],
@@ -87,6 +114,7 @@ describe('wsmirror emulator (real process)', () => {
     expect(err).toContain(message);
     expect(err).not.toContain('sekrit');
     expect(err).not.toContain('sek rit');
+    expect(err).not.toContain('xyzzy');
   });
 
   it('a bad seed exits 78 with the place at fault on stderr', async () => {

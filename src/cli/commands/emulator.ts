@@ -39,7 +39,7 @@ export function defineEmulatorCommand(program: Command): Command {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', port, 8787)
     .option('--workspace-id <id>', 'the 12-character workspace id', 'demo00000001')
-    .option('--api-key <key>', 'an API key: KEY (every grant) or KEY=grant1,grant2 (exactly those; KEY= for none); repeatable', collect, [])
+    .option('--api-key <key>', 'an API key: KEY (every grant) or KEY=grant1,grant2 (exactly those; KEY= or KEY=none for none, KEY=all); grants follow the last "=" (KEY==all for a KEY ending in "="); repeatable', collect, [])
     .option('--admin-token <token>', 'enable the /_emulator/ admin surface with this bearer token')
     .option('--data <file>', 'persist state in this SQLite file (default: in memory)')
     .option('--seed <file>', 'load a workspace from this JSON file at start')
