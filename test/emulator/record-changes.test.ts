@@ -42,6 +42,14 @@ describe('record changes', () => {
     expect((await changes({ since: EPOCH, limit: '101' })).status).toBe(400);
   });
 
+  it('refuses an asOf later than the present, as schema changes do, and takes back one handed out', async () => {
+    const res = await changes({ since: EPOCH, asOf: '9999-01-01T00:00:00Z' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toMatch(/^query\.asOf: 9999-01-01T00:00:00\.000Z is after the emulator's present time \(/);
+    const asOf = (await poll(EPOCH)).meta.asOf;
+    expect((await changes({ since: EPOCH, asOf })).status).toBe(200);
+  });
+
   // One entry per change, in time order, their forms and the default page size:
   // record-changes.entries of the conformance suite.
 

@@ -75,6 +75,7 @@ describe('schema changes', () => {
   it('takes a fraction of seconds of any length, truncated to the millisecond', async () => {
     ok(await admin('PUT', 'clock', { now: '2026-03-01T10:00:01.000Z', frozen: true }));
     await makeModule(emu, 'a');
+    ok(await admin('PUT', 'clock', { now: '2026-03-01T10:00:02.000Z' }));
     const names = async (query: string) => {
       const res = await changes(query);
       expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -89,6 +90,41 @@ describe('schema changes', () => {
     ok(await admin('PUT', 'clock', { now: '2026-03-01T10:00:00.000Z', frozen: true }));
     expect((await changes('since=2026-01-01T00:00Z&asOf=2026-02-01T08:30Z')).body.meta.asOf).toBe('2026-02-01T08:30:00.000Z');
     expect((await changes('since=2026-01-01T00:00Z')).body.meta.asOf).toBe('2026-03-01T10:00:00.000Z');
+  });
+
+  describe('an asOf passed back', () => {
+    const future = (asOf: string, present: string) =>
+      `query.asOf: ${asOf} is after the emulator's present time (${present}): a timestamp from the future is not a ` +
+      "cursor; pass back the meta.asOf of the poll's first page";
+
+    it('is refused when later than the present: no poll could have handed it out', async () => {
+      ok(await admin('PUT', 'clock', { now: T0, frozen: true }));
+      for (const asOf of ['2026-03-01T10:00:00.001Z', '9999-12-31T23:59:59.999Z']) {
+        const res = await changes(`since=2026-01-01T00:00Z&asOf=${asOf}`);
+        expect(res.status, asOf).toBe(400);
+        expect(res.body.error.message).toBe(future(asOf, T0));
+      }
+      expect((await changes(`since=2026-01-01T00:00Z&asOf=${T0}`)).body.meta.asOf).toBe(T0);
+    });
+
+    it('is accepted when it was handed out, also after the clock was set back', async () => {
+      ok(await admin('PUT', 'clock', { now: T0, frozen: true }));
+      const asOf = (await changes('since=2026-01-01T00:00Z')).body.meta.asOf;
+      ok(await admin('PUT', 'clock', { now: '2026-03-01T09:00:00.000Z' }));
+      const res = await changes(`since=2026-01-01T00:00Z&asOf=${asOf}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.meta.asOf).toBe(T0);
+      expect((await changes('since=2026-01-01T00:00Z&asOf=2026-03-01T10:00:00.001Z')).body.error.message)
+        .toBe(future('2026-03-01T10:00:00.001Z', T0));
+    });
+
+    it('counts as handed out: a change made after it is stamped after it, so its pages never shift', async () => {
+      ok(await admin('PUT', 'clock', { now: T0, frozen: true }));
+      expect((await changes(`since=2026-01-01T00:00Z&asOf=${T0}`)).status).toBe(200);
+      await makeModule(emu, 'after');
+      expect((await changes(`since=2026-01-01T00:00Z&asOf=${T0}`)).body.data).toEqual([]);
+      expect((await changes(`since=${T0}`)).body.data.map((c: any) => c.changedAt > T0)).toEqual([true]);
+    });
   });
 
   describe('paging one poll', () => {

@@ -125,6 +125,19 @@ export const schemaChangeChecks = [
     },
   }),
   defineCheck({
+    id: 'schema-changes.future-as-of',
+    kind: 'observation',
+    section: 'Endpoints: polling rules',
+    rule: 'A later page passes back the first page\'s meta.asOf as asOf. What an asOf later than the endpoint\'s present (9999-01-01, which no poll handed out) answers: not shown.',
+    emulatorChoice: '400 naming query.asOf',
+    async run(ctx) {
+      const res = await ctx.send('listSchemaChanges', { query: { since: '2026-01-01T00:00Z', asOf: '9999-01-01T00:00:00Z' } });
+      const message = (res.body as { error?: { message?: unknown } } | undefined)?.error?.message;
+      const named = typeof message === 'string' && message.includes('query.asOf');
+      return { observed: `HTTP ${res.status}${res.status === 400 && !named ? ` (message ${JSON.stringify(message)})` : ''}`, asEmulator: res.status === 400 && named };
+    },
+  }),
+  defineCheck({
     id: 'schema-changes.kinds-and-actions',
     kind: 'observation',
     section: 'Resources: schema change',

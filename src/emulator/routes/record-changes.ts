@@ -19,7 +19,7 @@ export function registerRecordChangeRoutes(app: FastifyInstance, ctx: EmulatorCo
       );
     }
     const since = parseTimestamp(query.since)!;
-    const asOf = query.asOf === undefined ? ctx.changes.openPoll() : parseTimestamp(query.asOf)!;
+    const asOf = ctx.changes.pollEnd(query.asOf === undefined ? undefined : parseTimestamp(query.asOf)!);
     const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
     const offset = query.offset ?? 0;
     const { rows, hasMore } = ctx.changes.recordChanges(table.key, { since, asOf, limit, offset });

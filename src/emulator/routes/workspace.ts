@@ -10,7 +10,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: EmulatorConte
   // One poll covers since <= changedAt <= asOf; the first page opens it, later pages echo its asOf.
   defineRoute(app, ctx, endpoints.listSchemaChanges, ({ query }) => {
     const since = parseTimestamp(query.since)!;
-    const asOf = query.asOf === undefined ? ctx.changes.openPoll() : parseTimestamp(query.asOf)!;
+    const asOf = ctx.changes.pollEnd(query.asOf === undefined ? undefined : parseTimestamp(query.asOf)!);
     const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
     const offset = query.offset ?? 0;
     const { rows, hasMore } = ctx.changes.schemaChanges({ since, asOf, limit, offset });

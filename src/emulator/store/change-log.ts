@@ -1,5 +1,7 @@
 import type { Statement } from 'better-sqlite3';
+import { formatTimestamp } from '../../api/index.ts';
 import type { Clock } from '../clock.ts';
+import { BadRequestError } from '../errors.ts';
 import type { Db } from './db.ts';
 import { recordChangesIndexName } from './table-indexes.ts';
 
@@ -76,9 +78,34 @@ export class ChangeLog {
    * be stamped after it.
    */
   openPoll(): number {
-    const asOf = Math.max(this.#clock.now(), this.#lastAsOf, this.#lastStamp);
+    const asOf = this.#present();
     this.#lastAsOf = asOf;
     return asOf;
+  }
+
+  /**
+   * The end of a poll: a new one (`openPoll`) without `asOf`, else the `asOf` a client passes
+   * back on a later page. One after the present (where a new poll would open) was never handed
+   * out: changes made until that time would join pages already read, and the next poll (`since`
+   * = it) would miss them, so it is refused. An accepted one counts as handed out: later changes
+   * are stamped after it, so its pages never shift.
+   */
+  pollEnd(asOf: number | undefined): number {
+    if (asOf === undefined) return this.openPoll();
+    const present = this.#present();
+    if (asOf > present) {
+      throw new BadRequestError(
+        `query.asOf: ${formatTimestamp(asOf)} is after the emulator's present time (${formatTimestamp(present)}): ` +
+          "a timestamp from the future is not a cursor; pass back the meta.asOf of the poll's first page",
+      );
+    }
+    this.#lastAsOf = Math.max(this.#lastAsOf, asOf);
+    return asOf;
+  }
+
+  /** Now, but never before an `asOf` or a stamp already handed out (the clock may be frozen or set back). */
+  #present(): number {
+    return Math.max(this.#clock.now(), this.#lastAsOf, this.#lastStamp);
   }
 
   /** Logs one change of each record, all at `at`, in the order of `recordIds`. */
