@@ -156,6 +156,12 @@ const cases: { name: string; file: Buffer; parts?: Record<string, string>; rows:
     rows: [{ name: 'a, b', note: "it's", qty: 1 }],
   },
   {
+    name: 'a quote character that detection also looks for, in a file with another delimiter',
+    file: utf8('name;note;qty\n|a; b|;|it||s|;1\n'),
+    parts: { quoteChar: '|' },
+    rows: [{ name: 'a; b', note: 'it|s', qty: 1 }],
+  },
+  {
     name: 'a quote inside an unquoted cell is kept',
     file: utf8('name,note,qty\n15" screen,5\'11",1\n'),
     rows: [{ name: '15" screen', note: '5\'11"', qty: 1 }],

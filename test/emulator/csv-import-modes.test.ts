@@ -169,6 +169,7 @@ describe('options', () => {
     [{ hasHeader: 'yes' }, 'form.hasHeader: must be true or false'],
     [{ delimiter: ',,' }, 'form.delimiter: delimiter must be one character'],
     [{ delimiter: '"' }, 'form.delimiter: must differ from quoteChar'],
+    [{ quoteChar: ',' }, 'form.quoteChar: "," is one of the delimiters detection looks for, and the file has none of the others: the quote character must not be the delimiter; send the delimiter part, or another quoteChar'],
     [{ encoding: 'ebcdic' }, 'form.encoding: must be one of utf8, utf16le, latin1'],
     [{ importMode: 'merge' }, 'form.importMode: must be one of append, update, upsert'],
     [{ numberFormat: 'fr' }, 'form.numberFormat: must be one of us, eu'],

@@ -1,4 +1,5 @@
 import type { CsvNumberFormat } from '../../api/index.ts';
+import { BadRequestError } from '../errors.ts';
 
 /**
  * Picks the delimiter of a CSV file from its first lines when the request names none. The
@@ -8,7 +9,8 @@ import type { CsvNumberFormat } from '../../api/index.ts';
  * wins; ties go by preference: comma, semicolon, tab, pipe, except with the European number
  * format, whose decimal comma makes semicolon the first choice. When no candidate is consistent,
  * the one found most often in the first line wins; a file with none of them is one column
- * (comma).
+ * (comma). The quote character is no candidate; when it is one of the four and the file has
+ * none of the others, it is almost surely the file's delimiter given as the quote: 400.
  */
 
 const SAMPLE_LINES = 50;
@@ -62,5 +64,11 @@ export function detectDelimiter(sample: string, quote: string, numberFormat: Csv
   candidates.forEach((_c, at) => {
     if (lines[0]![at]! > lines[0]![most]!) most = at;
   });
+  if (lines[0]![most] === 0 && candidates.length < preference(numberFormat).length) {
+    throw new BadRequestError(
+      `form.quoteChar: ${JSON.stringify(quote)} is one of the delimiters detection looks for, and the file has none of the others: ` +
+        'the quote character must not be the delimiter; send the delimiter part, or another quoteChar',
+    );
+  }
   return candidates[most]!;
 }
