@@ -77,6 +77,12 @@ export interface Dialect {
   foreignKeySql(names: SqlNames, fk: ForeignKey): { create: string; drop: string } | null;
   /** Creates the readable view of one mirrored table (readable-view.ts), with its comments; both drop it alike (view-sql.ts). */
   createViewSql(names: SqlNames, view: ReadableView): string[];
+  /**
+   * Makes the readable view of one table again where it stands, its calls bound anew, keeping the
+   * views of users' own on it (Postgres: CREATE OR REPLACE VIEW); nothing where a view binds
+   * nothing when made (SQLite looks its functions up at each query).
+   */
+  rebindViewSql(names: SqlNames, view: ReadableView): string[];
   /** Opens the database at `location`, creating the catalog unless `mustExist`. */
   open(location: MirrorLocation, options: DialectOpenOptions): Promise<DialectDriver>;
   /**

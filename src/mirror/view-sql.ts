@@ -25,10 +25,10 @@ export function tableColumn(name: string): string {
   return `${T}.${quoteIdent(name)}`;
 }
 
-/** `CREATE VIEW … AS SELECT …` of `view`. */
-export function createViewStatement(names: SqlNames, view: ReadableView, x: ViewExpressions): string {
+/** `CREATE VIEW … AS SELECT …` of `view` (`CREATE OR REPLACE VIEW` with `orReplace`, where the dialect has it). */
+export function createViewStatement(names: SqlNames, view: ReadableView, x: ViewExpressions, orReplace = false): string {
   const items = view.columns.map((c) => `${columnExpression(names, view, c, x)} AS ${quoteIdent(c.name)}`);
-  return `CREATE VIEW ${names.qualify(view.viewName)} AS SELECT ${items.join(', ')} FROM ${names.qualify(view.table.sqlName)} AS ${T}`;
+  return `CREATE ${orReplace ? 'OR REPLACE ' : ''}VIEW ${names.qualify(view.viewName)} AS SELECT ${items.join(', ')} FROM ${names.qualify(view.table.sqlName)} AS ${T}`;
 }
 
 function columnExpression(names: SqlNames, view: ReadableView, c: ViewColumn, x: ViewExpressions): string {

@@ -13,6 +13,7 @@ import { captureTables, createCapture, dropCapture } from './capture.ts';
 import { derivedScope, restoreDerivedObjects, setAsideDerivedObjects } from './derived-objects.ts';
 import { lockForMigration } from './schema-change-locks.ts';
 import { readCatalog, readCatalogTables } from './read-catalog.ts';
+import { rebindViews } from './readable-views.ts';
 import { createReferenceIndex } from './reference-indexes.ts';
 import type { UnmigratedTable } from '../mirror.ts';
 import { writeTableState } from './table-state.ts';
@@ -32,9 +33,18 @@ import { parseUnmigrated, UNMIGRATED_KEY, unmigratedMessage } from './unmigrated
  * functions are executable by their owner only, and each serves its own table only. 10: SQLite
  * captures a REPLACE naming a row's id as an update of that row (`_wsmirror_replaced`) and a BLOB
  * as an object the push refuses, and lets the insert trigger's own id change only through.
- * 11: SQLite's REPLACE of a row keeps the row's `_synced_at`.
+ * 11: SQLite's REPLACE of a row keeps the row's `_synced_at`. 12: Postgres' capture functions
+ * all run on a fixed search path, and the readable views are bound again (VIEWS_BOUND_SAFELY).
  */
-export const CAPTURE_VERSION = 11;
+export const CAPTURE_VERSION = 12;
+
+/**
+ * From this capture version on, the daemon made the readable views on a fixed search path, with
+ * their calls schema-qualified (postgres/search-path.ts). Those of an older mirror may call
+ * functions a role planted on the search path of the daemon's role: the migration binds them
+ * again in place (rebindViews), keeping views of users' own on them.
+ */
+const VIEWS_BOUND_SAFELY = 12;
 
 /**
  * The versions a catalog records: its layout and its capture set-up, whether either is older
@@ -63,7 +73,8 @@ export async function catalogVersions(ctx: MirrorContext): Promise<{ stored: num
  * every table when the capture set-up is older (triggers and functions, which nothing else
  * depends on), and the readable views and foreign keys of the tables whose columns it converts
  * (and of the tables referencing them), set aside around the DDL and made again in this
- * version's form; on a catalog older than layout 3, which had none, every table's are made.
+ * version's form; on a catalog older than layout 3, which had none, every table's are made. The
+ * other tables' views are bound again in place when the capture set-up predates VIEWS_BOUND_SAFELY.
  * A view of a user's own on a readable view or on a converted column stays in the way of its
  * table only: the database refusing that table's DDL holds the table back (unmigrated-tables.ts),
  * and the migration is tried again without it, until every table has applied or is held back.
@@ -133,7 +144,7 @@ async function migrateIn(
   await lockForMigration(ctx, tx, {
     catalogTables: [],
     tableIds: capture < CAPTURE_VERSION ? allIds : rebuiltScope,
-    viewTableIds: rebuiltScope,
+    viewTableIds: capture < VIEWS_BOUND_SAFELY ? allIds : rebuiltScope,
   });
   const scope = (await setAsideDerivedObjects(ctx, tx, new Set(rebuilt)))!;
   // The other tables keep their views and keys; an older capture set-up is replaced all the same.
@@ -146,6 +157,8 @@ async function migrateIn(
   }
   await restoreDerivedObjects(ctx, tx, scope);
   await createCapture(ctx, tx, recaptured);
+  // Views the migration did not make again above; those of held tables keep their older form.
+  if (capture < VIEWS_BOUND_SAFELY) await rebindViews(ctx, tx, new Set([...allIds].filter((id) => !scope.has(id) && !heldIds.has(id))));
   if (stored < CATALOG_VERSION) {
     await txCat.updateTable('_wsmirror_meta').set({ value: String(CATALOG_VERSION) }).where('key', '=', 'catalog_version').execute();
   }

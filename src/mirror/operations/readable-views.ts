@@ -1,9 +1,9 @@
 import type { WriteTx } from '../dialect.ts';
 import { TableSchemaError } from '../errors.ts';
 import type { MirrorContext } from '../mirror-context.ts';
-import { readableViewOf } from '../readable-view.ts';
+import { readableViewOf, type ReadableView } from '../readable-view.ts';
 import { dropViewStatement } from '../view-sql.ts';
-import { readCatalogTables } from './read-catalog.ts';
+import { absentTablesIn, readCatalogTables } from './read-catalog.ts';
 
 /**
  * The readable view of every mirrored table (readable-view.ts; each dialect's readable-views.ts
@@ -37,12 +37,35 @@ export async function dropViews(ctx: MirrorContext, tx: WriteTx, only?: Readonly
  * tables whose SQL table is missing, which have no view, and whose records no view shows.
  */
 export async function createViews(ctx: MirrorContext, tx: WriteTx, only?: ReadonlySet<string>, absent: ReadonlySet<string> = new Set()): Promise<void> {
+  const views = await viewsOf(ctx, tx, only, absent);
+  await ctx.driver.runScript(tx, [
+    ...ctx.dialect.viewSetupSql(ctx.driver.names),
+    ...views.flatMap((view) => ctx.dialect.createViewSql(ctx.driver.names, view)),
+  ]);
+}
+
+/**
+ * Makes the views of the tables of `only` again in place, their calls bound anew
+ * (Dialect.rebindViewSql): views of users' own on them stay. One statement each, so that one
+ * the database refuses names its table.
+ */
+export async function rebindViews(ctx: MirrorContext, tx: WriteTx, only: ReadonlySet<string>): Promise<void> {
+  const rows = await ctx.driver.catalog(tx.db).selectFrom('_wsmirror_tables').select(['table_id as tableId', 'sql_name as sqlName']).execute();
+  const absent = new Set(await absentTablesIn(ctx.driver, tx.db, rows));
+  for (const view of await viewsOf(ctx, tx, only, absent)) {
+    try {
+      await ctx.driver.runScript(tx, ctx.dialect.rebindViewSql(ctx.driver.names, view));
+    } catch (error) {
+      throw new TableSchemaError(view.table.tableId, error);
+    }
+  }
+}
+
+/** The views of the tables of `only` (every table's when undefined) but those of `absent`, from the catalog in `tx`. */
+async function viewsOf(ctx: MirrorContext, tx: WriteTx, only: ReadonlySet<string> | undefined, absent: ReadonlySet<string>): Promise<ReadableView[]> {
   const { fields, ...catalog } = await readCatalogTables(ctx.driver, ctx.driver.catalog(tx.db));
   const tables = catalog.tables.filter((t) => !absent.has(t.tableId));
   const byId = new Map(tables.map((t) => [t.tableId, t]));
-  await ctx.driver.runScript(tx, [
-    ...ctx.dialect.viewSetupSql(ctx.driver.names),
-    ...tables.filter((table) => table.viewName !== null && (only === undefined || only.has(table.tableId)))
-      .flatMap((table) => ctx.dialect.createViewSql(ctx.driver.names, readableViewOf(table, fields, byId, ctx.dialect))),
-  ]);
+  return tables.filter((table) => table.viewName !== null && (only === undefined || only.has(table.tableId)))
+    .map((table) => readableViewOf(table, fields, byId, ctx.dialect));
 }

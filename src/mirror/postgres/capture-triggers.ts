@@ -1,6 +1,7 @@
 import { ID_COLUMN, hash8 } from '../naming.ts';
 import type { CaptureTable, SqlNames } from '../sql-text.ts';
 import { ID_CHANGE_MESSAGE, quoteIdent, quoteLiteral, readOnlyMessage } from '../sql-text.ts';
+import { SEARCH_PATH } from './search-path.ts';
 import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
 
 /**
@@ -67,12 +68,18 @@ function ownerOnly(qualifiedName: string): string {
 const VALUE_TEXT_SETTINGS = `SET TimeZone TO 'UTC' SET DateStyle TO 'ISO, YMD'`;
 
 /**
+ * Every function runs on a fixed search path (search-path.ts): nothing the editing role, or a
+ * role with CREATE on a schema of its path, created can stand in for a function or operator the
+ * body calls. Every name of the mirror's in them is schema-qualified.
+ */
+const FIXED_PATH = `SET search_path = ${SEARCH_PATH}`;
+
+/**
  * The functions that write the outbox run as their owner, the daemon's role: an editing role
  * needs rights on the tables it edits and none on the outbox, so it cannot write entries of its
- * own (the daemon would push them with its API key). Every name in them is schema-qualified,
- * and the search path is fixed so that nothing the caller created can stand in for a function.
+ * own (the daemon would push them with its API key).
  */
-const OUTBOX_WRITER = `SECURITY DEFINER SET search_path = pg_catalog, pg_temp`;
+const OUTBOX_WRITER = `SECURITY DEFINER ${FIXED_PATH}`;
 
 export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
   const n = objectNames(t);
@@ -118,7 +125,7 @@ BEGIN
   IF ${changed(id)} THEN ${raise(`${ID_CHANGE_MESSAGE} (${t.sqlName})`)} END IF;
   ${readOnly.map((f) => `IF ${changed(quoteIdent(f.columnName))} THEN ${raise(readOnlyMessage(t.sqlName, f.columnName))} END IF;`).join('\n  ')}
   RETURN NEW;
-END`));
+END`, FIXED_PATH));
   out.push(ownerOnly(names.qualify(n.guard.fn)));
   out.push(`CREATE TRIGGER ${quoteIdent(n.guard.trigger)} BEFORE UPDATE ON ${table} FOR EACH ROW
     WHEN (NOT ${DAEMON} AND (${forbidden.join(' OR ')})) EXECUTE FUNCTION ${names.qualify(n.guard.fn)}()`);
@@ -166,7 +173,7 @@ END`, OUTBOX_WRITER));
 BEGIN
   IF ${DAEMON} THEN RETURN NULL; END IF;
   RAISE EXCEPTION USING ERRCODE = 'feature_not_supported', MESSAGE = ${quoteLiteral(truncateMessage(t.sqlName))};
-END`));
+END`, FIXED_PATH));
   out.push(ownerOnly(names.qualify(n.truncate.fn)));
   out.push(`CREATE TRIGGER ${quoteIdent(n.truncate.trigger)} BEFORE TRUNCATE ON ${table}
     FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify(n.truncate.fn)}()`);

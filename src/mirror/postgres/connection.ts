@@ -23,6 +23,7 @@ import { isLockTimeout, lockHolders, lockedMessage, lockTimeoutError, schemaChan
 import { withServerDetail } from './server-detail.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
+import { SET_SEARCH_PATH_SQL } from './search-path.ts';
 import { WRITER_SETTING } from './writer-marker.ts';
 
 interface PgWriteTx extends WriteTx {
@@ -40,6 +41,8 @@ const ONE_SNAPSHOT_SQL = 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ 
 
 /** Session settings every connection of the mirror gets. */
 const SESSION_SQL = [
+  // First: nothing a role created on its search path may stand in for a function (search-path.ts).
+  SET_SEARCH_PATH_SQL,
   // Dates print as YYYY-MM-DD and comments never see backslash escapes.
   `SET DateStyle = 'ISO, YMD'`,
   `SET standard_conforming_strings = on`,

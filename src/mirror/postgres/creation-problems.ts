@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { SET_SEARCH_PATH_SQL } from './search-path.ts';
 import { quoteIdent } from '../sql-text.ts';
 import { connectionConfig } from './connection-config.ts';
 
@@ -11,6 +12,7 @@ export async function creationProblems(connectionString: string, schema: string)
   client.on('error', () => {});
   await client.connect();
   try {
+    await client.query(SET_SEARCH_PATH_SQL);
     const { rows: [r] } = await client.query<{ role: string; db: string; exists: boolean; dbCreate: boolean; temporary: boolean; usage: boolean; create: boolean } & ReadOnly>(
       `SELECT current_user AS role, current_database() AS db, ${READ_ONLY_SQL},
         EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS exists,

@@ -5,7 +5,7 @@ import { quoteIdent } from '../sql-text.ts';
 import { asBcWhenYearZero } from '../sql-timestamp.ts';
 import { convertColumnSql, postgresAppointments } from './appointment-range.ts';
 import { createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
-import { createViewSql, viewSetupSql } from './readable-views.ts';
+import { createViewSql, rebindViewSql, viewSetupSql } from './readable-views.ts';
 import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
 
 /** PostgreSQL (pg): one schema of a database. */
@@ -50,6 +50,7 @@ export const postgresDialect: Dialect = {
     drop: `ALTER TABLE IF EXISTS ${names.qualify(fk.sqlTable)} DROP CONSTRAINT IF EXISTS ${quoteIdent(fk.name)}`,
   }),
   createViewSql,
+  rebindViewSql,
   async open(location, options) {
     if (location.dialect !== 'postgres') throw new Error(`not a Postgres location: ${location.display}`);
     const { openPostgresDriver } = await import('./connection.ts');

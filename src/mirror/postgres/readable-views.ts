@@ -10,9 +10,12 @@ import type { ViewExpressions } from '../view-sql.ts';
  * explodes them); an appointment (a `tstzrange` column) gets its range again under the view's
  * naming and its two bounds as `timestamptz`. A JSON value that is not an array (a bad local
  * edit) gives NULL rather than an error that would fail every query of the view. Comments carry
- * the labels, as on the tables.
+ * the labels, as on the tables. A view binds its calls when it is made, on the search path of the
+ * session making it: they name pg_catalog's functions, so that none planted on a path (a
+ * `lower(tstzrange)` in `public`, a closer match than pg_catalog's polymorphic one) is bound and
+ * run for every reader (search-path.ts).
  */
-const isArray = (column: string) => `jsonb_typeof(${column}) = 'array'`;
+const isArray = (column: string) => `pg_catalog.jsonb_typeof(${column}) = 'array'`;
 
 /** A function the views of older mirrors used, when appointment columns were text. */
 const OLD_RANGE_FUNCTION = '_wsmirror_tstzrange';
@@ -28,11 +31,11 @@ export function viewSetupSql(names: SqlNames): string[] {
 
 const EXPRESSIONS: ViewExpressions = {
   optionLabels: (column, optionJoin) =>
-    `CASE WHEN ${isArray(column)} THEN ARRAY(SELECT COALESCE("_o"."label", "_j"."value") FROM jsonb_array_elements_text(${column}) WITH ORDINALITY AS "_j"("value", "n") ${optionJoin} ORDER BY "_j"."n") END`,
+    `CASE WHEN ${isArray(column)} THEN ARRAY(SELECT COALESCE("_o"."label", "_j"."value") FROM pg_catalog.jsonb_array_elements_text(${column}) WITH ORDINALITY AS "_j"("value", "n") ${optionJoin} ORDER BY "_j"."n") END`,
   idList: (column) =>
-    `CASE WHEN ${isArray(column)} THEN ARRAY(SELECT "_j"."value" FROM jsonb_array_elements_text(${column}) WITH ORDINALITY AS "_j"("value", "n") ORDER BY "_j"."n") END`,
+    `CASE WHEN ${isArray(column)} THEN ARRAY(SELECT "_j"."value" FROM pg_catalog.jsonb_array_elements_text(${column}) WITH ORDINALITY AS "_j"("value", "n") ORDER BY "_j"."n") END`,
   // Appointment columns are tstzrange (appointment-range.ts).
-  rangeBound: (column, bound) => `${bound === 'start' ? 'lower' : 'upper'}(${column})`,
+  rangeBound: (column, bound) => `pg_catalog.${bound === 'start' ? 'lower' : 'upper'}(${column})`,
   range: (column) => column,
 };
 
@@ -45,4 +48,9 @@ export function createViewSql(names: SqlNames, view: ReadableView): string[] {
     if (text !== null) out.push(`COMMENT ON COLUMN ${viewName}.${quoteIdent(c.name)} IS ${quoteLiteral(text)}`);
   }
   return out;
+}
+
+/** The view's columns are the same, so the views of users' own on it stay (see Dialect.rebindViewSql). */
+export function rebindViewSql(names: SqlNames, view: ReadableView): string[] {
+  return [createViewStatement(names, view, EXPRESSIONS, true)];
 }

@@ -7,6 +7,7 @@ import type { MirrorLogger } from '../mirror-logger.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
 import { connectFailure } from './connect-failure.ts';
 import { connectionConfig } from './connection-config.ts';
+import { SET_SEARCH_PATH_SQL } from './search-path.ts';
 
 /**
  * The sync lock of a Postgres mirror: a session advisory lock keyed by the mirror's schema, held
@@ -144,7 +145,7 @@ class HeldLock implements SyncLock {
     client.on('end', () => this.#lost(client, 'the connection was closed'));
     try {
       await client.connect();
-      await client.query(SESSION_SQL);
+      await client.query(`${SET_SEARCH_PATH_SQL}; ${SESSION_SQL}`);
       let { taken, pid } = await this.#tryLock(client);
       if (!taken && (await this.#heldByEarlierConnection(client))) ({ taken, pid } = await this.#tryLock(client));
       if (taken) taken = await this.#keepOlderVersionsOff(client);

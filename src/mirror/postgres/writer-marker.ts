@@ -4,5 +4,8 @@
  */
 export const WRITER_SETTING = 'wsmirror.writer';
 
-/** True inside the daemon's own write transactions only. */
-export const DAEMON_WRITE_CONDITION = `coalesce(current_setting('${WRITER_SETTING}', true), '') = 'daemon'`;
+/**
+ * True inside the daemon's own write transactions only. Qualified: a trigger's WHEN clause binds
+ * its calls when the trigger is made.
+ */
+export const DAEMON_WRITE_CONDITION = `coalesce(pg_catalog.current_setting('${WRITER_SETTING}', true), '') = 'daemon'`;

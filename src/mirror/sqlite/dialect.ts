@@ -43,6 +43,7 @@ export const sqliteDialect: Dialect = {
   viewSetupSql: () => [],
   foreignKeySql: () => null,
   createViewSql,
+  rebindViewSql: () => [],
   async open(location, options) {
     if (location.dialect !== 'sqlite') throw new Error(`not a SQLite location: ${location.display}`);
     const { openSqliteDriver } = await import('./connection.ts');
