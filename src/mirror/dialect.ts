@@ -49,7 +49,7 @@ export interface Dialect {
    * SQL condition that is true inside the daemon's own write transactions and false for every
    * other client: the capture triggers skip the daemon's writes with `NOT (…)`.
    */
-  readonly daemonWriteCondition: string;
+  daemonWriteCondition(names: SqlNames): string;
   /**
    * `column` is one of `ids`, the list bound as ONE parameter, so a long list costs one statement
    * instead of one per few hundred ids; written so the planner probes an index on `column` with

@@ -39,7 +39,10 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
     emu = await startEmulator();
     const ws = new UpstreamWorkspace(emu);
     await ws.createModule('crm');
-    await ws.createTable('crm', 'deals', { hasHistory: true }, [{ name: 'title', type: 'string', labels: { '': 'Title' } }]);
+    await ws.createTable('crm', 'deals', { hasHistory: true }, [
+      { name: 'title', type: 'string', labels: { '': 'Title' } },
+      { name: 'loud', type: 'function', labels: { '': 'Loud' }, expression: 'upper(title)' },
+    ]);
     await ws.createTable('crm', 'notes', { hasHistory: false }, [{ name: 'body', type: 'string', labels: { '': 'Body' } }]);
     await ws.createRecords('crm', 'deals', [{ title: 'a' }, { title: 'b' }]);
     await ws.createRecords('crm', 'notes', [{ body: 'x' }]);
@@ -173,6 +176,54 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
       expect(again.stdout + again.stderr).toContain(JSON.stringify(fix).slice(1, -1));
     } finally {
       await admin.query(`ALTER FUNCTION ${quoteId(schema)}.${quoteId(insertFn)}() OWNER TO ${quoteId(role)}`);
+    }
+  }, 120_000);
+
+  it('a writer that sets the daemon\'s marker (wsmirror.writer) is captured and refused read-only writes all the same', async () => {
+    const env = daemonEnv(emu, { url: roleUrl, pgSchema: schema });
+    const [gone] = await new UpstreamWorkspace(emu).createRecords('crm', 'deals', [{ title: 'to delete' }]);
+    expect((await runWsmirror(['sync'], env, { cwd })).code).toBe(0);
+    const writer = `wsm_marker_${suffix}`;
+    await admin.query(`CREATE ROLE ${quoteId(writer)} LOGIN`);
+    const editor = new pg.Client({ connectionString: pgUrlAs(writer) });
+    const deals = `${quoteId(schema)}."crm__deals"`;
+    /** One transaction of the writer's, marked as the daemon marks its own. */
+    const marked = async (statement: string) => {
+      await editor.query('BEGIN');
+      try {
+        await editor.query(`SET LOCAL wsmirror.writer = 'daemon'`);
+        const result = await editor.query(statement);
+        await editor.query('COMMIT');
+        return result;
+      } catch (error) {
+        await editor.query('ROLLBACK');
+        throw error;
+      }
+    };
+    try {
+      await admin.query(`GRANT USAGE ON SCHEMA ${quoteId(schema)} TO ${quoteId(writer)}`);
+      await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON ${deals} TO ${quoteId(writer)}`);
+      await editor.connect();
+      await marked(`UPDATE ${deals} SET "title" = 'b, marked as the daemon' WHERE "title" = 'b'`);
+      const inserted = await marked(`INSERT INTO ${deals} ("title") VALUES ('inserted, marked as the daemon') RETURNING "id"`);
+      expect(Number(inserted.rows[0].id)).toBeLessThan(0);
+      await marked(`DELETE FROM ${deals} WHERE "id" = ${gone}`);
+      // The guards hold too: no id change, no write to a column computed upstream, no TRUNCATE.
+      await expect(marked(`UPDATE ${deals} SET "id" = "id" + 1000 WHERE "title" = 'b, marked as the daemon'`)).rejects.toThrow(/id of a mirrored row cannot be changed/);
+      await expect(marked(`UPDATE ${deals} SET "loud" = '"FORGED"'`)).rejects.toThrow(/column loud of crm__deals is read-only/);
+      await expect(marked(`TRUNCATE ${deals}`)).rejects.toThrow(/TRUNCATE of crm__deals is not captured/);
+      // The marker for the whole session changes nothing either.
+      await editor.query(`SET wsmirror.writer = 'daemon'`);
+      await expect(editor.query(`UPDATE ${deals} SET "loud" = '"FORGED"'`)).rejects.toThrow(/is read-only/);
+
+      expect((await runWsmirror(['sync'], env, { cwd })).code).toBe(0);
+      const titles = (await new UpstreamWorkspace(emu).allRecords('crm', 'deals')).map((r) => r.values.title);
+      expect(titles).toEqual(expect.arrayContaining(['b, marked as the daemon', 'inserted, marked as the daemon']));
+      expect(titles).not.toContain('b');
+      expect(titles).not.toContain('to delete');
+    } finally {
+      await editor.end().catch(() => {});
+      await dropRoles(admin, writer);
     }
   }, 120_000);
 

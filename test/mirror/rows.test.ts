@@ -250,11 +250,11 @@ forEachDialect('mirror rows', ({ fresh }) => {
     await t.sql(`CREATE TABLE ${t.table('captured')} ("id" bigint, "title" text)`);
     if (t.dialect === 'postgres') {
       await t.sql(`CREATE FUNCTION ${t.table('capture')}() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN IF NOT (${DIALECTS.postgres.daemonWriteCondition}) THEN
+        BEGIN IF NOT (${DIALECTS.postgres.daemonWriteCondition({ qualify: t.table })}) THEN
           INSERT INTO ${t.table('captured')} VALUES (NEW.id, NEW.title); END IF; RETURN NEW; END $$`);
       await t.sql(`CREATE TRIGGER capture AFTER UPDATE ON ${t.table('crm__deals')} FOR EACH ROW EXECUTE FUNCTION ${t.table('capture')}()`);
     } else {
-      await t.sql(`CREATE TRIGGER capture AFTER UPDATE ON "crm__deals" WHEN NOT (${DIALECTS.sqlite.daemonWriteCondition})
+      await t.sql(`CREATE TRIGGER capture AFTER UPDATE ON "crm__deals" WHEN NOT (${DIALECTS.sqlite.daemonWriteCondition({ qualify: t.table })})
         BEGIN INSERT INTO "captured" VALUES (NEW.id, NEW.title); END`);
     }
     await t.mirror.applyRows('t1', { upserts: [{ id: 1, values: { title: 'from daemon' } }] });

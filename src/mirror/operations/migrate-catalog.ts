@@ -35,8 +35,10 @@ import { parseUnmigrated, UNMIGRATED_KEY, unmigratedMessage } from './unmigrated
  * as an object the push refuses, and lets the insert trigger's own id change only through.
  * 11: SQLite's REPLACE of a row keeps the row's `_synced_at`. 12: Postgres' capture functions
  * all run on a fixed search path, and the readable views are bound again (VIEWS_BOUND_SAFELY).
+ * 13: Postgres' triggers leave out the daemon's writes in their WHEN clauses only, and only for a
+ * role that may write the outbox: a writer setting the daemon's marker is captured and guarded.
  */
-export const CAPTURE_VERSION = 12;
+export const CAPTURE_VERSION = 13;
 
 /**
  * From this capture version on, the daemon made the readable views on a fixed search path, with

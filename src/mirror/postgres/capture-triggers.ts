@@ -2,7 +2,7 @@ import { ID_COLUMN, hash8 } from '../naming.ts';
 import type { CaptureTable, SqlNames } from '../sql-text.ts';
 import { ID_CHANGE_MESSAGE, quoteIdent, quoteLiteral, readOnlyMessage } from '../sql-text.ts';
 import { SEARCH_PATH } from './search-path.ts';
-import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
+import { daemonWriteCondition } from './writer-marker.ts';
 
 /**
  * Postgres capture, per mirrored table: PL/pgSQL functions that name the table's columns, written
@@ -16,9 +16,10 @@ import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
  * - INSERT: a row trigger refuses values in read-only columns and gives the row minus its new
  *   entry's id (unless the id given is one the table holds: see the function);
  * - TRUNCATE is refused (no row trigger would see it).
- * The daemon's own writes pass every trigger untouched.
+ * The daemon's own writes pass every trigger untouched: each trigger's WHEN clause leaves them
+ * out. There, not in the functions: a WHEN clause runs as the editing role, a function that
+ * writes the outbox as its owner, who would pass for the daemon (writer-marker.ts).
  */
-const DAEMON = `(${DAEMON_WRITE_CONDITION})`;
 
 function truncateMessage(sqlTable: string): string {
   return `wsmirror: TRUNCATE of ${sqlTable} is not captured, so upstream would keep its records; DELETE FROM the rows instead (each becomes a delete upstream)`;
@@ -83,6 +84,7 @@ const OUTBOX_WRITER = `SECURITY DEFINER ${FIXED_PATH}`;
 
 export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
   const n = objectNames(t);
+  const notDaemon = `NOT (${daemonWriteCondition(names)})`;
   const table = names.qualify(t.sqlName);
   const outbox = names.qualify('_wsmirror_outbox');
   const id = quoteIdent(ID_COLUMN);
@@ -101,7 +103,6 @@ export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
 DECLARE
   entry bigint;
 BEGIN
-  IF ${DAEMON} THEN RETURN NEW; END IF;
 ${ownTable}
   ${readOnly.map((f) => `IF NEW.${quoteIdent(f.columnName)} IS NOT NULL THEN ${raise(readOnlyMessage(t.sqlName, f.columnName))} END IF;`).join('\n  ')}
   -- An id the table holds names that row, as on SQLite (whose capture runs after the insert):
@@ -117,7 +118,7 @@ END`, OUTBOX_WRITER));
   // at all: a PL/pgSQL call per row cost a third of a plain insert.
   out.push(ownerOnly(names.qualify(n.insert.fn)));
   out.push(`CREATE TRIGGER ${quoteIdent(n.insert.trigger)} BEFORE INSERT ON ${table} FOR EACH ROW
-    WHEN (NOT ${DAEMON}) EXECUTE FUNCTION ${names.qualify(n.insert.fn)}()`);
+    WHEN (${notDaemon}) EXECUTE FUNCTION ${names.qualify(n.insert.fn)}()`);
 
   const forbidden = [changed(id), ...readOnly.map((f) => changed(quoteIdent(f.columnName)))];
   out.push(createFunction(names.qualify(n.guard.fn), `
@@ -128,7 +129,7 @@ BEGIN
 END`, FIXED_PATH));
   out.push(ownerOnly(names.qualify(n.guard.fn)));
   out.push(`CREATE TRIGGER ${quoteIdent(n.guard.trigger)} BEFORE UPDATE ON ${table} FOR EACH ROW
-    WHEN (NOT ${DAEMON} AND (${forbidden.join(' OR ')})) EXECUTE FUNCTION ${names.qualify(n.guard.fn)}()`);
+    WHEN (${notDaemon} AND (${forbidden.join(' OR ')})) EXECUTE FUNCTION ${names.qualify(n.guard.fn)}()`);
 
   // One pass over the transition tables for every column: a row per changed column comes out
   // of a LATERAL list of (column, changed?), so a bulk UPDATE joins old and new once; the values
@@ -142,7 +143,6 @@ END`, FIXED_PATH));
     `CASE c.position ${writable.map((f, position) => `WHEN ${position} THEN to_jsonb(${row}.${quoteIdent(f.columnName)})`).join(' ')} END`;
   out.push(createFunction(names.qualify(n.update.fn), `
 BEGIN
-  IF ${DAEMON} THEN RETURN NULL; END IF;
 ${ownTable}
   ${writable.length === 0 ? '' : `INSERT INTO ${outbox} (table_id, sql_table, record_id, operation, column_name, field_id, old_value, new_value)
     SELECT ${tableId}, ${sqlTable}, n.${id}, 'update', c.column_name, c.field_id, ${valueOf('o')}, ${valueOf('n')}
@@ -153,11 +153,11 @@ ${ownTable}
 END`, `${OUTBOX_WRITER} ${VALUE_TEXT_SETTINGS}`));
   out.push(ownerOnly(names.qualify(n.update.fn)));
   out.push(`CREATE TRIGGER ${quoteIdent(n.update.trigger)} AFTER UPDATE ON ${table}
-    REFERENCING OLD TABLE AS _wsmirror_old NEW TABLE AS _wsmirror_new FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify(n.update.fn)}()`);
+    REFERENCING OLD TABLE AS _wsmirror_old NEW TABLE AS _wsmirror_new FOR EACH STATEMENT
+    WHEN (${notDaemon}) EXECUTE FUNCTION ${names.qualify(n.update.fn)}()`);
 
   out.push(createFunction(names.qualify(n.delete.fn), `
 BEGIN
-  IF ${DAEMON} THEN RETURN NULL; END IF;
 ${ownTable}
   INSERT INTO ${outbox} (table_id, sql_table, record_id, operation)
     SELECT ${tableId}, ${sqlTable}, o.${id}, 'delete' FROM _wsmirror_old o ORDER BY o.${id};
@@ -165,17 +165,16 @@ ${ownTable}
 END`, OUTBOX_WRITER));
   out.push(ownerOnly(names.qualify(n.delete.fn)));
   out.push(`CREATE TRIGGER ${quoteIdent(n.delete.trigger)} AFTER DELETE ON ${table}
-    REFERENCING OLD TABLE AS _wsmirror_old FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify(n.delete.fn)}()`);
+    REFERENCING OLD TABLE AS _wsmirror_old FOR EACH STATEMENT WHEN (${notDaemon}) EXECUTE FUNCTION ${names.qualify(n.delete.fn)}()`);
 
   // TRUNCATE fires no row or DELETE trigger: captured it would be nothing, and a table with
   // history would stay empty (only changes are pulled). Refused, naming what to run instead.
   out.push(createFunction(names.qualify(n.truncate.fn), `
 BEGIN
-  IF ${DAEMON} THEN RETURN NULL; END IF;
   RAISE EXCEPTION USING ERRCODE = 'feature_not_supported', MESSAGE = ${quoteLiteral(truncateMessage(t.sqlName))};
 END`, FIXED_PATH));
   out.push(ownerOnly(names.qualify(n.truncate.fn)));
   out.push(`CREATE TRIGGER ${quoteIdent(n.truncate.trigger)} BEFORE TRUNCATE ON ${table}
-    FOR EACH STATEMENT EXECUTE FUNCTION ${names.qualify(n.truncate.fn)}()`);
+    FOR EACH STATEMENT WHEN (${notDaemon}) EXECUTE FUNCTION ${names.qualify(n.truncate.fn)}()`);
   return out;
 }

@@ -6,7 +6,7 @@ import { asBcWhenYearZero } from '../sql-timestamp.ts';
 import { convertColumnSql, postgresAppointments } from './appointment-range.ts';
 import { createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
 import { createViewSql, rebindViewSql, viewSetupSql } from './readable-views.ts';
-import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
+import { daemonWriteCondition } from './writer-marker.ts';
 
 /** PostgreSQL (pg): one schema of a database. */
 export const postgresDialect: Dialect = {
@@ -34,7 +34,7 @@ export const postgresDialect: Dialect = {
   serialPrimaryKey: 'PRIMARY KEY',
   nowSql: 'now()',
   extraCatalogTables: [],
-  daemonWriteCondition: DAEMON_WRITE_CONDITION,
+  daemonWriteCondition,
   // The array literal built here, not by pg, which quotes and escapes each element with two
   // regular expressions: a push binds tens of thousands of ids.
   idIn: (column, ids) => sql<boolean>`${column} = ANY(${`{${ids.join(',')}}`}::bigint[])`,

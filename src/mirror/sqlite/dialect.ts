@@ -32,7 +32,7 @@ export const sqliteDialect: Dialect = {
   // ISO-8601 UTC text, as the mirror writes every timestamp.
   nowSql: `(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`,
   extraCatalogTables: [WRITER_TABLE_DEF, REPLACED_TABLE_DEF],
-  daemonWriteCondition: DAEMON_WRITE_CONDITION,
+  daemonWriteCondition: () => DAEMON_WRITE_CONDITION,
   idIn: (column, ids) => sql<boolean>`${column} IN (SELECT "value" FROM json_each(${JSON.stringify(ids)}))`,
   booleanToSql: (value) => (value ? 1 : 0),
   calendarToSql: (text) => text,
