@@ -320,6 +320,14 @@ export interface DialectDriver {
    */
   mirrorGone(): Promise<string | undefined>;
 
+  /**
+   * Whether the capture set-up in the database was made for the mirror under another name: then
+   * it is made again on open, as an older one is. Postgres: a capture function names the
+   * mirror's schema under a name it no longer has (renamed, or restored under another name).
+   * Never on SQLite, whose triggers name no schema.
+   */
+  captureMadeElsewhere(): Promise<boolean>;
+
   /** Catalog value conversions. */
   fromBool(value: unknown): boolean;
   fromJson(value: unknown): unknown;

@@ -51,9 +51,11 @@ const VIEWS_BOUND_SAFELY = 12;
 /**
  * The versions a catalog records: its layout and its capture set-up, whether either is older
  * than this wsmirror's, and how many tables an earlier migration held back. A newer one of either is refused: this version would put back its own,
- * older, set-up (a capture set-up is a security boundary on Postgres, see version 9).
+ * older, set-up (a capture set-up is a security boundary on Postgres, see version 9). `recapture`:
+ * the capture set-up is to be made again, being older or made for the mirror under another name
+ * (DialectDriver.captureMadeElsewhere).
  */
-export async function catalogVersions(ctx: MirrorContext): Promise<{ stored: number; capture: number; older: boolean; unmigrated: number }> {
+export async function catalogVersions(ctx: MirrorContext): Promise<{ stored: number; capture: number; recapture: boolean; older: boolean; unmigrated: number }> {
   const meta = new Map((await ctx.driver.catalog(ctx.driver.db).selectFrom('_wsmirror_meta').select(['key', 'value'])
     .where('key', 'in', ['catalog_version', 'capture_version', UNMIGRATED_KEY]).execute()).map((r) => [r.key, r.value]));
   const layout = meta.get('catalog_version');
@@ -63,20 +65,22 @@ export async function catalogVersions(ctx: MirrorContext): Promise<{ stored: num
     throw new ConfigError(`the catalog was written by a newer wsmirror (capture set-up ${capture}; this one knows ${CAPTURE_VERSION})`);
   }
   const stored = Number(layout);
-  const older = stored < CATALOG_VERSION || capture !== CAPTURE_VERSION;
+  const recapture = capture < CAPTURE_VERSION || await ctx.driver.captureMadeElsewhere();
+  const older = stored < CATALOG_VERSION || recapture;
   // Tables an earlier migration held back (unmigrated-tables.ts): each cycle tries them again.
-  return { stored, capture, older, unmigrated: parseUnmigrated(meta.get(UNMIGRATED_KEY)).length };
+  return { stored, capture, recapture, older, unmigrated: parseUnmigrated(meta.get(UNMIGRATED_KEY)).length };
 }
 
 /**
  * Brings an existing catalog to this version's layout (CATALOG_MIGRATIONS) and installs the
- * capture triggers when they are missing or older, in one daemon transaction. The catalog's own
- * tables change first. Then only what the migration has to rebuild is: the capture triggers of
- * every table when the capture set-up is older (triggers and functions, which nothing else
- * depends on), and the readable views and foreign keys of the tables whose columns it converts
- * (and of the tables referencing them), set aside around the DDL and made again in this
- * version's form; on a catalog older than layout 3, which had none, every table's are made. The
- * other tables' views are bound again in place when the capture set-up predates VIEWS_BOUND_SAFELY.
+ * capture triggers when they are missing, older or made for another schema name, in one daemon
+ * transaction. The catalog's own tables change first. Then only what the migration has to rebuild
+ * is: the capture triggers of every table when the capture set-up is to be made again (triggers
+ * and functions, which nothing else depends on), and the readable views and foreign keys of the
+ * tables whose columns it converts (and of the tables referencing them), set aside around the DDL
+ * and made again in this version's form; on a catalog older than layout 3, which had none, every
+ * table's are made. The other tables' views are bound again in place when the capture set-up
+ * predates VIEWS_BOUND_SAFELY.
  * A view of a user's own on a readable view or on a converted column stays in the way of its
  * table only: the database refusing that table's DDL holds the table back (unmigrated-tables.ts),
  * and the migration is tried again without it, until every table has applied or is held back.
@@ -84,7 +88,7 @@ export async function catalogVersions(ctx: MirrorContext): Promise<{ stored: num
  */
 export async function migrateCatalog(ctx: MirrorContext): Promise<UnmigratedTable[]> {
   const d = ctx.driver;
-  const { stored, capture, older, unmigrated } = await catalogVersions(ctx);
+  const { stored, capture, recapture, older, unmigrated } = await catalogVersions(ctx);
   if (!older && unmigrated === 0) return [];
   // Names in use are read before the transaction (the namespace listing runs on the connection).
   const viewNames = stored < 3 ? missingViewNames(await readCatalog(ctx)) : new Map<string, string>();
@@ -93,7 +97,7 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<UnmigratedTabl
   for (;;) {
     ctx.tables = undefined;
     try {
-      await d.write((tx) => migrateIn(ctx, tx, { stored, capture, viewNames, held }));
+      await d.write((tx) => migrateIn(ctx, tx, { stored, capture, recapture, viewNames, held }));
       return held;
     } catch (error) {
       if (error instanceof MirrorLockedError) {
@@ -116,7 +120,9 @@ export async function migrateCatalog(ctx: MirrorContext): Promise<UnmigratedTabl
 /** One attempt, leaving out the tables of `held`. */
 async function migrateIn(
   ctx: MirrorContext, tx: WriteTx,
-  { stored, capture, viewNames, held }: { stored: number; capture: number; viewNames: ReadonlyMap<string, string>; held: readonly UnmigratedTable[] },
+  { stored, capture, recapture, viewNames, held }: {
+    stored: number; capture: number; recapture: boolean; viewNames: ReadonlyMap<string, string>; held: readonly UnmigratedTable[];
+  },
 ): Promise<void> {
   const d = ctx.driver;
   const txCat = d.catalog(tx.db);
@@ -145,12 +151,12 @@ async function migrateIn(
   const allIds = new Set(all.map((t) => t.tableId));
   await lockForMigration(ctx, tx, {
     catalogTables: [],
-    tableIds: capture < CAPTURE_VERSION ? allIds : rebuiltScope,
+    tableIds: recapture ? allIds : rebuiltScope,
     viewTableIds: capture < VIEWS_BOUND_SAFELY ? allIds : rebuiltScope,
   });
   const scope = (await setAsideDerivedObjects(ctx, tx, new Set(rebuilt)))!;
   // The other tables keep their views and keys; an older capture set-up is replaced all the same.
-  const recaptured = capture < CAPTURE_VERSION ? all.filter((t) => !scope.has(t.tableId)) : [];
+  const recaptured = recapture ? all.filter((t) => !scope.has(t.tableId)) : [];
   await dropCapture(ctx, tx, recaptured);
   await convertColumnTypes(ctx, tx, conversions);
   if (stored < 3) await addBiObjects(ctx, tx, viewNames);

@@ -25,9 +25,12 @@ function truncateMessage(sqlTable: string): string {
   return `wsmirror: TRUNCATE of ${sqlTable} is not captured, so upstream would keep its records; DELETE FROM the rows instead (each becomes a delete upstream)`;
 }
 
+/** Names of the capture functions (and of nothing else in the schema) begin with it. */
+export const CAPTURE_PREFIX = '_wsmirror_capture_';
+
 function objectNames(t: CaptureTable) {
   // Named after the upstream table id, so they survive table renames; 63-byte names fit.
-  const base = `_wsmirror_capture_${hash8(t.tableId)}`;
+  const base = `${CAPTURE_PREFIX}${hash8(t.tableId)}`;
   return {
     insert: { trigger: '_wsmirror_capture_insert', fn: `${base}_insert` },
     guard: { trigger: '_wsmirror_capture_guard', fn: `${base}_guard` },
@@ -82,6 +85,14 @@ const FIXED_PATH = `SET search_path = ${SEARCH_PATH}`;
  */
 const OUTBOX_WRITER = `SECURITY DEFINER ${FIXED_PATH}`;
 
+/** How the functions that write the outbox begin the test of their own table, which they name. */
+export const OWN_TABLE_TEST = 'TG_RELID <> ';
+
+/** That test in a function made for a table of `schema`, up to the schema's name (capture-schema.ts). */
+export function ownTableTestIn(schema: string): string {
+  return `${OWN_TABLE_TEST}${quoteLiteral(`${quoteIdent(schema)}.`).slice(0, -1)}`;
+}
+
 export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
   const n = objectNames(t);
   const notDaemon = `NOT (${daemonWriteCondition(names)})`;
@@ -95,7 +106,7 @@ export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
   const writable = t.fields.filter((f) => !f.readOnly);
   const changed = (c: string) => `NEW.${c} IS DISTINCT FROM OLD.${c}`;
   // The functions that write the outbox serve their own table only (see ownerOnly).
-  const ownTable = `  IF TG_RELID <> ${quoteLiteral(table)}::regclass THEN RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege', `
+  const ownTable = `  IF ${OWN_TABLE_TEST}${quoteLiteral(table)}::regclass THEN RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege', `
     + `MESSAGE = ${quoteLiteral(`wsmirror: this capture function serves ${t.sqlName} only`)}; END IF;`;
   const out: string[] = [];
 

@@ -11,6 +11,7 @@ import type { ColumnSpec, CommentOn, Dialect, DialectDriver, RowSink, RowsToKeep
 import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-url.ts';
 import { accessProblems } from './access-problems.ts';
 import { secureCaptureFunctions } from './capture-grants.ts';
+import { captureNamesAnotherSchema } from './capture-schema.ts';
 import { connectFailure } from './connect-failure.ts';
 import { connectionConfig } from './connection-config.ts';
 import { CopyTextRows } from './copy-text.ts';
@@ -379,6 +380,10 @@ class PostgresDriver implements DialectDriver {
 
   async mirrorGone(): Promise<undefined> {
     return undefined;
+  }
+
+  captureMadeElsewhere(): Promise<boolean> {
+    return captureNamesAnotherSchema(this.db, this.#schema);
   }
 
   async close(): Promise<void> {

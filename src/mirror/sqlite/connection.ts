@@ -355,6 +355,10 @@ class SqliteDriver implements DialectDriver {
     return this.#watch?.gone(this.#raw, (fn) => this.db.connection().execute(fn));
   }
 
+  async captureMadeElsewhere(): Promise<boolean> {
+    return false;
+  }
+
   async close(): Promise<void> {
     this.#statements.clear();
     this.#upserts.clear();
