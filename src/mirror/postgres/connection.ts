@@ -183,7 +183,7 @@ class PostgresDriver implements DialectDriver {
   async #setUpCatalog(): Promise<void> {
     await this.write(async (tx) => {
       // Serialises concurrent first opens of the same schema.
-      await sql`SELECT pg_advisory_xact_lock(hashtext(${`wsmirror:${this.#schema}`}))`.execute(tx.db);
+      await sql`SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext(${`wsmirror:${this.#schema}`}))`.execute(tx.db);
       // CREATE SCHEMA needs CREATE on the database even when the schema exists: only ask for it
       // when the schema is missing, so a role that merely owns its schema can run every command.
       const { rows: schemas } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = ${this.#schema}`
