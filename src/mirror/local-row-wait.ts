@@ -19,7 +19,7 @@ export interface RowRef {
  *   field order, an update's in capture order, each from `localReference`).
  */
 export function rowWaitedFor(
-  record: RowRef, operation: 'create' | 'update' | 'delete', references: Iterable<RowRef | undefined>,
+  record: RowRef, operation: 'create' | 'update' | 'delete', references: readonly (RowRef | undefined)[],
 ): RowRef | undefined {
   if (operation === 'delete') return undefined;
   if (operation === 'update' && record.recordId < 0) return record;

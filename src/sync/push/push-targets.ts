@@ -24,11 +24,14 @@ export function pushTargets(catalog: Catalog, options: SyncOptions): Map<string,
  * (mirror/local-row-wait.ts states the rule). Once created, a reference holds the upstream id.
  */
 export function waitsFor(edit: PendingEdit, target: PushTarget): RowRef | undefined {
-  const references = function* () {
-    for (const [name, value] of edit.values) {
-      const field = target.referenceFields.get(name);
-      if (field !== undefined) yield localReference(field, value);
-    }
-  };
-  return rowWaitedFor(edit, edit.operation, references());
+  // Most tables have no reference field: their edits wait only for their own row.
+  if (target.referenceFields.size === 0) return rowWaitedFor(edit, edit.operation, NO_REFERENCES);
+  const references: (RowRef | undefined)[] = [];
+  for (const [name, value] of edit.values) {
+    const field = target.referenceFields.get(name);
+    if (field !== undefined) references.push(localReference(field, value));
+  }
+  return rowWaitedFor(edit, edit.operation, references);
 }
+
+const NO_REFERENCES: readonly RowRef[] = [];
