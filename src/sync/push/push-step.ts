@@ -70,7 +70,7 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
       ctx.signal?.throwIfAborted();
       const due = nextRound ?? await readDue(held.size);
       nextRound = undefined;
-      const fresh = due.filter((e) => !held.has(rowKey(e))).slice(0, roundRecords);
+      const fresh = (held.size === 0 ? due : due.filter((e) => !held.has(rowKey(e)))).slice(0, roundRecords);
       if (fresh.length === 0) break;
       // The next round may be read, and this one settled, while requests are out only when this
       // round creates no record: settling a create rewrites the temporary id in other rows, which
