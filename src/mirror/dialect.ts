@@ -298,8 +298,10 @@ export interface DialectDriver {
   /**
    * On an open for writing: makes the capture functions executable by their owner only again
    * where something else left them otherwise (Postgres: a restore without privileges), and names
-   * what it cannot put right (a function another role owns). One warning each; empty when all is
-   * well. SQLite: never anything (its triggers have no privileges).
+   * what it cannot put right (a function another role owns); and takes back from other roles the
+   * rights on its tables that let them act as the daemon (Postgres: TRIGGER and the like,
+   * postgres/table-grants.ts). One warning each; empty when all is well. SQLite: never anything
+   * (its triggers have no privileges).
    */
   secureCapture(): Promise<string[]>;
 

@@ -227,6 +227,92 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
     }
   }, 120_000);
 
+  it('a writer granted ALL (TRIGGER among it) cannot run code of its own as the daemon\'s role: its trigger holds back the table, nothing forged goes upstream', async () => {
+    const env = daemonEnv(emu, { url: roleUrl, pgSchema: schema }, { WSMIRROR_LOG_LEVEL: 'warn' });
+    const ws = new UpstreamWorkspace(emu);
+    const [victim] = await ws.createRecords('crm', 'notes', [{ body: 'must stay upstream' }]);
+    expect((await runWsmirror(['sync'], env, { cwd })).code).toBe(0);
+    const writer = `wsm_trig_${suffix}`;
+    const app = `wsm_app_${suffix}`;
+    await admin.query(`CREATE ROLE ${quoteId(writer)} LOGIN`);
+    await admin.query(`CREATE SCHEMA ${quoteId(app)} AUTHORIZATION ${quoteId(writer)}`);
+    const editor = new pg.Client({ connectionString: pgUrlAs(writer) });
+    const deals = `${quoteId(schema)}."crm__deals"`;
+    const outbox = `${quoteId(schema)}."_wsmirror_outbox"`;
+    const forged = async () => Number((await admin.query(`SELECT count(*) AS n FROM ${outbox} WHERE "record_id" = $1`, [victim])).rows[0].n);
+    const canTrigger = async (table: string) => (await admin.query<{ can: boolean }>(
+      `SELECT has_table_privilege($1, $2, 'TRIGGER') AS can`, [writer, `${quoteId(schema)}.${quoteId(table)}`],
+    )).rows[0]!.can;
+    try {
+      await admin.query(`GRANT USAGE ON SCHEMA ${quoteId(schema)} TO ${quoteId(writer)}`);
+      await admin.query(`GRANT ALL ON ${deals} TO ${quoteId(writer)}`);
+      await admin.query(`GRANT ALL ON ${quoteId(schema)}."_wsmirror_tables" TO ${quoteId(writer)}`);
+      await editor.connect();
+      // A plain function of the writer's: as a trigger it runs as whoever writes the table.
+      await editor.query(`CREATE FUNCTION ${quoteId(app)}.evil() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        INSERT INTO ${outbox} ("table_id", "sql_table", "record_id", "operation")
+          SELECT "table_id", 'crm__notes', ${victim}, 'delete' FROM ${quoteId(schema)}."_wsmirror_tables" WHERE "sql_name" = 'crm__notes';
+        RETURN NULL; END $$`);
+      await editor.query(`CREATE TRIGGER zz_evil AFTER INSERT OR UPDATE OR DELETE ON ${deals} FOR EACH STATEMENT EXECUTE FUNCTION ${quoteId(app)}.evil()`);
+      await ws.createRecords('crm', 'deals', [{ title: 'pulled past the trigger?' }]);
+
+      const held = await runWsmirror(['sync'], env, { cwd });
+      const said = held.stdout + held.stderr;
+      expect(await forged()).toBe(0);
+      expect(said).toContain('zz_evil');
+      expect(said).toContain(`DROP TRIGGER zz_evil ON ${schema}.crm__deals`);
+      // The open for writing took back what a writer never needs, naming the role.
+      expect(said).toMatch(new RegExp(`${writer}.*TRIGGER.*revoked`));
+      expect(await canTrigger('crm__deals')).toBe(false);
+      expect(await canTrigger('_wsmirror_tables')).toBe(false);
+      await expect(editor.query(`CREATE TRIGGER zz_again AFTER INSERT ON ${deals} FOR EACH STATEMENT EXECUTE FUNCTION ${quoteId(app)}.evil()`))
+        .rejects.toThrow(/permission denied/);
+      // The other tables went on; the one carrying the trigger was not written.
+      const titles = await admin.query(`SELECT "title" FROM ${deals}`);
+      expect(titles.rows.map((r: { title: string }) => r.title)).not.toContain('pulled past the trigger?');
+      expect((await ws.allRecords('crm', 'notes')).map((r) => r.values.body)).toContain('must stay upstream');
+
+      const check = await runWsmirror(['check'], env, { cwd });
+      expect(check.code, check.stdout).toBe(78);
+      expect(check.stdout).toContain(`table ${schema}.crm__deals carries trigger zz_evil`);
+
+      // On a catalog table too (the daemon writes _wsmirror_tables every pull): nothing is written.
+      await admin.query(`DROP TRIGGER zz_evil ON ${deals}`);
+      await admin.query(`CREATE TRIGGER zz_evil AFTER UPDATE ON ${quoteId(schema)}."_wsmirror_tables" FOR EACH STATEMENT EXECUTE FUNCTION ${quoteId(app)}.evil()`);
+      const refused = await runWsmirror(['sync'], env, { cwd });
+      expect(refused.code).not.toBe(0);
+      expect(refused.stdout + refused.stderr).toContain(`DROP TRIGGER zz_evil ON ${schema}._wsmirror_tables`);
+      expect(await forged()).toBe(0);
+
+      // A trigger of the daemon's own role, on a function only it may execute, keeps working.
+      await admin.query(`DROP TRIGGER zz_evil ON ${quoteId(schema)}."_wsmirror_tables"`);
+      const audit = `${quoteId(schema)}."audit_${suffix}"`;
+      const daemon = new pg.Client({ connectionString: roleUrl });
+      await daemon.connect();
+      try {
+        await daemon.query(`CREATE TABLE ${audit} (n int)`);
+        await daemon.query(`CREATE FUNCTION ${quoteId(schema)}."audit_fn_${suffix}"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO ${audit} VALUES (1); RETURN NULL; END $$`);
+        await daemon.query(`REVOKE ALL ON FUNCTION ${quoteId(schema)}."audit_fn_${suffix}"() FROM PUBLIC`);
+        await daemon.query(`CREATE TRIGGER audit AFTER INSERT OR UPDATE ON ${deals} FOR EACH STATEMENT EXECUTE FUNCTION ${quoteId(schema)}."audit_fn_${suffix}"()`);
+      } finally {
+        await daemon.end();
+      }
+      const fine = await runWsmirror(['sync'], env, { cwd });
+      expect(fine.code, fine.stdout + fine.stderr).toBe(0);
+      const after = await admin.query(`SELECT "title" FROM ${deals}`);
+      expect(after.rows.map((r: { title: string }) => r.title)).toContain('pulled past the trigger?');
+      expect(Number((await admin.query(`SELECT count(*) AS n FROM ${audit}`)).rows[0].n)).toBeGreaterThan(0);
+      await admin.query(`DROP TRIGGER audit ON ${deals}`);
+      expect((await ws.allRecords('crm', 'notes')).map((r) => r.values.body)).toContain('must stay upstream');
+    } finally {
+      await editor.end().catch(() => {});
+      await admin.query(`DROP TRIGGER IF EXISTS zz_evil ON ${deals}`);
+      await admin.query(`DROP TRIGGER IF EXISTS zz_evil ON ${quoteId(schema)}."_wsmirror_tables"`);
+      await admin.query(`DROP SCHEMA IF EXISTS ${quoteId(app)} CASCADE`);
+      await dropRoles(admin, writer);
+    }
+  }, 120_000);
+
   it('check names the privilege a first sync would lack: CREATE on the database, or on the schema', async () => {
     const bare = `wsm_bare_${suffix}`;
     await admin.query(`CREATE ROLE ${quoteId(bare)} LOGIN`);

@@ -252,6 +252,8 @@ forEachDialect('mirror rows', ({ fresh }) => {
       await t.sql(`CREATE FUNCTION ${t.table('capture')}() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN IF NOT (${DIALECTS.postgres.daemonWriteCondition({ qualify: t.table })}) THEN
           INSERT INTO ${t.table('captured')} VALUES (NEW.id, NEW.title); END IF; RETURN NEW; END $$`);
+      // Executable by its owner only: a trigger of the daemon's own role (postgres/foreign-triggers.ts).
+      await t.sql(`REVOKE ALL ON FUNCTION ${t.table('capture')}() FROM PUBLIC`);
       await t.sql(`CREATE TRIGGER capture AFTER UPDATE ON ${t.table('crm__deals')} FOR EACH ROW EXECUTE FUNCTION ${t.table('capture')}()`);
     } else {
       await t.sql(`CREATE TRIGGER capture AFTER UPDATE ON "crm__deals" WHEN NOT (${DIALECTS.sqlite.daemonWriteCondition({ qualify: t.table })})
@@ -317,6 +319,8 @@ async function failInsertOf(t: TestMirror, id: number): Promise<void> {
   if (t.dialect === 'postgres') {
     await t.sql(`CREATE FUNCTION ${t.table('boom')}() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN IF NEW.id = ${id} THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$`);
+    // Of the daemon's own role (postgres/foreign-triggers.ts): the daemon's writes run it.
+    await t.sql(`REVOKE ALL ON FUNCTION ${t.table('boom')}() FROM PUBLIC`);
     await t.sql(`CREATE TRIGGER boom BEFORE INSERT ON ${t.table('crm__deals')} FOR EACH ROW EXECUTE FUNCTION ${t.table('boom')}()`);
   } else {
     await t.sql(`CREATE TRIGGER boom BEFORE INSERT ON "crm__deals" WHEN NEW.id = ${id} BEGIN SELECT RAISE(ABORT, 'boom'); END`);

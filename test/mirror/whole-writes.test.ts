@@ -14,6 +14,8 @@ async function refuseCursor(t: TestMirror): Promise<void> {
     await t.sql(`CREATE TRIGGER refuse BEFORE INSERT ON ${t.table('_wsmirror_cursors')} WHEN NEW.name = 'refused' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
   } else {
     await t.sql(`CREATE FUNCTION ${t.table('refuse')}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$`);
+    // Executable by its owner only: a trigger of the daemon's own role (postgres/foreign-triggers.ts).
+    await t.sql(`REVOKE ALL ON FUNCTION ${t.table('refuse')}() FROM PUBLIC`);
     await t.sql(`CREATE TRIGGER refuse BEFORE INSERT ON ${t.table('_wsmirror_cursors')} FOR EACH ROW WHEN (NEW.name = 'refused') EXECUTE FUNCTION ${t.table('refuse')}()`);
   }
 }

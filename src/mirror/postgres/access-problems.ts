@@ -1,6 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { CatalogDb } from '../catalog-tables.ts';
 import { captureOwnerProblems } from './capture-grants.ts';
+import { foreignTriggers } from './foreign-triggers.ts';
+import { extraGrantProblems } from './table-grants.ts';
 import { noCreateMessage } from './create-privilege.ts';
 import { READ_ONLY_SQL, readOnlyProblem, temporaryProblem, type ReadOnly } from './creation-problems.ts';
 
@@ -35,5 +37,6 @@ export async function accessProblems(
   const found = new Set(rows.map((r) => r.name));
   for (const name of tables) if (!found.has(name)) problems.push(`table ${schema}.${name} is missing`);
   problems.push(...await captureOwnerProblems(db, schema));
+  problems.push(...(await foreignTriggers(db, schema)).map((t) => t.message), ...await extraGrantProblems(db, schema));
   return problems;
 }

@@ -12,6 +12,8 @@ import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-ur
 import { accessProblems } from './access-problems.ts';
 import { secureCaptureFunctions } from './capture-grants.ts';
 import { captureNamesAnotherSchema } from './capture-schema.ts';
+import { foreignTriggerGuardSql } from './foreign-triggers.ts';
+import { revokeExtraGrants } from './table-grants.ts';
 import { connectFailure } from './connect-failure.ts';
 import { connectionConfig } from './connection-config.ts';
 import { CopyTextRows } from './copy-text.ts';
@@ -148,11 +150,13 @@ class PostgresDriver implements DialectDriver {
   readonly #bound = new WeakMap<pg.PoolClient, Kysely<CatalogDb>>();
   /** Per client in a write: opens its transaction before the first statement (see `write`). */
   readonly #opening = new WeakMap<pg.PoolClient, () => Promise<void>>();
+  readonly #triggerGuard: string;
 
   constructor(dialect: Dialect, pool: pg.Pool, schema: string) {
     this.dialect = dialect;
     this.#pool = pool;
     this.#schema = schema;
+    this.#triggerGuard = foreignTriggerGuardSql(schema);
     this.db = new Kysely<CatalogDb>({ dialect: new PostgresDialect({ pool: explainingPool(pool) }) });
   }
 
@@ -218,8 +222,8 @@ class PostgresDriver implements DialectDriver {
     return accessProblems(this.db, this.#schema, tables, createdWhenMissing);
   }
 
-  secureCapture(): Promise<string[]> {
-    return secureCaptureFunctions(this.db, this.#schema);
+  async secureCapture(): Promise<string[]> {
+    return [...await secureCaptureFunctions(this.db, this.#schema), ...await revokeExtraGrants(this.db, this.#schema)];
   }
 
   missingCreatePrivilege(tx: WriteTx): Promise<string | undefined> {
@@ -288,8 +292,9 @@ class PostgresDriver implements DialectDriver {
       const tx: PgWriteTx = { db: this.#kyselyFor(client), client, atCommit: (queries) => last.push(...queries) };
       const result = await fn(tx);
       const atCommit = last.map((q) => inlineParameters(q.sql, q.parameters));
-      if (opened !== undefined) await client.query([...atCommit, 'COMMIT'].join(';\n'));
-      else if (atCommit.length > 0) await client.query([MARKER_SQL, ...atCommit].join(';\n'));
+      // What a foreign trigger did as the daemon's role is undone with the rest (foreign-triggers.ts).
+      if (opened !== undefined) await client.query([...atCommit, this.#triggerGuard, 'COMMIT'].join(';\n'));
+      else if (atCommit.length > 0) await client.query([MARKER_SQL, ...atCommit, this.#triggerGuard].join(';\n'));
       return result;
     } catch (error) {
       if (opened !== undefined) {

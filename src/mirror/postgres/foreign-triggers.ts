@@ -1,0 +1,71 @@
+import { sql, type Kysely } from 'kysely';
+import type { CatalogDb } from '../catalog-tables.ts';
+import { quoteLiteral } from '../sql-text.ts';
+import { CAPTURE_PREFIX } from './capture-triggers.ts';
+
+/**
+ * A trigger runs as the role whose statement fires it: one hung on a table of the mirror (by a
+ * role with TRIGGER on it, which GRANT ALL gives) runs as the daemon's role when the daemon writes
+ * that table, and may write the outbox, whose entries go upstream with the API key. A trigger is
+ * the daemon's own when its function is wsmirror's capture function, or is owned by the daemon's
+ * role and executable by no other role: EXECUTE on the function is needed to create the trigger,
+ * so only the daemon's role (or a superuser) can have made it. Every other trigger is foreign.
+ */
+
+/**
+ * The foreign triggers of the tables in `schema`, as rows of (table, trigger, fn, owner, role),
+ * `role` being the session's. `lockedOnly`: of the tables this transaction locked for writing.
+ */
+function foreignTriggersSql(schemaLiteral: string, lockedOnly: boolean): string {
+  const locked = lockedOnly
+    ? `AND c.oid IN (SELECT l.relation FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation'
+        AND l.mode IN ('RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock'))`
+    : '';
+  return `SELECT c.relname::text AS "table", t.tgname::text AS "trigger", p.oid::pg_catalog.regprocedure::text AS fn,
+      pg_catalog.pg_get_userbyid(p.proowner)::text AS owner, current_user::text AS role
+    FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
+    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace JOIN pg_catalog.pg_proc p ON p.oid = t.tgfoid
+    WHERE n.nspname = ${schemaLiteral} AND NOT t.tgisinternal ${locked}
+      AND NOT (p.pronamespace = n.oid AND pg_catalog.starts_with(p.proname, ${quoteLiteral(CAPTURE_PREFIX)}))
+      AND NOT (pg_catalog.pg_get_userbyid(p.proowner) = current_user AND NOT EXISTS (
+        SELECT 1 FROM pg_catalog.aclexplode(coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) a
+        WHERE a.grantee <> p.proowner AND a.privilege_type = 'EXECUTE'))
+    ORDER BY 1, 2`;
+}
+
+/** The message naming a foreign trigger, what it could do and how to drop it (SQL: `format` arguments are its columns). */
+function messageFormat(): { text: string; args: string[] } {
+  return {
+    text: 'table %s.%s carries trigger %s (function %s, owned by role %s), which wsmirror did not make: the daemon\'s writes of the table '
+      + 'would run it as role %s, and an outbox entry it wrote would go upstream with the API key; the table '
+      + 'is held back until the trigger is gone: DROP TRIGGER %s ON %s.%s (a trigger of role %s\'s own, on a function no other role may '
+      + 'execute, may stay: REVOKE ALL ON FUNCTION %s FROM PUBLIC)',
+    args: ['schema', 'r."table"', 'r."trigger"', 'r.fn', 'r.owner', 'r.role', 'pg_catalog.quote_ident(r."trigger")', 'pg_catalog.quote_ident(schema)', 'pg_catalog.quote_ident(r."table")', 'r.role', 'r.fn'],
+  };
+}
+
+/**
+ * Run before the daemon's COMMIT: fails the transaction (undoing what any trigger wrote in it)
+ * when a table it wrote carries a foreign trigger. A trigger cannot be added to a table, nor
+ * dropped from it, while the transaction holds its write lock, so what fired in it is still there.
+ */
+export function foreignTriggerGuardSql(schema: string): string {
+  const { text, args } = messageFormat();
+  const body = `DECLARE r record; schema text := ${quoteLiteral(schema)};
+BEGIN
+  FOR r IN ${foreignTriggersSql('schema', true)} LIMIT 1 LOOP
+    RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege', MESSAGE = pg_catalog.format(${quoteLiteral(`wsmirror: nothing was written: ${text}`)}, ${args.join(', ')});
+  END LOOP;
+END`;
+  let tag = '$guard$';
+  for (let i = 0; body.includes(tag); i++) tag = `$guard${i}$`;
+  return `DO ${tag}${body}${tag}`;
+}
+
+/** The foreign triggers of the mirror in `schema`, one line each (`wsmirror check`, a cycle's hold). Reads only. */
+export async function foreignTriggers(db: Kysely<CatalogDb>, schema: string): Promise<{ table: string; message: string }[]> {
+  const { text, args } = messageFormat();
+  const { rows } = await sql<{ table: string; message: string }>`SELECT r."table", pg_catalog.format(${text}, ${sql.raw(args.join(', '))}) AS message
+    FROM (SELECT ${schema}::text AS schema) s CROSS JOIN LATERAL (${sql.raw(foreignTriggersSql('s.schema', false))}) r`.execute(db);
+  return rows;
+}

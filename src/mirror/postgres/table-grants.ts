@@ -1,0 +1,56 @@
+import { sql, type Kysely } from 'kysely';
+import type { CatalogDb } from '../catalog-tables.ts';
+import { CATALOG_PREFIX } from '../naming.ts';
+import { quoteIdent } from '../sql-text.ts';
+
+/**
+ * Rights on the daemon's tables that no other role needs and that let it act as the daemon: TRIGGER
+ * (a trigger runs as the role whose write fires it, foreign-triggers.ts), REFERENCES and TRUNCATE
+ * on every table; and on the catalog tables every write (an outbox entry goes upstream with the API
+ * key). A writer needs SELECT, INSERT, UPDATE and DELETE on the mirrored tables, and nothing else
+ * (config/README.md); `GRANT ALL` gives the rest.
+ */
+const NEVER_ON_TABLES = ['TRIGGER', 'REFERENCES', 'TRUNCATE'];
+const NEVER_ON_CATALOG = [...NEVER_ON_TABLES, 'INSERT', 'UPDATE', 'DELETE'];
+
+interface ExtraGrant {
+  table: string;
+  /** `null` for PUBLIC. */
+  grantee: string | null;
+  privileges: string[];
+}
+
+/** The rights other roles hold on the tables of the mirror in `schema` that the daemon's role owns. */
+async function extraGrants(db: Kysely<CatalogDb>, schema: string): Promise<ExtraGrant[]> {
+  const { rows } = await sql<ExtraGrant>`SELECT c.relname::text AS "table",
+      CASE WHEN a.grantee = 0 THEN NULL ELSE pg_catalog.pg_get_userbyid(a.grantee)::text END AS grantee,
+      pg_catalog.array_agg(a.privilege_type::text ORDER BY a.privilege_type) AS privileges
+    FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+    CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) a
+    WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p') AND pg_catalog.pg_has_role(current_user, c.relowner, 'USAGE')
+      AND a.grantee <> c.relowner
+      AND (pg_catalog.starts_with(c.relname, ${CATALOG_PREFIX}) AND a.privilege_type = ANY(${NEVER_ON_CATALOG})
+        OR a.privilege_type = ANY(${NEVER_ON_TABLES}))
+    GROUP BY 1, 2 ORDER BY 1, 2`.execute(db);
+  return rows;
+}
+
+const who = (g: ExtraGrant) => g.grantee ?? 'PUBLIC';
+
+/** For `wsmirror check`: one line per role and table. Reads only. */
+export async function extraGrantProblems(db: Kysely<CatalogDb>, schema: string): Promise<string[]> {
+  return (await extraGrants(db, schema)).map((g) => `role ${who(g)} has ${g.privileges.join(', ')} on ${schema}.${g.table}, `
+    + 'which lets it run code or write entries as the daemon\'s role: the next sync revokes it (a writer needs SELECT, INSERT, UPDATE, DELETE only)');
+}
+
+/** On an open for writing: those rights revoked, one warning per role. Costs one catalog read when there are none. */
+export async function revokeExtraGrants(db: Kysely<CatalogDb>, schema: string): Promise<string[]> {
+  const grants = await extraGrants(db, schema);
+  if (grants.length === 0) return [];
+  await sql.raw(grants.map((g) => `REVOKE ${g.privileges.join(', ')} ON ${quoteIdent(schema)}.${quoteIdent(g.table)} FROM ${g.grantee === null ? 'PUBLIC' : quoteIdent(g.grantee)}`)
+    .join(';\n')).execute(db);
+  const byRole = Map.groupBy(grants, who);
+  return [...byRole].map(([role, of]) => `role ${role} had ${[...new Set(of.flatMap((g) => g.privileges))].sort().join(', ')} on `
+    + `${of.map((g) => `${schema}.${g.table}`).join(', ')}, which let it run code (a trigger) or write outbox entries as the daemon's role: revoked; `
+    + 'a writer needs SELECT, INSERT, UPDATE, DELETE only (GRANT ALL gives more)');
+}
