@@ -32,6 +32,8 @@ export interface CheckReport {
     ok: boolean;
     /** What would keep the daemon from writing it. */
     problems: string[];
+    /** What the next sync brings up to this version (a note, not a failure). */
+    upgrades: string[];
   };
   /** The table patterns that match no upstream table (a warning, not a failure); empty when upstream could not be read. */
   unmatchedPatterns: (UnmatchedPattern & { message: string })[];
@@ -66,7 +68,7 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
       // Display forms: a password in a URL is never printed.
       url: redactUrlPasswords(mirrorUrlOf(config)),
       schema: config.mirror.dialect === 'postgres' ? config.mirror.pgSchema : null,
-      exists: false, ok: false, problems: [],
+      exists: false, ok: false, problems: [], upgrades: [],
     },
     unmatchedPatterns: [],
     plan: null,
@@ -88,6 +90,7 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
       report.mirror.exists = true;
       report.mirror.url = mirror.displayUrl;
       report.mirror.problems = await mirror.accessProblems();
+      report.mirror.upgrades = await mirror.pendingUpgrades();
     } catch (error) {
       if (!NOT_CREATED_YET.test(message(error))) report.mirror.problems.push(message(error));
       else {

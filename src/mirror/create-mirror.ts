@@ -18,7 +18,7 @@ import { settleEdits } from './operations/settle-edits.ts';
 import { followCreatedRows } from './operations/created-rows.ts';
 import { waitingEdits } from './operations/waiting-edits.ts';
 import { readCatalog } from './operations/read-catalog.ts';
-import { migrateCatalog } from './operations/migrate-catalog.ts';
+import { migrateCatalog, pendingUpgrades } from './operations/migrate-catalog.ts';
 import { countRows, readRows, streamIds } from './operations/read-rows.ts';
 import { accessProblems } from './operations/access-problems.ts';
 import { resetTables } from './operations/reset-tables.ts';
@@ -64,6 +64,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
     setTableState: (tableId, patch) => setTableState(ctx, tableId, patch),
     resetTables: (tableIds) => resetTables(ctx, tableIds),
     accessProblems: () => accessProblems(ctx),
+    pendingUpgrades: () => pendingUpgrades(ctx),
     readSyncState: () => readSyncState(ctx),
     recordCycle: (cycle) => recordCycle(ctx, cycle),
     async confirmSyncing() {

@@ -118,6 +118,9 @@ export interface Mirror extends MirrorOutbox {
   /** What would keep the daemon from writing this mirror (privileges, a read-only file), one line each. */
   accessProblems(): Promise<string[]>;
 
+  /** What the next open for writing brings up to this version (an older catalog or capture set-up), one line each. Reads only. */
+  pendingUpgrades(): Promise<string[]>;
+
   /** What the engine recorded: per table (lag, last error) and about its cycles. */
   readSyncState(): Promise<{ tables: TableSyncState[]; cycle: CycleSummary }>;
 

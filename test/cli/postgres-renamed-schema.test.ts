@@ -31,6 +31,11 @@ describe('Postgres: a mirror opened under a new schema name (real processes)', (
     try {
       await fixture.admin.query(`ALTER SCHEMA ${quoteId(schema)} RENAME TO ${quoteId(renamed)}`);
       const renamedEnv = { ...env, WSMIRROR_PG_SCHEMA: renamed };
+      // check writes nothing: it says what the next sync does.
+      const check = await runWsmirror(['check'], renamedEnv);
+      expect(check.code, check.stdout).toBe(0);
+      expect(check.stdout).toContain('note the next sync makes the capture functions again');
+      expect(check.stdout).toContain('they name the mirror\'s schema under another name');
       const opened = await runWsmirror(['sync'], renamedEnv);
       expect(opened.code, opened.stderr).toBe(0);
       const remade = await captureFunctions(renamed);

@@ -142,6 +142,9 @@ describe('Postgres: functions planted on the search path are never called (real 
     await admin.query(`CREATE VIEW ${q('bi_meetings')} AS SELECT id, slot_start FROM ${q('cal__meetings_v')}`);
     await admin.query(`UPDATE ${q('_wsmirror_meta')} SET value = '11' WHERE key = 'capture_version'`);
     await admin.query(`TRUNCATE ${t('hits')}`);
+    const check = await runWsmirror(['check'], env);
+    expect(check.code, check.stdout).toBe(0);
+    expect(check.stdout).toContain('note the next sync upgrades the capture set-up (version 11 to');
 
     const upgraded = await runWsmirror(['sync'], env);
     expect(upgraded.code, upgraded.stderr).toBe(0);

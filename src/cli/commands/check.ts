@@ -26,6 +26,7 @@ export function formatCheckText(report: CheckReport): string {
   // Not made yet: no file, no schema, or a schema without the catalog (an empty one made for wsmirror).
   const state = m.exists ? 'exists, writable' : 'no wsmirror catalog there yet: the first sync creates it';
   lines.push(`${mark(m.ok)} mirror: ${where}: ${m.ok ? state : m.problems.join('; ')}`);
+  for (const upgrade of m.upgrades) lines.push(`note ${upgrade}`);
   if (report.plan) {
     const { plan } = report;
     lines.push('', 'a sync would:');

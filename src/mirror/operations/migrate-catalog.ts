@@ -55,7 +55,9 @@ const VIEWS_BOUND_SAFELY = 12;
  * the capture set-up is to be made again, being older or made for the mirror under another name
  * (DialectDriver.captureMadeElsewhere).
  */
-export async function catalogVersions(ctx: MirrorContext): Promise<{ stored: number; capture: number; recapture: boolean; older: boolean; unmigrated: number }> {
+export async function catalogVersions(ctx: MirrorContext): Promise<{
+  stored: number; capture: number; recapture: boolean; elsewhere: boolean; older: boolean; unmigrated: number;
+}> {
   const meta = new Map((await ctx.driver.catalog(ctx.driver.db).selectFrom('_wsmirror_meta').select(['key', 'value'])
     .where('key', 'in', ['catalog_version', 'capture_version', UNMIGRATED_KEY]).execute()).map((r) => [r.key, r.value]));
   const layout = meta.get('catalog_version');
@@ -65,10 +67,28 @@ export async function catalogVersions(ctx: MirrorContext): Promise<{ stored: num
     throw new ConfigError(`the catalog was written by a newer wsmirror (capture set-up ${capture}; this one knows ${CAPTURE_VERSION})`);
   }
   const stored = Number(layout);
-  const recapture = capture < CAPTURE_VERSION || await ctx.driver.captureMadeElsewhere();
+  const elsewhere = await ctx.driver.captureMadeElsewhere();
+  const recapture = capture < CAPTURE_VERSION || elsewhere;
   const older = stored < CATALOG_VERSION || recapture;
   // Tables an earlier migration held back (unmigrated-tables.ts): each cycle tries them again.
-  return { stored, capture, recapture, older, unmigrated: parseUnmigrated(meta.get(UNMIGRATED_KEY)).length };
+  return { stored, capture, recapture, elsewhere, older, unmigrated: parseUnmigrated(meta.get(UNMIGRATED_KEY)).length };
+}
+
+/**
+ * What the next open for writing brings up to this version, one line each; empty when nothing.
+ * For `wsmirror check`, which writes nothing: a mirror to upgrade is no failure.
+ */
+export async function pendingUpgrades(ctx: MirrorContext): Promise<string[]> {
+  const { stored, capture, elsewhere } = await catalogVersions(ctx);
+  const lines: string[] = [];
+  if (stored < CATALOG_VERSION) lines.push(`the next sync brings the catalog up to this version of wsmirror (layout ${stored} to ${CATALOG_VERSION})`);
+  if (capture < CAPTURE_VERSION) {
+    lines.push(`the next sync upgrades the capture set-up (version ${capture} to ${CAPTURE_VERSION}): it makes every table's capture triggers again, as this version of wsmirror makes them`);
+  } else if (elsewhere) {
+    lines.push('the next sync makes the capture functions again: they name the mirror\'s schema under another name (renamed, or restored under '
+      + 'another name), and local edits fail until then');
+  }
+  return lines;
 }
 
 /**
