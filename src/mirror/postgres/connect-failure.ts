@@ -36,8 +36,38 @@ const PASSING_SQLSTATE = /^(?:08(?!P01)...|53...|57P0[1235]|57014|40001|40P01|55
 // pg's own errors, without a code, of a connection that did not come up in time or broke off.
 const PASSING_MESSAGE = /^(?:Connection terminated|timeout expired|timeout exceeded when trying to connect|Query read timeout)/;
 
+/**
+ * A query's failure as the mirror reports it: when its session ended under it (a server restart
+ * or crash, an administrator's pg_terminate_backend, idle_session_timeout, a connection broken
+ * off), a MirrorUnavailableError, which a new session may not meet (`sync` exits 1, `run` tries
+ * again at its next cycle); any other failure unchanged.
+ */
+export function sessionEndedError(error: unknown): unknown {
+  if (!sessionEnded(error)) return error;
+  return new MirrorUnavailableError(`the Postgres mirror's connection ended while in use: ${(error as Error).message}`, { cause: error });
+}
+
+// SQLSTATEs of a session ended by the server: connection exceptions (class 08), an
+// administrator's command or a shutdown (57P01), a crash of another backend (57P02), an
+// idle_session_timeout (57P05).
+const SESSION_ENDED_SQLSTATE = /^(?:08...|57P0[125])$/;
+
+// A connection broken off under a query.
+const SESSION_ENDED_SYSTEM_CODES = new Set(['ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE']);
+
+// pg's own errors of a client whose connection ended before (or while) it sent a query.
+const CLIENT_ENDED_MESSAGE = /^(?:Connection terminated|Client has encountered a connection error|Client was closed|Query read timeout)/;
+
+function sessionEnded(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const { code } = error as { code?: unknown };
+  if (typeof code === 'string' && (SESSION_ENDED_SQLSTATE.test(code) || SESSION_ENDED_SYSTEM_CODES.has(code))) return true;
+  return CLIENT_ENDED_MESSAGE.test(error.message);
+}
+
 /** Whether trying again later may succeed with nothing changed. */
 export function failurePasses(error: unknown): boolean {
+  if (error instanceof MirrorUnavailableError) return true;
   if (!(error instanceof Error)) return false;
   const { code } = error as { code?: unknown };
   if (typeof code === 'string' && (PASSING_SYSTEM_CODES.has(code) || PASSING_SQLSTATE.test(code))) return true;

@@ -14,7 +14,7 @@ import { secureCaptureFunctions } from './capture-grants.ts';
 import { captureNamesAnotherSchema } from './capture-schema.ts';
 import { foreignTriggerGuardSql } from './foreign-triggers.ts';
 import { revokeExtraGrants } from './table-grants.ts';
-import { connectFailure } from './connect-failure.ts';
+import { connectFailure, sessionEndedError } from './connect-failure.ts';
 import { connectionConfig } from './connection-config.ts';
 import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
@@ -87,8 +87,12 @@ export async function openPostgresDriver(
       await client.query(SESSION_SQL);
     },
   });
-  // An idle client losing its server must not crash the process; the next query reports it.
+  // A client losing its server must not crash the process: pg emits 'error' on it, heard by the
+  // pool only while the client is idle; checked out (a write's transaction, a read), by this
+  // listener. Its queries fail with the cause, which is the report (sessionEndedError); pg-pool
+  // discards a client so ended when it comes back.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const driver = new PostgresDriver(dialect, pool, schema);
   try {
     const { rows } = await sql<{ v: number }>`SELECT current_setting('server_version_num')::int AS v`.execute(driver.db);
@@ -115,11 +119,12 @@ export async function openPostgresDriver(
 
 /**
  * The pool as Kysely sees it, its errors told as withServerDetail tells them (a DETAIL, the
- * setting at fault): the driver's reads go through it. A cursor (a stream) is handed back as is.
+ * setting at fault) and a session that ended as sessionEndedError does: the driver's reads go
+ * through it. A cursor (a stream) is handed back as is.
  */
 function explainingPool(pool: pg.Pool): PostgresPool {
   const explained = (error: unknown) => {
-    throw withServerDetail(error);
+    throw sessionEndedError(withServerDetail(error));
   };
   return {
     async connect() {
@@ -251,7 +256,7 @@ class PostgresDriver implements DialectDriver {
     // snapshot, taken by the first (and an error leaves no transaction open behind it).
     const results = await this.#pool.query([ONE_SNAPSHOT_SQL, ...queries.map((q) => inlineParameters(q.sql, q.parameters))].join(';\n'))
       .catch((error: unknown) => {
-        throw withServerDetail(error);
+        throw sessionEndedError(withServerDetail(error));
       });
     return (results as unknown as pg.QueryResult[]).slice(1).map((r) => r.rows as Record<string, unknown>[]);
   }
@@ -304,7 +309,10 @@ class PostgresDriver implements DialectDriver {
           broken = e as Error;
         });
       }
-      throw await rowLockTimeoutError(withServerDetail(error), this.db, this.#schema, (client as unknown as { processID: number }).processID);
+      const failure = sessionEndedError(withServerDetail(error));
+      // A client whose session ended goes back to be discarded.
+      if (failure !== error) broken ??= failure as Error;
+      throw await rowLockTimeoutError(failure, this.db, this.#schema, (client as unknown as { processID: number }).processID);
     } finally {
       this.#opening.delete(client);
       client.release(broken);
