@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { quoteId, testPgUrl } from '../helpers/dialects.ts';
 import { freePort } from '../helpers/free-port.ts';
@@ -40,6 +43,23 @@ describe('Postgres: a mirror database not reachable yet (real processes)', () =>
     expect(res.stderr).toContain(`cannot reach the Postgres mirror postgres://postgres@127.0.0.1:${port}/`);
     expect(res.stderr).toContain('ECONNREFUSED');
     expect(res.stderr).not.toContain('configuration error');
+  }, 40_000);
+
+  it('sync: a Unix-domain socket not there yet (the server not started) exits 1, no configuration error', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'wsmirror-nosocket-'));
+    try {
+      const { env } = withUrl((url) => {
+        url.hostname = '';
+        url.searchParams.set('host', directory);
+      });
+      const res = await runWsmirror(['sync'], env, { killAfterMs: 30_000 });
+      expect(res.code, res.stderr).toBe(1);
+      expect(res.stderr).toContain(`${directory}/.s.PGSQL.`);
+      expect(res.stderr).toContain('ENOENT');
+      expect(res.stderr).not.toContain('configuration error');
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   }, 40_000);
 
   it('sync: a role out of connections (too many connections for role) exits 1', async () => {

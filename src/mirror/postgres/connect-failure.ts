@@ -25,6 +25,15 @@ const PASSING_SYSTEM_CODES = new Set([
   'EAI_AGAIN', 'ENOTFOUND',
 ]);
 
+/**
+ * No socket file where a Unix-domain socket URL points (ENOENT of the connect, not of a file
+ * read such as an sslrootcert's): the server has not started yet, or is restarting.
+ */
+function isMissingSocket(error: Error): boolean {
+  const { code, syscall } = error as { code?: unknown; syscall?: unknown };
+  return code === 'ENOENT' && syscall === 'connect';
+}
+
 // SQLSTATEs: connection exceptions (class 08, but a protocol violation: not a Postgres server),
 // insufficient resources (class 53: too many connections, for the server or the role, or slots
 // reserved; disk full; out of memory), the server shutting down or starting up (57P01-57P03),
@@ -71,6 +80,7 @@ export function failurePasses(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const { code } = error as { code?: unknown };
   if (typeof code === 'string' && (PASSING_SYSTEM_CODES.has(code) || PASSING_SQLSTATE.test(code))) return true;
+  if (isMissingSocket(error)) return true;
   if (PASSING_MESSAGE.test(error.message)) return true;
   // Every address of a name refused (IPv6 and IPv4 of localhost): Node's AggregateError.
   if (error instanceof AggregateError) return error.errors.some(failurePasses);
