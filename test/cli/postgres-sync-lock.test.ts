@@ -185,6 +185,31 @@ describe('Postgres: the key of the sync lock (real processes)', () => {
     }
   }, 90_000);
 
+  it('an older version syncing a schema of the same name in another database is no reason to stop (advisory locks are per database)', async () => {
+    const [a, b] = await collidingSchemas();
+    const database = `wsm_lkkey_${randomBytes(4).toString('hex')}`;
+    await fixture.admin.query(`CREATE DATABASE ${quoteId(database)}`);
+    const url = new URL(testPgUrl!);
+    url.pathname = `/${database}`;
+    const elsewhere = new pg.Client({ connectionString: url.toString() });
+    await elsewhere.connect();
+    try {
+      // An older wsmirror in the other database, on a schema named as b's.
+      await elsewhere.query('SELECT pg_advisory_lock($1::int, hashtext($2))', [OLDER_LOCK_CLASS, b!.schema]);
+      // Here b's older lock is held by a's daemon, whose schema's hashtext() meets b's: a wsmirror of this version.
+      const daemon = startWsmirror(['run'], a!.env, { killAfterMs: 60_000 });
+      await daemon.waitFor('a cycle', (stdout) => countLogLines(stdout, /^cycle done/) >= 1);
+      const other = await runWsmirror(['sync'], b!.env, { killAfterMs: 30_000 });
+      expect(other.code, other.stderr).toBe(0);
+      await stopProcess(daemon.child);
+      expect((await daemon.exited).code).toBe(0);
+    } finally {
+      await elsewhere.end();
+      await fixture.admin.query(`DROP DATABASE ${quoteId(database)}`);
+      for (const { schema } of [a!, b!]) await fixture.admin.query(`DROP SCHEMA IF EXISTS ${quoteId(schema)} CASCADE`);
+    }
+  }, 90_000);
+
   it('keeps an older version off the mirror it syncs, and keeps off one an older version syncs (an upgrade)', async () => {
     const { schema, env } = mirrorOf();
     const older = new pg.Client({ connectionString: testPgUrl });

@@ -51,8 +51,14 @@ const QUERY_TIMEOUT_MS = 10_000;
 
 const TRY_LOCK_SQL = 'SELECT pg_catalog.pg_try_advisory_lock($1::bigint) AS taken, pg_catalog.pg_backend_pid() AS pid';
 
+/**
+ * pg_locks shows the advisory locks of every database of the server, each its own: a condition
+ * on a lock of this database's (a session of another may lock a schema of the same name).
+ */
+const THIS_DATABASE_SQL = 'database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())';
+
 /** Which backend holds the lock (granted advisory locks of the one-key form have objsubid 1). */
-const HOLDER_SQL = `SELECT pid FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND granted
+const HOLDER_SQL = `SELECT pid FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND granted AND ${THIS_DATABASE_SQL}
   AND classid = ($1::bigint >> 32)::oid AND objid = ($1::bigint & 4294967295)::oid AND objsubid = 1`;
 
 /**
@@ -63,7 +69,7 @@ const HOLDER_SQL = `SELECT pid FROM pg_catalog.pg_locks WHERE locktype = 'adviso
  * schema whose hashtext() collides with this one's, which is no reason to stop.
  */
 const OLDER_LOCK_SQL = `SELECT pg_catalog.pg_try_advisory_lock($1::int, pg_catalog.hashtext($2)) AS taken,
-  EXISTS (SELECT 1 FROM pg_catalog.pg_locks o WHERE o.locktype = 'advisory' AND o.granted AND o.objsubid = 2
+  EXISTS (SELECT 1 FROM pg_catalog.pg_locks o WHERE o.locktype = 'advisory' AND o.granted AND o.objsubid = 2 AND o.${THIS_DATABASE_SQL}
     AND o.classid = $1::bigint::oid AND o.objid = pg_catalog.hashtext($2)::oid AND o.pid <> pg_catalog.pg_backend_pid()
     AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_locks n WHERE n.pid = o.pid AND n.locktype = 'advisory' AND n.granted
       AND n.objsubid = 1 AND n.classid::bigint >> 16 = $3)) AS older`;
