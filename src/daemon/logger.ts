@@ -46,10 +46,20 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       level: options.level ?? DEFAULT_LOG_LEVEL,
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      serializers: { err: serializeErr },
       ...(options.bindings ? { base: { pid: process.pid, ...options.bindings } } : {}),
     },
     stream,
   );
+}
+
+/**
+ * An Error as pino serialises it (its class, message, stack and own fields); what is no Error as
+ * given: a failure logged as its `{ code, message }` would otherwise get pino's `"type":"Object"`
+ * and an empty stack.
+ */
+function serializeErr(value: unknown): unknown {
+  return value instanceof Error ? pino.stdSerializers.err(value) : value;
 }
 
 /** pino-pretty's formatter, required only here: JSON runs never load it. */
