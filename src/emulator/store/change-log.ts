@@ -3,6 +3,7 @@ import { formatTimestamp } from '../../api/index.ts';
 import type { Clock } from '../clock.ts';
 import { BadRequestError } from '../errors.ts';
 import type { Db } from './db.ts';
+import { StoredPollFloor } from './poll-floor.ts';
 import { recordChangesIndexName } from './table-indexes.ts';
 
 export type RecordChangeType = 'create' | 'update' | 'delete';
@@ -27,13 +28,15 @@ export interface ChangeRow {
  * Append-only logs of record and schema changes, and the clock discipline that makes polling
  * exact: a poll covers `since <= changedAt <= asOf`, and once an `asOf` has been handed out,
  * every later change is stamped strictly after it. So the pages of one poll never shift, and
- * the next poll (`since` = that `asOf`) misses nothing, even with a frozen clock.
+ * the next poll (`since` = that `asOf`) misses nothing, even with a frozen clock. Both bounds
+ * outlive a `--data` restart (see poll-floor.ts).
  */
 export class ChangeLog {
   readonly #db: Db;
   readonly #clock: Clock;
-  #lastAsOf = Number.NEGATIVE_INFINITY;
-  #lastStamp = Number.NEGATIVE_INFINITY;
+  readonly #floor: StoredPollFloor;
+  #lastAsOf: number;
+  #lastStamp: number;
   readonly #insertRecordChanges;
   readonly #insertSchemaChange;
   readonly #schemaWindow;
@@ -45,6 +48,8 @@ export class ChangeLog {
   constructor(db: Db, clock: Clock) {
     this.#db = db;
     this.#clock = clock;
+    this.#floor = new StoredPollFloor(db);
+    ({ asOf: this.#lastAsOf, stamp: this.#lastStamp } = this.#floor.load());
     // One statement per write: the ids come as one JSON array, logged in its order.
     this.#insertRecordChanges = db.prepare(
       `INSERT INTO record_changes (table_id, record_id, change_type, changed_at)
@@ -79,7 +84,7 @@ export class ChangeLog {
    */
   openPoll(): number {
     const asOf = this.#present();
-    this.#lastAsOf = asOf;
+    this.#handedOut(asOf);
     return asOf;
   }
 
@@ -99,8 +104,15 @@ export class ChangeLog {
           "a timestamp from the future is not a cursor; pass back the meta.asOf of the poll's first page",
       );
     }
-    this.#lastAsOf = Math.max(this.#lastAsOf, asOf);
+    this.#handedOut(asOf);
     return asOf;
+  }
+
+  /** Stored (one row of `meta`) only when it moves the bound: repeated pages of one poll write nothing. */
+  #handedOut(asOf: number): void {
+    if (asOf <= this.#lastAsOf) return;
+    this.#lastAsOf = asOf;
+    this.#floor.saveAsOf(asOf);
   }
 
   /** Now, but never before an `asOf` or a stamp already handed out (the clock may be frozen or set back). */
