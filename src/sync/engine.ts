@@ -7,6 +7,7 @@ import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts'
 import { pullTable, type TableAction } from './record-pull.ts';
 import { pushOutbox, type PushReport } from './push/push-step.ts';
 import { pullSchema, type SchemaPullResult } from './schema-pull.ts';
+import { tablesChangedSince, undoPull, type SchemaPollWindow } from './schema-recheck.ts';
 import { pulledTable, tableLabel, type SyncContext } from './sync-context.ts';
 import { SYNC_DEFAULTS, type SyncOptions } from './sync-options.ts';
 import type { Upstream } from './upstream.ts';
@@ -185,7 +186,7 @@ export class SyncEngine {
     await mirror.confirmSyncing();
     const push = await this.#push(ctx, catalog);
     if (schemaFailure !== undefined) throw schemaFailure.error;
-    let { cursors: schemaCursors, ...schema } = pulled!;
+    let { cursors: schemaCursors, window, ...schema } = pulled!;
     if (observer.tablesMirrored) {
       const asOf = new Map((await mirror.readSyncState()).tables.map((t) => [t.tableId, t.currentAsOf]));
       observer.tablesMirrored(catalog.tables.map((t) => {
@@ -196,7 +197,10 @@ export class SyncEngine {
     const tables: TableReport[] = [];
     await this.#reportRefused(schema.refused, catalog, tables);
     const held = new Set(schema.refused.map((r) => r.tableId));
-    const moved = await this.#pullTables(ctx, catalog, catalog.tables.filter((t) => !held.has(t.tableId)), cursors, opts, tables);
+    const first = catalog.tables.filter((t) => !held.has(t.tableId));
+    const moved = await this.#pullTables(ctx, catalog, first, cursors, opts, tables);
+    // Pulls that read across a schema change keeping the records' keys (schema-recheck.ts).
+    moved.push(...await this.#readAcross(ctx, window, catalog, first, cursors, tables));
     if (moved.length > 0) {
       // Their pulls ended where upstream's schema changed under them, with nothing wrong written
       // (schema-drift.ts): the schema is pulled again, and they are read again under it.
@@ -221,7 +225,10 @@ export class SyncEngine {
         const refusedIds = new Set(refused.map((r) => r.tableId));
         // A table the schema pull dropped is no longer mirrored, nor reported.
         const retry = catalog.tables.filter((t) => movedIds.has(t.tableId) && !refusedIds.has(t.tableId));
-        for (const { table, error } of await this.#pullTables(ctx, catalog, retry, cursors, opts, tables)) {
+        // They were due: a scan that finished this cycle, undone, is made again.
+        const movedAgain = await this.#pullTables(ctx, catalog, retry, cursors, { ...opts, forceFullScan: true }, tables);
+        movedAgain.push(...await this.#readAcross(ctx, again.window, catalog, retry, cursors, tables));
+        for (const { table, error } of movedAgain) {
           // Upstream's schema changed again while the table was read: it waits for the next
           // cycle's schema pull, its rows and cursors as the pull left them. No error: nothing is wrong.
           logger.warn({ table: tableLabel(table), reason: error.message }, 'the table\'s schema changed upstream again while it was read; it is read at the next cycle');
@@ -231,6 +238,44 @@ export class SyncEngine {
     }
     const ok = !('error' in push) && tables.every((t) => t.action !== 'failed');
     return { report: { startedAt, durationMs: Date.now() - startedAt.getTime(), push, schema, tables, ok }, cursors: schemaCursors };
+  }
+
+  /**
+   * The tables among `pulling` whose pull this cycle read across a change of their schema that the
+   * schema poll of `window` did not see: their pulls are undone (cursors and state back to `catalog`
+   * and `cursors`, as the pull began) and their reports taken back, for the caller to pull the
+   * schema again and read them again. When the change log cannot be read, no pull can be trusted:
+   * each is undone and reported failed.
+   */
+  async #readAcross(
+    ctx: SyncContext, window: SchemaPollWindow, catalog: Catalog, pulling: readonly MirrorTable[],
+    cursors: ReadonlyMap<string, string>, tables: TableReport[],
+  ): Promise<{ table: MirrorTable; error: TableSchemaMovedError }[]> {
+    const wrote = new Set(tables.filter((t) => t.action === 'backfill' || t.action === 'changes' || t.action === 'scan').map((t) => t.tableId));
+    const pulled = pulling.filter((t) => wrote.has(t.tableId));
+    if (pulled.length === 0) return [];
+    let changed: Set<string>;
+    let failure: { error: unknown } | undefined;
+    try {
+      changed = await tablesChangedSince(ctx, window, catalog, pulled);
+    } catch (error) {
+      if (ctx.signal?.aborted) throw error;
+      changed = new Set(pulled.map((t) => t.tableId));
+      failure = { error };
+    }
+    const moved: { table: MirrorTable; error: TableSchemaMovedError }[] = [];
+    for (const table of pulled.filter((t) => changed.has(t.tableId))) {
+      await undoPull(ctx, table, cursors);
+      tables.splice(tables.findIndex((t) => t.tableId === table.tableId), 1);
+      if (failure) {
+        await this.#tableFailed(table, failure.error, tables);
+        continue;
+      }
+      const error = new TableSchemaMovedError(`${tableLabel(table)}: its schema changed upstream while its records were read`);
+      ctx.logger.info({ table: tableLabel(table), reason: error.message }, 'the table\'s schema changed upstream during its pull; pulling the schema again');
+      moved.push({ table, error });
+    }
+    return moved;
   }
 
   /** Reports the tables a schema pull refused, failed, with the reason recorded on those mirrored. */

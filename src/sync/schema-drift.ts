@@ -9,7 +9,8 @@ import { tableLabel, type PulledTable, type SyncContext } from './sync-context.t
  * began. Upstream's schema may change under a pull (a field added, renamed, deleted or retyped, the
  * table deleted), and the pages read after the change then disagree with that list: a record
  * without a value for a field deleted since, one with a key for a field added since, a value its
- * old column cannot hold, a table that answers 404. Such a disagreement is no fault of upstream's
+ * old column cannot hold, a table that answers 404, a change feed refused (400) since the table
+ * has no history any more. Such a disagreement is no fault of upstream's
  * answer, and writing the page would be wrong (a renamed field's values would be written as
  * NULL, an added field's changes consumed before the mirror has its column). So on each one the
  * table is read again from upstream (`GET …/tables/{name}`): when its fields are no longer the
@@ -34,6 +35,10 @@ async function schemaMove(ctx: SyncContext, table: PulledTable, cause?: unknown)
   }
   if (served.id !== table.tableId) {
     return new TableSchemaMovedError(`${label}: upstream serves another table under its name`, options);
+  }
+  // A pull polls the changes of a table with history; one without has none (400).
+  if (served.hasHistory !== undefined && served.hasHistory !== table.hasHistory) {
+    return new TableSchemaMovedError(`${label}: upstream turned its history ${table.hasHistory ? 'off' : 'on'}`, options);
   }
   // Without its field list the answer says nothing about the fields.
   if (!served.fields) return undefined;
@@ -60,7 +65,7 @@ function changedFields(upstream: readonly Field[], table: PulledTable): string[]
 function mayBeSchemaMove(error: unknown): boolean {
   return error instanceof MissingFieldValueError
     || error instanceof MirrorValueError
-    || (error instanceof UpstreamError && error.status === 404);
+    || (error instanceof UpstreamError && (error.status === 404 || error.status === 400));
 }
 
 /**

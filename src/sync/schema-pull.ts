@@ -9,6 +9,7 @@ import { leavingMissingTables } from './missing-tables.ts';
 import { refusal, refusedTables, type RefusedTable } from './name-rule.ts';
 import { tooWideTables } from './width-rule.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
+import { schemaChangeKey, type SchemaPollWindow } from './schema-recheck.ts';
 import type { SyncContext } from './sync-context.ts';
 
 /** Remembers which include/exclude patterns the catalog was planned with. */
@@ -32,6 +33,11 @@ export interface SchemaPullResult {
    * cycle's last write (one transaction fewer per cycle); stored already when a plan was applied.
    */
   cursors?: CursorWrites;
+  /**
+   * The next poll's `since`, with the changes this poll read from there: the schema the mirror
+   * now has includes them, and a change of the log past them came after (schema-recheck.ts).
+   */
+  window: SchemaPollWindow;
 }
 
 /**
@@ -52,6 +58,7 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
     || cursors.get(FILTER_CURSOR_KEY) !== filterKey
     || cursors.get(REFUSED_CURSOR_KEY) !== undefined;
   let asOf: string;
+  const read: string[] = [];
 
   if (since === undefined) {
     // First run: only the server's "now" is needed; the whole workspace is read below.
@@ -61,12 +68,14 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
     const poll = client.pollSchemaChanges({ since, pageSize: options.pageSize, ...(ctx.signal ? { signal: ctx.signal } : {}) });
     for await (const page of poll) {
       if (page.length > 0) changed = true;
+      for (const change of page) read.push(schemaChangeKey(change));
     }
     asOf = poll.asOf!;
   }
 
   const next = { [SCHEMA_CURSOR_KEY]: nextSince(asOf, options.lookbackMs), [FILTER_CURSOR_KEY]: filterKey };
-  if (!changed) return { reread: false, operations: [], refused: [...held], cursors: { [SCHEMA_CURSOR_KEY]: next[SCHEMA_CURSOR_KEY] } };
+  const window = { since: next[SCHEMA_CURSOR_KEY], seen: new Set(read) };
+  if (!changed) return { reread: false, operations: [], refused: [...held], cursors: { [SCHEMA_CURSOR_KEY]: next[SCHEMA_CURSOR_KEY] }, window };
   const workspace = await client.getWorkspace();
   // A pattern that matches nothing is most likely a typo: say so at every read of the workspace.
   for (const unmatched of unmatchedPatterns(options.tables, workspace)) ctx.logger.warn({ ...unmatched }, describeUnmatchedPattern(unmatched));
@@ -102,7 +111,7 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
   }
   const operations = plan.ops.map(describeOp);
   if (operations.length > 0) ctx.logger.info({ operations }, 'schema applied');
-  return { reread: true, operations, refused };
+  return { reread: true, operations, refused, window };
 }
 
 /**

@@ -162,4 +162,80 @@ forEachDialect('pull: the schema changes during a table\'s pull', (dialect) => {
     await expectPulled(report, 'changes');
     await h.expectConverged('shop', 'items');
   });
+  /**
+   * A history table `shop.items` (fields a and b), mirrored with no lookback (a change read once is
+   * not read again), and `change` made upstream once the next cycle's schema poll is answered:
+   * after the schema pull, before the table's pull, with the table's field names as they were.
+   */
+  async function changedAfterSchemaPoll(hasHistory: boolean, change: (ids: string[]) => Promise<unknown>): Promise<void> {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 }, { maxRetries: 0, proxy: true });
+    await h.upstream.createModule('shop');
+    await h.upstream.createTable('shop', 'items', { hasHistory }, [
+      { name: 'a', type: 'string', labels: label('A') },
+      { name: 'b', type: 'string', labels: label('B') },
+    ]);
+    const ids = await h.upstream.createRecords('shop', 'items', [{ a: 'a1', b: 'b1' }, { a: 'a2', b: 'b2' }]);
+    await h.sync();
+    let changed = false;
+    h.proxy!.rewrite = async (path) => {
+      if (changed || !path.includes('/schema/changes')) return undefined;
+      changed = true;
+      await change(ids);
+      return undefined;
+    };
+  }
+
+  it('a field deleted and made again under its name and type, and a value set, after the schema pull: the value is not lost', async () => {
+    await changedAfterSchemaPoll(true, async ([id]) => {
+      await h.upstream.deleteField('shop', 'items', 'b');
+      await h.upstream.addFields('shop', 'items', [{ name: 'b', type: 'string', labels: label('B') }]);
+      await h.upstream.updateRecords('shop', 'items', [{ id, b: 'NEW' }]);
+    });
+    const report = await h.engine.runCycle();
+    h.proxy!.rewrite = undefined;
+    await expectPulled(report, 'changes');
+    await h.expectConverged('shop', 'items');
+    await h.engine.runCycle();
+    await h.expectConverged('shop', 'items');
+  });
+
+  /** Swaps the names of fields a and b upstream, and sets a value of one record. */
+  const swap = async ([id]: string[]) => {
+    await h.upstream.patchField('shop', 'items', 'a', { name: 'tmp' });
+    await h.upstream.patchField('shop', 'items', 'b', { name: 'a' });
+    await h.upstream.patchField('shop', 'items', 'tmp', { name: 'b' });
+    await h.upstream.updateRecords('shop', 'items', [{ id, a: 'set after the swap' }]);
+  };
+
+  it('two fields swapping names after the schema pull: the values of the table pulled meanwhile end in their own columns', async () => {
+    await changedAfterSchemaPoll(true, swap);
+    const report = await h.engine.runCycle();
+    h.proxy!.rewrite = undefined;
+    await expectPulled(report, 'changes');
+    await h.expectConverged('shop', 'items');
+    await h.engine.runCycle();
+    await h.expectConverged('shop', 'items');
+  });
+
+  it('two fields swapping names before a full scan: the scanned values end in their own columns, without waiting for the next scan', async () => {
+    await changedAfterSchemaPoll(false, swap);
+    const report = await h.engine.runCycle({ forceFullScan: true });
+    h.proxy!.rewrite = undefined;
+    await expectPulled(report, 'scan');
+    await h.expectConverged('shop', 'items');
+    // The next scan is not due: what this cycle wrote stays.
+    expect((await h.engine.runCycle()).tables).toMatchObject([{ action: 'skipped' }]);
+    await h.expectConverged('shop', 'items');
+  });
+
+  it('history turned off upstream after the schema pull: the table is scanned instead, with no error', async () => {
+    await changedAfterSchemaPoll(true, async ([id]) => {
+      await h.upstream.patchTable('shop', 'items', { hasHistory: false });
+      await h.upstream.updateRecords('shop', 'items', [{ id, a: 'set without history' }]);
+    });
+    const report = await h.engine.runCycle();
+    h.proxy!.rewrite = undefined;
+    await expectPulled(report, 'scan');
+    await h.expectConverged('shop', 'items');
+  });
 });
