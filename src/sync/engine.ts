@@ -251,7 +251,8 @@ export class SyncEngine {
     ctx: SyncContext, window: SchemaPollWindow, catalog: Catalog, pulling: readonly MirrorTable[],
     cursors: ReadonlyMap<string, string>, tables: TableReport[],
   ): Promise<{ table: MirrorTable; error: TableSchemaMovedError }[]> {
-    const wrote = new Set(tables.filter((t) => t.action === 'backfill' || t.action === 'changes' || t.action === 'scan').map((t) => t.tableId));
+    // A pull that wrote no row wrote none under a wrong field list (a delete goes by id): an idle cycle asks nothing more.
+    const wrote = new Set(tables.filter((t) => t.upserted > 0).map((t) => t.tableId));
     const pulled = pulling.filter((t) => wrote.has(t.tableId));
     if (pulled.length === 0) return [];
     let changed: Set<string>;

@@ -74,7 +74,8 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
   }
 
   const next = { [SCHEMA_CURSOR_KEY]: nextSince(asOf, options.lookbackMs), [FILTER_CURSOR_KEY]: filterKey };
-  const window = { since: next[SCHEMA_CURSOR_KEY], seen: new Set(read) };
+  // A first run read nothing of the log: the workspace it reads is as of `asOf` at least.
+  const window = { since: since === undefined ? asOf : next[SCHEMA_CURSOR_KEY], seen: new Set(read) };
   if (!changed) return { reread: false, operations: [], refused: [...held], cursors: { [SCHEMA_CURSOR_KEY]: next[SCHEMA_CURSOR_KEY] }, window };
   const workspace = await client.getWorkspace();
   // A pattern that matches nothing is most likely a typo: say so at every read of the workspace.
