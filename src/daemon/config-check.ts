@@ -8,7 +8,7 @@ import { redactUrlPasswords } from '../api/secret-redaction.ts';
 import type { Workspace } from '../api/workspace.ts';
 import { InvalidResponseError, NetworkError, UpstreamError } from '../errors.ts';
 import type { Catalog, MirrorTable, TableMode } from '../mirror/index.ts';
-import { describeOp, mirrorCreationProblems, planSchema, tableLabel, describeUnmatchedPattern, unmatchedPatterns, type UnmatchedPattern } from '../mirror/index.ts';
+import { describeOp, displayMirrorUrl, mirrorCreationProblems, planSchema, tableLabel, describeUnmatchedPattern, unmatchedPatterns, type UnmatchedPattern } from '../mirror/index.ts';
 import type { Mirror } from '../mirror/mirror.ts';
 import { leavingMissingTables, refusedTables, tooWideTables } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
@@ -66,7 +66,7 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
     upstream: { baseUrl: redactUrlPasswords(config.upstream.baseUrl), workspaceId: config.upstream.workspaceId, ok: false },
     mirror: {
       // Display forms: a password in a URL is never printed.
-      url: redactUrlPasswords(mirrorUrlOf(config)),
+      url: displayMirrorUrl(mirrorUrlOf(config)),
       schema: config.mirror.dialect === 'postgres' ? config.mirror.pgSchema : null,
       exists: false, ok: false, problems: [], upgrades: [],
     },

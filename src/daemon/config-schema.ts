@@ -11,7 +11,7 @@ import { MAX_PAGE_LIMIT } from '../api/paging.ts';
 import { API_KEY_RULE, checkApiKey } from '../client/api-key.ts';
 import { checkBaseUrl } from '../client/base-url.ts';
 import { CLIENT_DEFAULTS, CLIENT_LIMITS } from '../client/client-options.ts';
-import { DEFAULT_PG_SCHEMA, PG_SCHEMA_RULE, checkPgSchema, parseMirrorUrl, postgresUrlProblem, type MirrorLocation } from '../mirror/mirror-url.ts';
+import { DEFAULT_PG_SCHEMA, PG_SCHEMA_RULE, checkPgSchema, displayMirrorUrl, parseMirrorUrl, postgresUrlProblem, type MirrorLocation } from '../mirror/mirror-url.ts';
 import { TABLE_PATTERN_RULE, isTablePattern } from '../mirror/table-filter.ts';
 import { CONFLICT_POLICIES, type ConflictPolicy, type ConflictPolicyRule } from '../sync/push/conflict-policy.ts';
 import { SYNC_DEFAULTS, SYNC_LIMITS } from '../sync/sync-options.ts';
@@ -54,8 +54,9 @@ export interface MirrorUrl {
   location: MirrorLocation;
 }
 
+// A value that is no URL is shown with everything after its user part hidden (displayMirrorUrl).
 const mirrorUrl = leaf(
-  (value) => `${showValue(value)} ${(typeof value === 'string' ? postgresUrlProblem(value.trim()) : undefined)
+  (value) => `${typeof value === 'string' ? JSON.stringify(displayMirrorUrl(value.trim())) : showValue(value)} ${(typeof value === 'string' ? postgresUrlProblem(value.trim()) : undefined)
     ?? 'is not sqlite:PATH or a postgres:// (postgresql://) URL'}`,
   (value): MirrorUrl | undefined => {
     if (typeof value !== 'string') return undefined;

@@ -7,7 +7,8 @@
 import { resolve } from 'node:path';
 import type * as z from 'zod';
 import { formatPath } from '../api/issues.ts';
-import { REDACTED, createRedactor, redactUrlPasswords } from '../api/secret-redaction.ts';
+import { REDACTED, createRedactor } from '../api/secret-redaction.ts';
+import { displayMirrorUrl } from '../mirror/mirror-url.ts';
 import { ConfigError } from '../errors.ts';
 import { CREDENTIAL_NAME, envKeyProblem, nonEmpty, resolveApiKey, type Findings } from './api-key-source.ts';
 import { readConfigFile } from './config-file.ts';
@@ -71,7 +72,7 @@ export function redactConfig(config: Config | LocalConfig): unknown {
   return {
     ...config,
     upstream: config.upstream === null ? null : { ...config.upstream, apiKey: REDACTED },
-    mirror: { ...config.mirror, url: redactUrlPasswords(config.mirror.url) },
+    mirror: { ...config.mirror, url: displayMirrorUrl(config.mirror.url) },
   };
 }
 

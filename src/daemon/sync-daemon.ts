@@ -7,7 +7,8 @@ import { MirrorLostError, WsmirrorError } from '../errors.ts';
 import type { CycleReport } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
 import { startDaemon } from './daemon.ts';
-import { createRedactor, redactUrlPasswords } from '../api/secret-redaction.ts';
+import { createRedactor } from '../api/secret-redaction.ts';
+import { displayMirrorUrl } from '../mirror/mirror-url.ts';
 import { mirrorUrlOf } from './configured-mirror.ts';
 import type { Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
@@ -35,7 +36,7 @@ export async function runSyncDaemon(config: Config, options: SyncDaemonOptions):
   // failed cycle like any later one, which the next cycle tries again.
   let cycle = options.cycle?.cycle;
   try {
-    logger.info({ mirror: redactUrlPasswords(mirrorUrlOf(config)), upstream: config.upstream.baseUrl }, 'wsmirror daemon starting');
+    logger.info({ mirror: displayMirrorUrl(mirrorUrlOf(config)), upstream: config.upstream.baseUrl }, 'wsmirror daemon starting');
     // Each cycle stores when the next one starts, for `wsmirror status` (known once started).
     let scheduler: Scheduler | undefined;
     const daemon = await startDaemon({

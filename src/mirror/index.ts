@@ -22,5 +22,5 @@ export { apiToSql, sqlToApi } from './value-codec.ts';
 export { ID_COLUMN, SYNCED_AT_COLUMN } from './naming.ts';
 export { missingTableMessage, missingTableReason } from './missing-table.ts';
 export { MirrorError, MirrorValueError, TableSchemaError } from './errors.ts';
-export { parseMirrorUrl, redactUrl } from './mirror-url.ts';
+export { displayMirrorUrl, parseMirrorUrl } from './mirror-url.ts';
 export { dataDictionaryMarkdown, entityRelationshipDiagram } from './data-dictionary.ts';

@@ -1,6 +1,5 @@
-import { redactUrlPasswords } from '../api/secret-redaction.ts';
 import { ConfigError } from '../errors.ts';
-import { readPostgresUrl } from './postgres-url.ts';
+import { readPostgresUrl, unparsedDisplay } from './postgres-url.ts';
 
 export type MirrorLocation =
   | { dialect: 'sqlite'; path: string; display: string }
@@ -15,29 +14,36 @@ export function checkPgSchema(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' && Buffer.byteLength(value) <= 63 && !value.includes('\0') ? value : undefined;
 }
 
-/** The URL with any password hidden, safe for messages and logs. */
-export { redactUrlPasswords as redactUrl };
+/**
+ * The mirror URL as messages and logs show it: a Postgres URL rebuilt without its password, a
+ * value that is no URL with everything after its user part hidden, a SQLite URL as it is.
+ */
+export function displayMirrorUrl(url: string): string {
+  if (url.startsWith('sqlite:')) return url;
+  return isPostgresUrl(url) ? readPostgresUrl(url).display : unparsedDisplay(url);
+}
+
+const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//.test(url);
 
 /** Parses `sqlite:PATH`, `sqlite://PATH`, `postgres://…` or `postgresql://…`. */
 export function parseMirrorUrl(url: string): MirrorLocation {
-  const display = redactUrlPasswords(url);
   if (url.startsWith('sqlite:')) {
     let path = url.slice('sqlite:'.length);
     if (path.startsWith('//')) path = path.slice(2);
-    if (path === '') throw new ConfigError(`mirror URL ${display}: the SQLite file path is empty (expected sqlite:PATH)`);
-    return { dialect: 'sqlite', path, display };
+    if (path === '') throw new ConfigError(`mirror URL ${url}: the SQLite file path is empty (expected sqlite:PATH)`);
+    return { dialect: 'sqlite', path, display: url };
   }
-  if (/^postgres(ql)?:\/\//.test(url)) {
+  if (isPostgresUrl(url)) {
     const read = readPostgresUrl(url);
-    if ('problem' in read) throw new ConfigError(`mirror URL ${display} ${read.problem}`);
-    return { dialect: 'postgres', connectionString: read.connectionString, display };
+    if ('problem' in read) throw new ConfigError(`mirror URL ${read.display} ${read.problem}`);
+    return { dialect: 'postgres', connectionString: read.connectionString, display: read.display };
   }
-  throw new ConfigError(`mirror URL ${display} is not supported: expected sqlite:PATH or postgres://USER@HOST:PORT/DATABASE`);
+  throw new ConfigError(`mirror URL ${unparsedDisplay(url)} is not supported: expected sqlite:PATH or postgres://USER@HOST:PORT/DATABASE`);
 }
 
 /** Why a postgres:// URL cannot be used, phrased to follow it; undefined for any other URL, or one that can. */
 export function postgresUrlProblem(url: string): string | undefined {
-  if (!/^postgres(ql)?:\/\//.test(url)) return undefined;
+  if (!isPostgresUrl(url)) return undefined;
   const read = readPostgresUrl(url);
   return 'problem' in read ? read.problem : undefined;
 }

@@ -25,6 +25,22 @@ describe('redactUrlPasswords', () => {
     expect(redactUrlPasswords('postgres://wsmirror@dbserver:pw/1@dbserver.example.com/db')).toBe('postgres://wsmirror@dbserver:[Redacted]@dbserver.example.com/db');
   });
 
+  it('hides a password holding " or ending in \\, and one after a user name holding ", in plain text and in JSON', () => {
+    for (const [user, password] of [['u2', 'ab"cdSECRET'], ['u2', 'abSECRET\\'], ['u"x', 'SECRETpw'], ['u2', 'a"b\\SECRET\\']]) {
+      const url = `postgres://${user}:${password}@127.0.0.1:25498/db`;
+      const hidden = `postgres://${user}:[Redacted]@127.0.0.1:25498/db`;
+      expect(redactUrlPasswords(`cannot reach the Postgres mirror ${url}: connect ECONNREFUSED`)).toBe(`cannot reach the Postgres mirror ${hidden}: connect ECONNREFUSED`);
+      const line = JSON.stringify({ mirror: url, msg: `${url} failed`, to: 'ops@example.com' });
+      expect(JSON.parse(redactUrlPasswords(line))).toEqual({ mirror: hidden, msg: `${hidden} failed`, to: 'ops@example.com' });
+    }
+  });
+
+  it('hides the value of a password parameter whose name is percent-encoded', () => {
+    expect(redactUrlPasswords('postgres://h/db?pass%77ord=SECRET3&%73slpassword=SECRET4&application_name=bi'))
+      .toBe('postgres://h/db?pass%77ord=[Redacted]&%73slpassword=[Redacted]&application_name=bi');
+    expect(redactUrlPasswords('host=db PASSWORD = \'a b\' user=u')).toBe('host=db PASSWORD = [Redacted] user=u');
+  });
+
   it('leaves URLs without a password and other text as they are', () => {
     for (const text of [
       'postgres://wsmirror@127.0.0.1:5432/db', 'http://127.0.0.1:8787/api/v1 answered 503', 'sqlite:/var/lib/wsmirror/wsmirror.db',

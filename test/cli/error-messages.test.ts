@@ -130,13 +130,14 @@ describe('errors name the setting to fix (real processes)', () => {
 
   it('a Postgres password holding a space, a slash or an @ is never printed: sync, run, check, check --json', async () => {
     const port = await freePort();
+    // The ones that are no URL (a / or a # must be percent-encoded) are shown up to the user only.
     for (const [password, secret] of [['my secret/pw', 'secret'], ['pa ss', 'pa ss'], ['p@ss:w/rd#?%&', 'rd#']] as const) {
       const env = daemonEnv(emu, { url: `postgres://dba_ws:${password}@127.0.0.1:${port}/db` }, { WSMIRROR_LOG_LEVEL: 'debug' });
       for (const args of [['sync'], ['run'], ['check'], ['check', '--json']]) {
         // run waits for a server that cannot be reached: its first failed cycle is enough.
         const res = await runWsmirror(args, env, { cwd: dir, killAfterMs: 30_000, killWhen: (stdout) => stdout.includes('sync cycle failed') });
         expect(res.code, `${args.join(' ')}: ${res.stderr}`).not.toBe(0);
-        expect(`${res.stdout}${res.stderr}`, args.join(' ')).toContain(`postgres://dba_ws:[Redacted]@127.0.0.1:${port}/db`);
+        expect(`${res.stdout}${res.stderr}`, args.join(' ')).toContain('postgres://dba_ws:[Redacted]');
         expect(`${res.stdout}${res.stderr}`, args.join(' ')).not.toContain(secret);
       }
     }

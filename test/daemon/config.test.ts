@@ -317,10 +317,11 @@ describe('bad values name the file, the key and the value', () => {
     });
   }
 
-  it('hides the password of a URL it quotes', () => {
+  it('hides the password of a URL it quotes: all that follows the user part of a value that is no mirror URL', () => {
     const message = yamlError('mirror:\n  url: mysql://root:hunter22@db/x\n');
-    expect(message).not.toContain('hunter22');
-    expect(message).toContain('mysql://root:[Redacted]@db/x');
+    expect(message).toBe('wsmirror.yaml: mirror.url: "mysql://root:[Redacted]" is not sqlite:PATH or a postgres:// (postgresql://) URL');
+    expect(yamlError('mirror:\n  url: "postgres://u:hunter\\"22@127.0.0.1:99999/db"\n'))
+      .toMatch(/^wsmirror\.yaml: mirror\.url: "postgres:\/\/u:\[Redacted\]" is not a valid postgres:\/\/ URL/);
   });
 
   it('reports a bad key variable together with the file\'s errors', () => {

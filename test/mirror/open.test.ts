@@ -6,7 +6,7 @@ import { ConfigError, MirrorUnavailableError } from '../../src/errors.ts';
 import { catalogTablesOf } from '../../src/mirror/catalog-ddl.ts';
 import { DIALECTS } from '../../src/mirror/dialects.ts';
 import { openMirror } from '../../src/mirror/open-mirror.ts';
-import { parseMirrorUrl, redactUrl } from '../../src/mirror/mirror-url.ts';
+import { displayMirrorUrl, parseMirrorUrl } from '../../src/mirror/mirror-url.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
 
 describe('mirror URLs', () => {
@@ -20,9 +20,29 @@ describe('mirror URLs', () => {
   });
 
   it('masks passwords', () => {
-    expect(redactUrl('postgres://alice:s3cret@db:5432/x')).toBe('postgres://alice:[Redacted]@db:5432/x');
-    expect(redactUrl('postgres://alice:s3%cret@db:5432/x')).toBe('postgres://alice:[Redacted]@db:5432/x');
-    expect(redactUrl('sqlite:./a.db')).toBe('sqlite:./a.db');
+    expect(displayMirrorUrl('postgres://alice:s3cret@db:5432/x')).toBe('postgres://alice:[Redacted]@db:5432/x');
+    expect(displayMirrorUrl('postgres://alice:s3%cret@db:5432/x')).toBe('postgres://alice:[Redacted]@db:5432/x');
+    expect(displayMirrorUrl('sqlite:./a.db')).toBe('sqlite:./a.db');
+  });
+
+  it('shows a Postgres URL rebuilt without its password, whatever characters it holds', () => {
+    expect(displayMirrorUrl('postgres://u2:ab"cdSECRET@127.0.0.1:25498/db')).toBe('postgres://u2:[Redacted]@127.0.0.1:25498/db');
+    expect(displayMirrorUrl('postgres://u2:abSECRET\\@127.0.0.1:25498/db')).toBe('postgres://u2:[Redacted]@127.0.0.1:25498/db');
+    expect(displayMirrorUrl('postgres://u"x:SECRETpw@h/db')).toBe('postgres://u%22x:[Redacted]@h/db');
+    expect(displayMirrorUrl('postgres://u:p@ss"w@h/db?sslmode=require')).toBe('postgres://u:[Redacted]@h/db?sslmode=require');
+    expect(displayMirrorUrl('postgres://u:pw@/bi?host=/run/postgresql')).toBe('postgres://u:[Redacted]@/bi?host=/run/postgresql');
+    expect(displayMirrorUrl('postgresql:///bi?host=/run/postgresql&user=w')).toBe('postgresql:///bi?host=/run/postgresql&user=w');
+    expect(displayMirrorUrl('postgres://h/db?password=S1&pass%77ord=S2&SSLPASSWORD=S3&application_name=bi#frag'))
+      .toBe('postgres://h/db?password=[Redacted]&pass%77ord=[Redacted]&SSLPASSWORD=[Redacted]&application_name=bi');
+  });
+
+  it('shows a value that is no URL with everything after its user part hidden', () => {
+    expect(displayMirrorUrl('postgres:/u:SECRETpw@127.0.0.1/db')).toBe('postgres:/u:[Redacted]');
+    expect(displayMirrorUrl('postgres//u:SECRETpw@127.0.0.1/db')).toBe('postgres//u:[Redacted]');
+    expect(displayMirrorUrl('u:SECRETpw@127.0.0.1/db')).toBe('u:[Redacted]');
+    expect(displayMirrorUrl('postgres://u:SECRETpw@127.0.0.1:99999/db')).toBe('postgres://u:[Redacted]');
+    expect(displayMirrorUrl('mysql://root:SECRET@db/x')).toBe('mysql://root:[Redacted]');
+    expect(displayMirrorUrl('sqlit:/var/lib/w.db')).toBe('sqlit:/var/lib/w.db');
   });
 
   it('throws ConfigError for unsupported, malformed or unusable URLs, never showing the password', async () => {
