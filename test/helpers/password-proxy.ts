@@ -42,7 +42,8 @@ export async function startPasswordProxy(url: string): Promise<PasswordProxy> {
       if (pending.length < 5) return;
       const length = pending.readInt32BE(1) + 1;
       if (pending.length < length) return;
-      passwords.push(pending.subarray(5, length - 1).toString('utf8'));
+      // A PasswordMessage ('p'); a client with no password to give ends the session instead (Terminate, 'X').
+      if (pending[0] === 0x70) passwords.push(pending.subarray(5, length - 1).toString('utf8'));
       const rest = pending.subarray(length);
       client.off('data', onData);
       const upstream = connect(Number(target.port || 5432), target.hostname);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { parse } from 'pg-connection-string';
-import pgPass from 'pgpass';
+import { passwordFilePath, passwordFromFile } from './password-file.ts';
 
 /** What wsmirror's sessions are called in `pg_stat_activity` when the URL names none. */
 const APPLICATION_NAME = 'wsmirror';
@@ -23,14 +23,28 @@ export function connectionConfig(connectionString: string, purpose?: 'sync lock'
   } as pg.ClientConfig;
 }
 
+/** What pg's client is to the password function (`this`): its connection, to end. */
+interface ConnectingClient {
+  connection?: { end(): void };
+}
+
 /**
  * The password when the URL has none, asked for only when the server wants one, found as libpq
- * finds it: PGPASSWORD, else the password file (PGPASSFILE, default ~/.pgpass; one that group or
- * others can read is ignored with a warning). pg would read the file itself, but warns on every
- * connection that its doing so is deprecated: the file is read here instead, as pg advises.
+ * finds it: PGPASSWORD (unless empty), else the password file (password-file.ts). pg would read
+ * the file itself, but with rules of its own (the last matching line winning) and a deprecation
+ * warning on every connection. Without one, the connection fails saying where it was looked for,
+ * not with what the server's authentication makes of no password.
  */
-function passwordOutsideUrl(connection: pg.ClientConfig): Promise<string | undefined> {
+async function passwordOutsideUrl(this: ConnectingClient | undefined, connection: pg.ClientConfig): Promise<string> {
   const fromEnv = process.env.PGPASSWORD;
-  if (fromEnv) return Promise.resolve(fromEnv);
-  return new Promise((resolve) => pgPass(connection as Parameters<typeof pgPass>[0], resolve));
+  if (fromEnv) return fromEnv;
+  const { file, named } = passwordFilePath();
+  const found = await passwordFromFile(file, connection);
+  if ('password' in found) return found.password;
+  const env = fromEnv === undefined ? 'PGPASSWORD is not set' : 'PGPASSWORD is empty';
+  // pg calls this as a method of the client, and leaves the session open when it fails: the
+  // server would hold it (and the process) until its authentication_timeout. Ended here; the
+  // error below reaches the caller first.
+  this?.connection?.end();
+  throw new Error(`the server asks for a password and no password was found: none in the URL, ${env}, and the password file ${file} (${named}) ${found.none}`);
 }
