@@ -15,7 +15,6 @@ import { captureNamesAnotherSchema } from './capture-schema.ts';
 import { foreignTriggerGuardSql } from './foreign-triggers.ts';
 import { revokeExtraGrants } from './table-grants.ts';
 import { connectFailure, sessionEndedError } from './connect-failure.ts';
-import { connectionConfig } from './connection-config.ts';
 import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
 import { missingCreatePrivilege } from './create-privilege.ts';
@@ -24,9 +23,9 @@ import { refreshOutboxStatistics } from './outbox-statistics.ts';
 import { ROW_LOCK_TIMEOUT, ROW_LOCK_TIMEOUT_SQL, rowLockTimeoutError } from './row-locks.ts';
 import { isLockTimeout, lockHolders, lockedMessage, lockTimeoutError, schemaChangeLockSql } from './schema-change-locks.ts';
 import { withServerDetail } from './server-detail.ts';
+import { explainingPool, mirrorPool } from './mirror-pool.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
-import { SET_SEARCH_PATH_SQL } from './search-path.ts';
 import { WRITER_SETTING } from './writer-marker.ts';
 
 interface PgWriteTx extends WriteTx {
@@ -42,26 +41,6 @@ const MARKER_SQL = `SELECT set_config('${WRITER_SETTING}', 'daemon', true), ${RO
 /** Opens the implicit transaction of a simple query as one read-only snapshot (see readStatements). */
 const ONE_SNAPSHOT_SQL = 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY';
 
-/** Session settings every connection of the mirror gets. */
-const SESSION_SQL = [
-  // First: nothing a role created on its search path may stand in for a function (search-path.ts).
-  SET_SEARCH_PATH_SQL,
-  // Dates print as YYYY-MM-DD and comments never see backslash escapes.
-  `SET DateStyle = 'ISO, YMD'`,
-  `SET standard_conforming_strings = on`,
-  `SET TimeZone = 'UTC'`,
-  // CREATE … IF NOT EXISTS would otherwise log a notice on every run.
-  `SET client_min_messages = warning`,
-].join('; ');
-
-/** Types as the codec expects them: `date` as text, `bigint` as a number (ids fit in 2^53). */
-function typeParsers(): pg.TypeOverrides {
-  const types = new pg.TypeOverrides();
-  types.setTypeParser(pg.types.builtins.DATE, (v: string) => v);
-  types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
-  return types;
-}
-
 /**
  * Postgres through pg. Reads use Kysely on the pool; a write transaction holds one pooled client,
  * with a Kysely bound to it for catalog queries and the raw client for COPY (the faster bulk path,
@@ -74,25 +53,7 @@ export async function openPostgresDriver(
   if (checkPgSchema(schema) === undefined) {
     throw new ConfigError(`${JSON.stringify(schema)} is not ${PG_SCHEMA_RULE}`);
   }
-  const pool = new pg.Pool({
-    ...connectionConfig(location.connectionString),
-    max: 4,
-    connectionTimeoutMillis: 10_000,
-    idleTimeoutMillis: 30_000,
-    types: typeParsers(),
-    // Awaited before the client is handed out: a query sent beside it would be queued behind it,
-    // which pg warns about (and pg 9 refuses). A server that closes idle sessions
-    // (idle_session_timeout) makes every cycle open new clients.
-    onConnect: async (client) => {
-      await client.query(SESSION_SQL);
-    },
-  });
-  // A client losing its server must not crash the process: pg emits 'error' on it, heard by the
-  // pool only while the client is idle; checked out (a write's transaction, a read), by this
-  // listener. Its queries fail with the cause, which is the report (sessionEndedError); pg-pool
-  // discards a client so ended when it comes back.
-  pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  const pool = mirrorPool(location.connectionString);
   const driver = new PostgresDriver(dialect, pool, schema);
   try {
     const { rows } = await sql<{ v: number }>`SELECT current_setting('server_version_num')::int AS v`.execute(driver.db);
@@ -115,31 +76,6 @@ export async function openPostgresDriver(
     throw connectFailure(options.mustExist ? 'cannot open' : 'cannot set up', `the Postgres mirror ${location.display} (schema ${schema})`, error);
   }
   return driver;
-}
-
-/**
- * The pool as Kysely sees it, its errors told as withServerDetail tells them (a DETAIL, the
- * setting at fault) and a session that ended as sessionEndedError does: the driver's reads go
- * through it. A cursor (a stream) is handed back as is.
- */
-function explainingPool(pool: pg.Pool): PostgresPool {
-  const explained = (error: unknown) => {
-    throw sessionEndedError(withServerDetail(error));
-  };
-  return {
-    async connect() {
-      const client = await pool.connect().catch(explained);
-      const query = (...args: Parameters<pg.PoolClient['query']>) => {
-        const result: unknown = (client.query as (...a: unknown[]) => unknown)(...args);
-        return result instanceof Promise ? result.catch(explained) : result;
-      };
-      // What else of the client Kysely uses: its release (discarding a broken one) and its pid.
-      const { processID } = client as unknown as { processID: number };
-      return { query, processID, release: (discard?: boolean) => client.release(discard) } as unknown as PostgresPoolClient;
-    },
-    end: () => pool.end(),
-    options: pool.options,
-  };
 }
 
 class PostgresDriver implements DialectDriver {
