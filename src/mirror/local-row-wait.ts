@@ -6,6 +6,11 @@ export interface RowRef {
   recordId: number;
 }
 
+/** A row as a key of sets and maps: `table:id`. */
+export function rowKey(row: RowRef): string {
+  return `${row.tableId}:${row.recordId}`;
+}
+
 /**
  * The rule of what a record's pending edit waits for: a row inserted here and not created
  * upstream yet, whether or not its create is due now. The push applies it to the edits it reads

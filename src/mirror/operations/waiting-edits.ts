@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { MirrorField } from '../catalog.ts';
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext, TableInfo } from '../mirror-context.ts';
-import { isLocalReferenceField, localReference, rowWaitedFor, type RowRef } from '../local-row-wait.ts';
+import { isLocalReferenceField, localReference, rowKey, rowWaitedFor, type RowRef } from '../local-row-wait.ts';
 import { ID_COLUMN } from '../naming.ts';
 import type { WaitingEdit } from '../outbox.ts';
 import { chunks, entryIdIn } from './outbox-rows.ts';
@@ -78,10 +78,6 @@ export async function waitingEdits(ctx: MirrorContext): Promise<WaitingEdit[]> {
     for (const r of rows) inserts.add(rowKey({ tableId: r.table_id, recordId: Number(r.record_id) }));
   }
   return waits.filter((w) => inserts.has(rowKey(w.waitsFor)));
-}
-
-function rowKey(row: RowRef): string {
-  return `${row.tableId}:${row.recordId}`;
 }
 
 /**

@@ -5,6 +5,7 @@ import type { EditOutcome, MirrorOutbox, PendingEdit } from '../../mirror/outbox
 import type { SyncLogger } from '../observer.ts';
 import type { SyncOptions } from '../sync-options.ts';
 import type { Upstream } from '../upstream.ts';
+import { rowKey } from '../../mirror/local-row-wait.ts';
 import { pushTargets, waitsFor } from './push-targets.ts';
 import { settleOutcomes, type PushReport } from './settle-outcomes.ts';
 import { pushTableEdits, type PushTarget } from './table-push.ts';
@@ -190,10 +191,6 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
 }
 
 type Waiting = { edit: PendingEdit; blocker: { tableId: string; recordId: number } };
-
-function rowKey(row: { tableId: string; recordId: number }): string {
-  return `${row.tableId}:${row.recordId}`;
-}
 
 /** The rows waited for that have no insert entry in the outbox (a row's insert entry has minus its id). */
 async function withoutInsert(ctx: PushContext, waiting: readonly Waiting[]): Promise<Set<string>> {
