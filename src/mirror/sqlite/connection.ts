@@ -14,17 +14,14 @@ import type { MirrorLocation } from '../mirror-url.ts';
 import { quoteIdent } from '../sql-text.ts';
 import type { SqlNames } from '../sql-text.ts';
 import { BoundRows } from './bound-rows.ts';
+import { RowWrites } from './row-writes.ts';
 import { accessProblems, explainAccessFailure } from './access-problems.ts';
 import { explainDiskFull } from './disk-full.ts';
 import { MirrorFileWatch } from './mirror-file-watch.ts';
 import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
 import { StatementCache, type Statement } from './statement-cache.ts';
-import { UpsertStatements } from './upsert-statements.ts';
 import { WRITER_TABLE } from './writer-marker.ts';
 
-/** Rows per multi-row INSERT (fewer native calls), kept under SQLite's 32766 bound variables. */
-const ROWS_PER_STATEMENT = 50;
-const MAX_VARIABLES = 32766;
 /** How long a write waits for another connection's write transaction to end. */
 const BUSY_TIMEOUT_MS = 10_000;
 /** What the -wal file is trimmed back to when SQLite starts the log over (it grows past it between). */
@@ -93,7 +90,7 @@ class SqliteDriver implements DialectDriver {
   readonly db: Kysely<CatalogDb>;
   readonly #raw: Database.Database;
   readonly #statements: StatementCache;
-  readonly #upserts = new UpsertStatements();
+  readonly #rows: RowWrites;
   #txStatements: Record<'begin' | 'commit', Statement> | undefined;
   #markStatements: Record<'mark' | 'unmark', Statement> | undefined;
   /** Whether the file and its -wal are still at their paths (undefined in memory). */
@@ -104,6 +101,7 @@ class SqliteDriver implements DialectDriver {
     this.#raw = raw;
     this.#watch = MirrorFileWatch.of(raw);
     this.#statements = new StatementCache(raw);
+    this.#rows = new RowWrites(raw, this.#statements);
     this.db = new Kysely<CatalogDb>({ dialect: new SqliteDialect({ database: this.#statements.asKyselyDatabase() }) });
   }
 
@@ -205,82 +203,18 @@ class SqliteDriver implements DialectDriver {
     return this.#markStatements;
   }
 
-  #prepare(query: RawBuilder<unknown>): Statement {
-    return this.#statements.prepare(query.compile(this.db).sql);
-  }
-
-  /**
-   * The upsert of `rowCount` rows, prepared once per table layout and row count: a pull runs it
-   * for every 50 rows, so even compiling its text each time would show. Not through the
-   * statement cache, which would keep the upserts of layouts gone by.
-   */
-  #upsertStatement(sqlTable: string, columns: readonly ColumnSpec[], rowCount: number, kept?: ReadonlySet<string>): Statement {
-    const layout = columns.map((c) => c.name).join('\0');
-    let stmt = kept ? undefined : this.#upserts.get(sqlTable, layout, rowCount);
-    if (stmt) return stmt;
-    const names = columns.map((c) => sql.id(c.name));
-    const placeholders = sql`(${sql.join(columns.map(() => null))})`;
-    const updates = columns
-      .filter((c) => c.name !== 'id' && !kept?.has(c.name))
-      .map((c) => sql`${sql.id(c.name)} = excluded.${sql.id(c.name)}`);
-    stmt = this.#raw.prepare(sql`INSERT INTO ${this.table(sqlTable)} (${sql.join(names)})
-      VALUES ${sql.join(Array.from({ length: rowCount }, () => placeholders))}
-      ON CONFLICT (${sql.id('id')}) DO UPDATE SET ${sql.join(updates)}`.compile(this.db).sql);
-    if (!kept) this.#upserts.set(sqlTable, layout, columns.length, rowCount, stmt);
-    return stmt;
-  }
-
   rowSink(columns: readonly ColumnSpec[]): RowSink {
     return new BoundRows(columns.length);
   }
 
   async upsertRows(_tx: WriteTx, sqlTable: string, columns: readonly ColumnSpec[], rows: RowSink, keep?: RowsToKeep): Promise<void> {
     this.#assertInTransaction();
-    if (!(rows instanceof BoundRows) || rows.width !== columns.length) {
-      throw new Error('upsertRows takes the rows of this driver\'s rowSink(), filled for these columns');
-    }
-    let values = rows.values;
-    let count = rows.ids.length;
-    if (keep && rows.ids.some((id) => keep.wholeRows.has(id) || keep.columns.has(id))) {
-      // Rows with local edits (rare): left out of the bulk statements, those with kept columns
-      // written one by one.
-      values = [];
-      count = 0;
-      // Rows keeping the same columns share a statement, for this call only.
-      const keeping = new Map<string, Statement>();
-      rows.ids.forEach((id, index) => {
-        if (keep.wholeRows.has(id)) return;
-        const kept = keep.columns.get(id);
-        if (kept) {
-          const key = [...kept].sort().join('\0');
-          let stmt = keeping.get(key);
-          if (!stmt) keeping.set(key, stmt = this.#upsertStatement(sqlTable, columns, 1, kept));
-          stmt.run(rows.row(index));
-        } else {
-          for (const value of rows.row(index)) values.push(value);
-          count++;
-        }
-      });
-    }
-    const width = columns.length;
-    const perStatement = Math.max(1, Math.min(ROWS_PER_STATEMENT, Math.floor(MAX_VARIABLES / width)));
-    let i = 0;
-    if (perStatement > 1 && count >= perStatement) {
-      const many = this.#upsertStatement(sqlTable, columns, perStatement);
-      for (; i + perStatement <= count; i += perStatement) many.run(values.slice(i * width, (i + perStatement) * width));
-    }
-    if (i < count) {
-      const one = this.#upsertStatement(sqlTable, columns, 1);
-      for (; i < count; i++) one.run(values.slice(i * width, (i + 1) * width));
-    }
+    this.#rows.upsert(sqlTable, columns, rows, keep);
   }
 
   async deleteRows(_tx: WriteTx, sqlTable: string, ids: readonly number[]): Promise<number> {
     this.#assertInTransaction();
-    const stmt = this.#prepare(sql`DELETE FROM ${this.table(sqlTable)} WHERE ${sql.id('id')} = ${null}`);
-    let deleted = 0;
-    for (const id of ids) deleted += stmt.run(id).changes;
-    return deleted;
+    return this.#rows.delete(sqlTable, ids);
   }
 
   #assertInTransaction(): void {
@@ -361,7 +295,7 @@ class SqliteDriver implements DialectDriver {
 
   async close(): Promise<void> {
     this.#statements.clear();
-    this.#upserts.clear();
+    this.#rows.clear();
     await this.db.destroy();
   }
 }
