@@ -83,6 +83,19 @@ export interface Dialect {
    * nothing when made (SQLite looks its functions up at each query).
    */
   rebindViewSql(names: SqlNames, view: ReadableView): string[];
+  /**
+   * Makes the readable view of one table again where it stands, showing what `view` says under
+   * the same columns (names and types) as before, so that views of users' own on it keep working
+   * (Postgres: CREATE OR REPLACE VIEW, with its comments; SQLite, which checks no view when one is
+   * dropped, drops and creates it).
+   */
+  replaceViewSql(names: SqlNames, view: ReadableView): string[];
+  /**
+   * Whether the database refused a statement because objects of a user's depend on what it drops
+   * or alters (Postgres: dependent_objects_still_exist; SQLite: a view or trigger that would no
+   * longer read); the error names them.
+   */
+  refusedForDependants(error: unknown): boolean;
   /** Opens the database at `location`, creating the catalog unless `mustExist`. */
   open(location: MirrorLocation, options: DialectOpenOptions): Promise<DialectDriver>;
   /**

@@ -38,9 +38,12 @@ export class MirrorLockedError extends WsmirrorError {
 export class TableSchemaError extends MirrorError {
   readonly tableId: string;
   readonly detail: unknown;
-  constructor(tableId: string, cause: unknown) {
+  /** The database refused because objects of a user's depend on what the change drops or alters (Dialect.refusedForDependants). */
+  readonly dependants: boolean;
+  constructor(tableId: string, cause: unknown, options: { dependants?: boolean } = {}) {
     super(cause instanceof Error ? cause.message : String(cause), { cause });
     this.tableId = tableId;
     this.detail = (cause as { detail?: unknown } | null)?.detail;
+    this.dependants = options.dependants ?? false;
   }
 }

@@ -117,13 +117,16 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
 
 /**
  * The table whose schema change the mirror refused, as the engine reports it: `MIRROR` with the
- * database's reason, or `MIRROR_LOCKED` when other sessions held its locks (the message names them).
+ * database's reason (and what to do, when objects of the user's stand in its way), or
+ * `MIRROR_LOCKED` when other sessions held its locks (the message names them).
  */
 function heldBack(error: TableSchemaError, tables: readonly MirrorTable[], workspace: Workspace): RefusedTable {
   const mirrored = tables.find((t) => t.tableId === error.tableId);
   const locked = error.cause instanceof MirrorLockedError;
   const code = locked ? 'MIRROR_LOCKED' : 'MIRROR';
-  const left = `left as it was and not pulled until it applies${locked ? ' (tried again at every cycle)' : ''}: ${error.message}`;
+  // The database's reason names the objects of the user's in the way; what to do about them is ours to say.
+  const advice = error.dependants ? '; drop that object of yours: the next cycle applies the change, and you can make it again after it' : '';
+  const left = `left as it was and not pulled until it applies${locked ? ' (tried again at every cycle)' : ''}: ${error.message}${advice}`;
   for (const module of workspace.modules) {
     const table = module.tables.find((t) => t.id === error.tableId);
     if (table) {

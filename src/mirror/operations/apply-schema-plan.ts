@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { tableCursorPrefix } from '../catalog.ts';
 import type { MirrorField } from '../catalog.ts';
 import type { WriteTx } from '../dialect.ts';
-import { MirrorError, TableSchemaError } from '../errors.ts';
+import { MirrorError } from '../errors.ts';
 import type { CursorWrites } from '../mirror.ts';
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext } from '../mirror-context.ts';
@@ -18,6 +18,7 @@ import { keepInsertedValues } from './keep-inserted-values.ts';
 import { createReferenceIndex, dropReferenceIndex, referenceIndexSql } from './reference-indexes.ts';
 import { absentTablesIn, readRevision } from './read-catalog.ts';
 import { lockChangedTables } from './schema-change-locks.ts';
+import { schemaRefusal } from './schema-refusal.ts';
 
 /** Runs a plan from `planSchema`: DDL, catalog rows and the given cursors in ONE transaction. */
 export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, options: { cursors?: CursorWrites } = {}): Promise<void> {
@@ -46,7 +47,7 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
         try {
           await runStep(ctx, tx, step);
         } catch (error) {
-          throw new TableSchemaError(tableOf(step.ops[0]!), error);
+          throw schemaRefusal(ctx, tableOf(step.ops[0]!), error);
         }
       }
       if (plan.ops.length > 0) {

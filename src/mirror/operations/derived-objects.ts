@@ -4,7 +4,7 @@ import { captureTables, createCapture, dropCapture } from './capture.ts';
 import { refreshFieldTables } from './field-tables.ts';
 import { createForeignKeys, dropForeignKeys } from './foreign-keys.ts';
 import { absentTablesIn } from './read-catalog.ts';
-import { createViews, dropViews } from './readable-views.ts';
+import { createViews, dropViews, replaceViews } from './readable-views.ts';
 
 /**
  * The objects the mirror derives from its mirrored tables and their catalog rows: the capture
@@ -19,44 +19,70 @@ import { createViews, dropViews } from './readable-views.ts';
  * reference one of them (their views show the referenced table's display column, their keys
  * point at it): a change of one table costs in proportion to it, not to the mirror, and holds
  * the write lock that long; and views of users' own on the other tables never stand in its way.
+ * The views of the referencing tables are not dropped but made again in place, their columns
+ * unchanged (replaceViews): views of users' own on them keep working through the change.
  */
 
-/** The tables whose derived objects go: `touched` (all when undefined) and the tables referencing them. */
-export type DerivedScope = ReadonlySet<string> | undefined;
+/** The tables whose derived objects go (all when undefined). */
+export type DerivedScope = {
+  /** Those a change touches. */
+  readonly touched: ReadonlySet<string>;
+  /** Each table with a reference field pointing at one of them (and not touched itself), and the first of those it points at. */
+  readonly referencing: ReadonlyMap<string, string>;
+} | undefined;
 
-/** Drops them, as the catalog names them before the DDL; returns the scope to restore. */
+/** Sets them aside, as the catalog names them before the DDL; returns the scope to restore. */
 export async function setAsideDerivedObjects(ctx: MirrorContext, tx: WriteTx, touched?: ReadonlySet<string>): Promise<DerivedScope> {
-  const scope = touched === undefined ? undefined : await derivedScope(ctx, tx, touched);
-  await dropCapture(ctx, tx, await captureTables(ctx, tx, scope));
-  await dropViews(ctx, tx, scope);
-  await dropForeignKeys(ctx, tx, scope);
+  const scope = touched === undefined ? undefined : { touched, referencing: await referencingTables(ctx, tx, touched) };
+  const tables = tablesOf(scope);
+  await dropCapture(ctx, tx, await captureTables(ctx, tx, tables));
+  await dropViews(ctx, tx, scope?.touched);
+  // Showing nothing of the touched tables, they are in the way of none of their DDL.
+  if (scope !== undefined) await replaceViews(ctx, tx, scope.referencing, scope.touched);
+  await dropForeignKeys(ctx, tx, tables);
   return scope;
 }
 
 /**
  * Makes them again from the catalog after the DDL, for the scope `setAsideDerivedObjects` gave:
- * exactly the objects it dropped (a table that references a touched one now either did before
+ * exactly the objects it set aside (a table that references a touched one now either did before
  * or is touched itself). The fields' SQL tables are refreshed first: a table renamed, created or
  * dropped changes them for the fields of other tables too.
  */
 export async function restoreDerivedObjects(ctx: MirrorContext, tx: WriteTx, scope?: DerivedScope): Promise<void> {
   await refreshFieldTables(ctx, tx);
-  const tables = await captureTables(ctx, tx, scope);
+  const tables = await captureTables(ctx, tx, tablesOf(scope));
   // A table whose SQL table is missing (dropped outside wsmirror) gets none until it is made
   // again, and the views of the tables referencing it show no display value for it meanwhile.
   const absent = new Set(await absentTablesIn(ctx.driver, tx.db, await ctx.driver.catalog(tx.db).selectFrom('_wsmirror_tables')
     .select(['table_id as tableId', 'sql_name as sqlName']).execute()));
-  await createViews(ctx, tx, scope, absent);
-  await createForeignKeys(ctx, tx, scope, absent);
+  await createViews(ctx, tx, scope?.touched, absent);
+  if (scope !== undefined) await replaceViews(ctx, tx, scope.referencing);
+  await createForeignKeys(ctx, tx, tablesOf(scope), absent);
   await createCapture(ctx, tx, tables.filter((t) => !absent.has(t.tableId)));
+}
+
+/** Every table of the scope, touched or referencing one (undefined: all). */
+export function tablesOf(scope: DerivedScope): Set<string> | undefined {
+  return scope === undefined ? undefined : new Set([...scope.touched, ...scope.referencing.keys()]);
 }
 
 /** `tables` and every table with a reference field pointing at one of them, as the catalog holds them in `tx`. */
 export async function derivedScope(ctx: MirrorContext, tx: WriteTx, tables: ReadonlySet<string>): Promise<Set<string>> {
-  const out = new Set(tables);
-  if (tables.size === 0) return out;
+  return tablesOf({ touched: tables, referencing: await referencingTables(ctx, tx, tables) })!;
+}
+
+/** The tables, not of `touched`, with a reference field pointing at one of them, each with the first (in `touched`'s order) it points at. */
+async function referencingTables(ctx: MirrorContext, tx: WriteTx, touched: ReadonlySet<string>): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (touched.size === 0) return out;
   const rows = await ctx.driver.catalog(tx.db).selectFrom('_wsmirror_fields').select(['table_id', 'ref_table_id'])
     .where('ref_table_id', 'is not', null).execute();
-  for (const r of rows) if (r.ref_table_id !== null && tables.has(r.ref_table_id)) out.add(r.table_id);
+  const order = [...touched];
+  for (const { table_id, ref_table_id } of rows) {
+    if (ref_table_id === null || !touched.has(ref_table_id) || touched.has(table_id)) continue;
+    const first = out.get(table_id);
+    if (first === undefined || order.indexOf(ref_table_id) < order.indexOf(first)) out.set(table_id, ref_table_id);
+  }
   return out;
 }

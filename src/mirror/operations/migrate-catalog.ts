@@ -10,7 +10,7 @@ import type { MirrorContext } from '../mirror-context.ts';
 import { missingViewNames } from '../schema-planner.ts';
 import { SYNCED_AT_COLUMN } from '../naming.ts';
 import { captureTables, createCapture, dropCapture } from './capture.ts';
-import { derivedScope, restoreDerivedObjects, setAsideDerivedObjects } from './derived-objects.ts';
+import { derivedScope, restoreDerivedObjects, setAsideDerivedObjects, tablesOf } from './derived-objects.ts';
 import { lockForMigration } from './schema-change-locks.ts';
 import { readCatalog, readCatalogTables } from './read-catalog.ts';
 import { rebindViews } from './readable-views.ts';
@@ -174,9 +174,10 @@ async function migrateIn(
     tableIds: recapture ? allIds : rebuiltScope,
     viewTableIds: capture < VIEWS_BOUND_SAFELY ? allIds : rebuiltScope,
   });
-  const scope = (await setAsideDerivedObjects(ctx, tx, new Set(rebuilt)))!;
+  const scope = await setAsideDerivedObjects(ctx, tx, new Set(rebuilt));
+  const setAside = tablesOf(scope)!;
   // The other tables keep their views and keys; an older capture set-up is replaced all the same.
-  const recaptured = recapture ? all.filter((t) => !scope.has(t.tableId)) : [];
+  const recaptured = recapture ? all.filter((t) => !setAside.has(t.tableId)) : [];
   await dropCapture(ctx, tx, recaptured);
   await convertColumnTypes(ctx, tx, conversions);
   if (stored < 3) await addBiObjects(ctx, tx, viewNames);
@@ -186,7 +187,7 @@ async function migrateIn(
   await restoreDerivedObjects(ctx, tx, scope);
   await createCapture(ctx, tx, recaptured);
   // Views the migration did not make again above; those of held tables keep their older form.
-  if (capture < VIEWS_BOUND_SAFELY) await rebindViews(ctx, tx, new Set([...allIds].filter((id) => !scope.has(id) && !heldIds.has(id))));
+  if (capture < VIEWS_BOUND_SAFELY) await rebindViews(ctx, tx, new Set([...allIds].filter((id) => !setAside.has(id) && !heldIds.has(id))));
   if (stored < CATALOG_VERSION) {
     await txCat.updateTable('_wsmirror_meta').set({ value: String(CATALOG_VERSION) }).where('key', '=', 'catalog_version').execute();
   }

@@ -1,17 +1,18 @@
 import type { WriteTx } from '../dialect.ts';
-import { TableSchemaError } from '../errors.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { readableViewOf, type ReadableView } from '../readable-view.ts';
 import { dropViewStatement } from '../view-sql.ts';
 import { absentTablesIn, readCatalogTables } from './read-catalog.ts';
+import { schemaRefusal } from './schema-refusal.ts';
 
 /**
  * The readable view of every mirrored table (readable-view.ts; each dialect's readable-views.ts
  * writes the SQL). Like the capture triggers, a schema change drops those of the tables it
- * touches (and of the tables referencing them) before its DDL (SQLite refuses to drop a column a
- * view names, Postgres to drop or retype one) and creates them again after it from the catalog
- * as it then stands: a view always matches its table, and the display columns of references
- * follow changes to the referenced tables.
+ * touches before its DDL (SQLite refuses to drop a column a view names, Postgres to drop or
+ * retype one) and creates them again after it from the catalog as it then stands: a view always
+ * matches its table. The views of the tables referencing a touched table keep their columns:
+ * they are made again in place (replaceViews), showing no display value of it while its DDL
+ * runs, then its display column as it then stands.
  */
 /** Drops the views of the tables of `only` (every table's when undefined). */
 export async function dropViews(ctx: MirrorContext, tx: WriteTx, only?: ReadonlySet<string>): Promise<void> {
@@ -27,7 +28,7 @@ export async function dropViews(ctx: MirrorContext, tx: WriteTx, only?: Readonly
     try {
       await ctx.driver.runScript(tx, [dropViewStatement(ctx.driver.names, view_name!)]);
     } catch (error) {
-      throw new TableSchemaError(table_id, error);
+      throw schemaRefusal(ctx, table_id, error);
     }
   }
 }
@@ -46,17 +47,34 @@ export async function createViews(ctx: MirrorContext, tx: WriteTx, only?: Readon
 
 /**
  * Makes the views of the tables of `only` again in place, their calls bound anew
- * (Dialect.rebindViewSql): views of users' own on them stay. One statement each, so that one
- * the database refuses names its table.
+ * (Dialect.rebindViewSql): views of users' own on them stay. One the database refuses names its table.
  */
 export async function rebindViews(ctx: MirrorContext, tx: WriteTx, only: ReadonlySet<string>): Promise<void> {
+  await inPlace(ctx, tx, new Map([...only].map((id) => [id, id])), new Set(), (view) => ctx.dialect.rebindViewSql(ctx.driver.names, view));
+}
+
+/**
+ * Makes the views of the tables `changeOf` names again in place, with the same columns
+ * (Dialect.replaceViewSql): views of users' own on them keep working. The tables of `hidden` show
+ * as not mirrored (no display value). One the database refuses names the table `changeOf` gives
+ * for it: the one whose change needs it.
+ */
+export async function replaceViews(ctx: MirrorContext, tx: WriteTx, changeOf: ReadonlyMap<string, string>, hidden: ReadonlySet<string> = new Set()): Promise<void> {
+  await inPlace(ctx, tx, changeOf, hidden, (view) => ctx.dialect.replaceViewSql(ctx.driver.names, view));
+}
+
+/** One table's statements at a time, so that a refusal names a table; none for a table whose SQL table is missing. */
+async function inPlace(
+  ctx: MirrorContext, tx: WriteTx, changeOf: ReadonlyMap<string, string>, hidden: ReadonlySet<string>, statements: (view: ReadableView) => string[],
+): Promise<void> {
+  if (changeOf.size === 0) return;
   const rows = await ctx.driver.catalog(tx.db).selectFrom('_wsmirror_tables').select(['table_id as tableId', 'sql_name as sqlName']).execute();
-  const absent = new Set(await absentTablesIn(ctx.driver, tx.db, rows));
-  for (const view of await viewsOf(ctx, tx, only, absent)) {
+  const absent = new Set([...hidden, ...await absentTablesIn(ctx.driver, tx.db, rows)]);
+  for (const view of await viewsOf(ctx, tx, new Set(changeOf.keys()), absent)) {
     try {
-      await ctx.driver.runScript(tx, ctx.dialect.rebindViewSql(ctx.driver.names, view));
+      await ctx.driver.runScript(tx, statements(view));
     } catch (error) {
-      throw new TableSchemaError(view.table.tableId, error);
+      throw schemaRefusal(ctx, changeOf.get(view.table.tableId)!, error);
     }
   }
 }

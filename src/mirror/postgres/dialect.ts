@@ -5,7 +5,8 @@ import { quoteIdent } from '../sql-text.ts';
 import { asBcWhenYearZero } from '../sql-timestamp.ts';
 import { convertColumnSql, postgresAppointments } from './appointment-range.ts';
 import { createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
-import { createViewSql, rebindViewSql, viewSetupSql } from './readable-views.ts';
+import { createViewSql, rebindViewSql, replaceViewSql, viewSetupSql } from './readable-views.ts';
+import { isDependentObjectsRefusal } from './server-detail.ts';
 import { daemonWriteCondition } from './writer-marker.ts';
 
 /** PostgreSQL (pg): one schema of a database. */
@@ -51,6 +52,8 @@ export const postgresDialect: Dialect = {
   }),
   createViewSql,
   rebindViewSql,
+  replaceViewSql,
+  refusedForDependants: isDependentObjectsRefusal,
   async open(location, options) {
     if (location.dialect !== 'postgres') throw new Error(`not a Postgres location: ${location.display}`);
     const { openPostgresDriver } = await import('./connection.ts');

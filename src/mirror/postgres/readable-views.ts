@@ -40,8 +40,17 @@ const EXPRESSIONS: ViewExpressions = {
 };
 
 export function createViewSql(names: SqlNames, view: ReadableView): string[] {
+  return viewSql(names, view, false);
+}
+
+/** The same columns as before, so the views of users' own on it stay (see Dialect.replaceViewSql). */
+export function replaceViewSql(names: SqlNames, view: ReadableView): string[] {
+  return viewSql(names, view, true);
+}
+
+function viewSql(names: SqlNames, view: ReadableView, orReplace: boolean): string[] {
   const viewName = names.qualify(view.viewName);
-  const out = [createViewStatement(names, view, EXPRESSIONS)];
+  const out = [createViewStatement(names, view, EXPRESSIONS, orReplace)];
   if (view.table.label !== null) out.push(`COMMENT ON VIEW ${viewName} IS ${quoteLiteral(view.table.label)}`);
   for (const c of view.columns) {
     const text = describeViewColumn(c);

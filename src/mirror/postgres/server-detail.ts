@@ -20,6 +20,11 @@ export function isStatementTimeout(error: unknown): boolean {
   return sqlState(error) === '57014' && /statement timeout/.test((error as Error).message);
 }
 
+/** Whether the server refused to drop an object because others depend on it (the DETAIL names them). */
+export function isDependentObjectsRefusal(error: unknown): boolean {
+  return sqlState(error) === '2BP01';
+}
+
 function sqlState(error: unknown): string | undefined {
   const { code } = error as { code?: unknown };
   return typeof code === 'string' ? code : undefined;

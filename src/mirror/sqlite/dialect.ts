@@ -3,7 +3,8 @@ import type { Dialect } from '../dialect.ts';
 import { CATALOG_PREFIX } from '../naming.ts';
 import { sqliteAppointments } from './appointment-text.ts';
 import { createCaptureSql, dropCaptureSql, REPLACED_TABLE_DEF } from './capture-triggers.ts';
-import { createViewSql } from './readable-views.ts';
+import { isDependantsRefusal } from './dependants-refusal.ts';
+import { createViewSql, replaceViewSql } from './readable-views.ts';
 import { DAEMON_WRITE_CONDITION, WRITER_TABLE_DEF } from './writer-marker.ts';
 
 /** SQLite (better-sqlite3, WAL): a file. */
@@ -44,6 +45,8 @@ export const sqliteDialect: Dialect = {
   foreignKeySql: () => null,
   createViewSql,
   rebindViewSql: () => [],
+  replaceViewSql,
+  refusedForDependants: isDependantsRefusal,
   async open(location, options) {
     if (location.dialect !== 'sqlite') throw new Error(`not a SQLite location: ${location.display}`);
     const { openSqliteDriver } = await import('./connection.ts');

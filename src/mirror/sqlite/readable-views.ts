@@ -1,6 +1,6 @@
 import type { ReadableView } from '../readable-view.ts';
 import type { SqlNames } from '../sql-text.ts';
-import { createViewStatement } from '../view-sql.ts';
+import { createViewStatement, dropViewStatement } from '../view-sql.ts';
 import type { ViewExpressions } from '../view-sql.ts';
 
 /**
@@ -30,4 +30,9 @@ const EXPRESSIONS: ViewExpressions = {
 
 export function createViewSql(names: SqlNames, view: ReadableView): string[] {
   return [createViewStatement(names, view, EXPRESSIONS)];
+}
+
+/** SQLite checks no view when one is dropped: views of users' own on it read the new one (see Dialect.replaceViewSql). */
+export function replaceViewSql(names: SqlNames, view: ReadableView): string[] {
+  return [dropViewStatement(names, view.viewName), createViewStatement(names, view, EXPRESSIONS)];
 }
