@@ -99,4 +99,9 @@ export class UpstreamWorkspace {
   clearFaults() {
     return this.#adminOk('DELETE', 'faults');
   }
+
+  /** `{ now }`, `{ advanceMs }` and/or `{ frozen }`, as `PUT /_emulator/clock` takes them. */
+  setClock(clock: { now?: string; advanceMs?: number; frozen?: boolean }) {
+    return this.#adminOk('PUT', 'clock', clock);
+  }
 }

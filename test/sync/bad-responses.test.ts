@@ -91,6 +91,23 @@ forEachDialect('pull: bad upstream answers', (dialect) => {
     await h.expectConverged('shop', 'later');
   });
 
+  it('refuses an answer whose meta.asOf jumped ahead of the feed, also replayed, and never takes it once the old clock answers again', async () => {
+    const { ids, cursorKey } = await mirroredItems();
+    await h.upstream.updateRecords('shop', 'items', [{ id: ids[0], qty: 100 }]);
+    // Within five minutes of this machine's clock, but minutes after the feed's last answer.
+    const rogue = asOfIs(new Date(Date.now() + 3 * 60_000).toISOString(), '/records/changes');
+    expect(await expectTableFails(rogue, cursorKey, 'INVALID_RESPONSE')).toMatch(/jumped ahead.*the cursor stays/);
+    // The same answer again is no clock that runs on.
+    expect(await expectTableFails(rogue, cursorKey, 'INVALID_RESPONSE')).toMatch(/jumped ahead/);
+    expect((await h.engine.runCycle()).ok).toBe(true);
+    await h.expectConverged('shop', 'items');
+    // The old clock answered since: the rogue time is a jump again, not the confirmation of one.
+    await h.upstream.updateRecords('shop', 'items', [{ id: ids[1], qty: 200 }]);
+    expect(await expectTableFails(rogue, cursorKey, 'INVALID_RESPONSE')).toMatch(/jumped ahead/);
+    expect((await h.engine.runCycle()).ok).toBe(true);
+    await h.expectConverged('shop', 'items');
+  });
+
   it('fails a pull whose records lack a mirrored field (missing is not null), keeping cursor and rows', async () => {
     const { ids, cursorKey } = await mirroredItems();
     await h.upstream.createTable('shop', 'plain', {}, [{ name: 'note', type: 'string', labels: { '': 'Note' } }]);
