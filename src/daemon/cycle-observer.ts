@@ -50,6 +50,7 @@ export function createCycleObserver(deps: CycleObserverDeps): CycleObserver {
       task.add(started.rowsRead);
     },
     tablePulled: (table, currentAsOf) => deps.metrics?.setTableCurrentAsOf(table, currentAsOf),
+    tablePullUndone: (table, before) => deps.metrics?.setTablePullState(table, before),
     tableFinished: (table) => {
       pulled.add(table);
     },

@@ -188,10 +188,23 @@ export class Metrics {
   setTables(tables: readonly { table: string; mode?: TableMode; currentAsOf: Date | null; lastPullAt?: Date | null }[]): void {
     const keep = new Set(tables.map((t) => t.table));
     for (const table of [...this.#currentAsOf.keys()]) if (!keep.has(table)) this.forgetTable(table);
-    for (const { table, mode, currentAsOf, lastPullAt } of tables) {
+    for (const { table, mode, ...pulled } of tables) {
       if (mode !== undefined) this.#modes.set(table, mode);
-      if (currentAsOf !== null) this.setTableCurrentAsOf(table, currentAsOf, lastPullAt ?? currentAsOf);
+      this.setTablePullState(table, pulled);
     }
+  }
+
+  /**
+   * A table's last pull as the mirror records it (also after a pull was undone): the upstream
+   * state it holds and when that pull ended; before its first pull no lag is known.
+   */
+  setTablePullState(table: string, { currentAsOf, lastPullAt }: { currentAsOf: Date | null; lastPullAt?: Date | null }): void {
+    if (currentAsOf !== null) {
+      this.setTableCurrentAsOf(table, currentAsOf, lastPullAt ?? currentAsOf);
+      return;
+    }
+    this.#currentAsOf.delete(table);
+    this.#lastPullMs.delete(table);
   }
 
   /**

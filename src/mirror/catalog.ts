@@ -34,6 +34,11 @@ export interface MirrorTable {
   state: TableState;
   /** Set by the sync engine (`setTableState`); never by schema changes. */
   lastPullAt: string | null;
+  /**
+   * Start of the last successful pull: the upstream state the table holds (sync/table-lag.ts).
+   * Set by the sync engine, like `lastPullAt`.
+   */
+  currentAsOf: string | null;
 }
 
 export interface MirrorField {

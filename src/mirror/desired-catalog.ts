@@ -14,7 +14,8 @@ import { storableJson, storableText } from './storable-text.ts';
  */
 
 export function desiredTable(
-  module: Module, table: Table, sqlName: string, viewName: string, state: TableState, lastPullAt: string | null,
+  module: Module, table: Table, sqlName: string, viewName: string, state: TableState,
+  pulled: Pick<MirrorTable, 'lastPullAt' | 'currentAsOf'>,
 ): MirrorTable {
   const hasHistory = table.hasHistory === true;
   return {
@@ -30,7 +31,8 @@ export function desiredTable(
     hasHistory,
     mode: hasHistory ? 'history' : 'fullscan',
     state,
-    lastPullAt,
+    lastPullAt: pulled.lastPullAt,
+    currentAsOf: pulled.currentAsOf,
   };
 }
 

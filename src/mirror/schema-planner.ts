@@ -119,7 +119,7 @@ export function planSchema(
     const viewName = viewNameOf.get(w.table.id)!;
     const old = existing.get(w.table.id);
     if (!old) {
-      const table = desiredTable(w.module, w.table, sqlName, viewName, 'needs_backfill', null);
+      const table = desiredTable(w.module, w.table, sqlName, viewName, 'needs_backfill', { lastPullAt: null, currentAsOf: null });
       const columnOf = new Map<string, string>();
       allocateInOrder(columnRequests(w.fields), new NameAllocator(rules.maxLength, SYSTEM_COLUMNS), columnOf);
       const fields = w.fields.map((f, i) => desiredField(catalog.dialect, w.table.id, f, i, columnOf.get(f.id)!));
@@ -132,7 +132,7 @@ export function planSchema(
     columnOps.push(...diff.ops);
     fieldUpdates.push(...diff.updates);
 
-    const table = desiredTable(w.module, w.table, sqlName, viewName, old.state, old.lastPullAt);
+    const table = desiredTable(w.module, w.table, sqlName, viewName, old.state, old);
     if (diff.needsBackfill || table.mode !== old.mode) table.state = 'needs_backfill';
     const changes = tableChanges(old, table);
     if (changes.length > 0) updates.push({ op: 'updateTable', table, changes });

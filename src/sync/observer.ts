@@ -16,6 +16,11 @@ export interface SyncObserver {
   scanFinished?(table: string): void;
   /** A table's pull committed: it holds upstream as of `currentAsOf` (see table-lag.ts). */
   tablePulled?(table: string, currentAsOf: Date): void;
+  /**
+   * A committed pull was undone (schema-recheck.ts): the table is current as of its pull before
+   * again (null: it has had none), which ended at `lastPullAt`.
+   */
+  tablePullUndone?(table: string, before: { currentAsOf: Date | null; lastPullAt: Date | null }): void;
   /** The table is done for this cycle: pulled, or skipped because nothing was due. */
   tableFinished?(table: string): void;
   /**

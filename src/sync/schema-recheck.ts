@@ -1,6 +1,6 @@
 import type { SchemaChange } from '../api/changes.ts';
 import { backfillCursorKey, recordCursorKey, scanCursorKey, type Catalog, type MirrorTable } from '../mirror/catalog.ts';
-import type { SyncContext } from './sync-context.ts';
+import { tableLabel, type SyncContext } from './sync-context.ts';
 
 /**
  * A record pull checks the keys of what it reads against its field list (schema-drift.ts), but a
@@ -12,7 +12,7 @@ import type { SyncContext } from './sync-context.ts';
  * So after the tables are read, the schema change log is polled once more from where the cycle's
  * schema poll began: a change it did not see names a field, table or module of the tables whose
  * pulls read across it. Those pulls are undone where it matters (`undoPull`): their cursors and
- * state go back to what they were when the cycle began, and they are read again once the schema
+ * state go back to what they were when the pulls began, and they are read again once the schema
  * has been pulled again. An idle cycle pays one request.
  */
 
@@ -51,17 +51,32 @@ export async function tablesChangedSince(
 }
 
 /**
- * Puts a table's pull cursors and state back to `table` and `cursors` as its pull began, in one
- * transaction, and its last pull: a history pull polls its changes again from the same point, a
- * backfill starts over, a scan is due and has no checkpoint of this cycle to resume. Its rows stay
- * until the pull that reads them again.
+ * What a table's pull changes of its catalog row, taken as the pull begins: the pull's own writes
+ * also change the catalog objects the cycle holds.
  */
-export async function undoPull(ctx: SyncContext, table: MirrorTable, cursors: ReadonlyMap<string, string>): Promise<void> {
+export type PullStart = Pick<MirrorTable, 'state' | 'lastPullAt' | 'currentAsOf'>;
+
+export function pullStartOf(table: MirrorTable): PullStart {
+  return { state: table.state, lastPullAt: table.lastPullAt, currentAsOf: table.currentAsOf };
+}
+
+/**
+ * Puts a table's pull cursors and state back to `cursors` and `start` as its pull began, in one
+ * transaction, then its last pull and the time it is current as of: a history pull polls its
+ * changes again from the same point, a backfill starts over, a scan is due and has no checkpoint
+ * of this cycle to resume, and `wsmirror status` and the lag metric show the table as current as
+ * of its pull before, not of the one undone. Its rows stay until the pull that reads them again.
+ */
+export async function undoPull(ctx: SyncContext, table: MirrorTable, start: PullStart, cursors: ReadonlyMap<string, string>): Promise<void> {
   const keys = [recordCursorKey(table.tableId), backfillCursorKey(table.tableId), scanCursorKey(table.tableId)];
   await ctx.mirror.applyRows(table.tableId, {
     cursors: Object.fromEntries(keys.map((k) => [k, cursors.get(k) ?? null])),
-    state: table.state,
+    state: start.state,
   });
   // A scan undone is due again, not only when the next one would have been.
-  await ctx.mirror.setTableState(table.tableId, { lastPullAt: table.lastPullAt });
+  await ctx.mirror.setTableState(table.tableId, { lastPullAt: start.lastPullAt, currentAsOf: start.currentAsOf });
+  ctx.observer.tablePullUndone?.(tableLabel(table), {
+    currentAsOf: start.currentAsOf === null ? null : new Date(start.currentAsOf),
+    lastPullAt: start.lastPullAt === null ? null : new Date(start.lastPullAt),
+  });
 }

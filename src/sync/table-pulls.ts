@@ -5,7 +5,7 @@ import { errorInfo } from './error-info.ts';
 import type { RefusedTable } from './name-rule.ts';
 import { pullTable, type TableAction } from './record-pull.ts';
 import { pullSchema, type SchemaPullResult } from './schema-pull.ts';
-import { tablesChangedSince, undoPull, type SchemaPollWindow } from './schema-recheck.ts';
+import { pullStartOf, tablesChangedSince, undoPull, type PullStart, type SchemaPollWindow } from './schema-recheck.ts';
 import { pulledTable, tableLabel, type SyncContext } from './sync-context.ts';
 
 export interface TableReport {
@@ -62,6 +62,8 @@ class TablePulls {
   readonly #ctx: SyncContext;
   readonly #opts: TablePullOptions;
   readonly #tables: TableReport[] = [];
+  /** Each table's state as its last pull of this cycle began: what undoing that pull puts back. */
+  readonly #pullStarts = new Map<string, PullStart>();
 
   constructor(ctx: SyncContext, opts: TablePullOptions) {
     this.#ctx = ctx;
@@ -143,7 +145,8 @@ class TablePulls {
     }
     const moved: Moved[] = [];
     for (const table of pulled.filter((t) => changed.has(t.tableId))) {
-      await undoPull(ctx, table, cursors);
+      // Pulled in this cycle (it wrote rows), so its start was taken.
+      await undoPull(ctx, table, this.#pullStarts.get(table.tableId)!, cursors);
       tables.splice(tables.findIndex((t) => t.tableId === table.tableId), 1);
       if (failure) {
         await this.#tableFailed(table, failure.error);
@@ -193,6 +196,7 @@ class TablePulls {
       const name = tableLabel(table);
       opts.signal?.throwIfAborted();
       logger.debug({ table: name, mode: table.mode, state: table.state }, 'pulling table');
+      this.#pullStarts.set(table.tableId, pullStartOf(table));
       try {
         const pulled = pulledTable(table, fieldsOf(catalog, table.tableId));
         // The pull's last write records it (last pull, the state held, no error) with its rows.

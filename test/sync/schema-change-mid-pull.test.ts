@@ -1,4 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
+import { createCycleObserver } from '../../src/daemon/cycle-observer.ts';
+import { Metrics } from '../../src/daemon/metrics.ts';
+import { SyncEngine } from '../../src/sync/index.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
 import type { Rewrite } from '../helpers/rewriting-proxy.ts';
@@ -226,6 +229,47 @@ forEachDialect('pull: the schema changes during a table\'s pull', (dialect) => {
     // The next scan is not due: what this cycle wrote stays.
     expect((await h.engine.runCycle()).tables).toMatchObject([{ action: 'skipped' }]);
     await h.expectConverged('shop', 'items');
+  });
+
+  it('a table deferred after its pulls were undone is current as of its pull before, in the mirror and in the metrics', async () => {
+    // The history table, mirrored with no lookback; the changes come below, at other moments.
+    await changedAfterSchemaPoll(true, async () => undefined);
+    h.proxy!.rewrite = undefined;
+    const [id] = (await h.upstream.allRecords('shop', 'items')).map((r) => r.id);
+    // Postgres answers a Date, SQLite the text stored.
+    const iso = (value: unknown) => (value instanceof Date ? value : new Date(String(value))).toISOString();
+    const pullState = async () => (await h.tm.sql<{ current_as_of: unknown; last_pull_at: unknown; state: string }>(
+      `SELECT current_as_of, last_pull_at, state FROM ${h.tm.table('_wsmirror_tables')}`,
+    )).map((r) => ({ currentAsOf: iso(r.current_as_of), lastPullAt: iso(r.last_pull_at), state: r.state }));
+    const before = await pullState();
+    expect(before).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await h.upstream.updateRecords('shop', 'items', [{ id, a: 'changed' }]);
+    // Each of the two pulls of the cycle reads its changes, then the names of a and b swap: each
+    // pull writes the record and the schema check after it undoes the pull.
+    let swaps = 0;
+    h.proxy!.rewrite = async (path) => {
+      if (swaps === 2 || !path.includes('/tables/items/records/changes')) return undefined;
+      swaps += 1;
+      await h.upstream.patchField('shop', 'items', 'a', { name: 'tmp' });
+      await h.upstream.patchField('shop', 'items', 'b', { name: 'a' });
+      await h.upstream.patchField('shop', 'items', 'tmp', { name: 'b' });
+      return undefined;
+    };
+    const NOW = Date.now() + 3_600_000;
+    const metrics = new Metrics({ processMetrics: false, now: () => NOW });
+    const engine = new SyncEngine({ client: h.client, mirror: h.tm.mirror, options: { lookbackMs: 0 }, observer: createCycleObserver({ metrics }) });
+    const report = await engine.runCycle();
+    h.proxy!.rewrite = undefined;
+    expect(swaps).toBe(2);
+    await expectPulled(report, 'deferred');
+    expect(await pullState()).toEqual(before);
+    const lag = metrics.maxLag({ maxLagMs: 60_000, fullScanEveryMs: 60_000 });
+    expect(lag && new Date(Math.round(NOW - lag.seconds * 1000)).toISOString()).toBe(before[0]!.currentAsOf);
+
+    expect((await engine.runCycle()).tables).toMatchObject([{ action: 'changes' }]);
+    await h.expectConverged('shop', 'items');
+    expect((await pullState())[0]!.currentAsOf > before[0]!.currentAsOf).toBe(true);
   });
 
   it('history turned off upstream after the schema pull: the table is scanned instead, with no error', async () => {

@@ -79,6 +79,8 @@ function catalogTablesOf(d: DialectDriver, tableRows: readonly TableRow[], field
     mode: r.mode as TableMode,
     state: r.state as TableState,
     lastPullAt: d.fromTimestamp(r.last_pull_at),
+    // Absent before the layout that added the table state columns (read-only, as above).
+    currentAsOf: d.fromTimestamp(r.current_as_of),
   }));
   const fields: MirrorField[] = fieldRows.map((r) => ({
     tableId: r.table_id,

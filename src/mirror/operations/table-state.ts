@@ -12,15 +12,16 @@ export async function setTableState(ctx: MirrorContext, tableId: string, patch: 
 }
 
 /**
- * After the write committed: the tables the context holds take the new state and last pull
- * (the rest of a patch is not held there), instead of the whole catalog being read again at the
- * next table's first batch.
+ * After the write committed: the tables the context holds take the new state, last pull and
+ * current as of (the last error is not held there), instead of the whole catalog being read
+ * again at the next table's first batch.
  */
 export function noteTableState(ctx: MirrorContext, tableId: string, patch: TableStatePatch): void {
   const held = ctx.tables?.get(tableId)?.table;
   if (held === undefined) return;
   if (patch.state !== undefined) held.state = patch.state;
   if (patch.lastPullAt !== undefined) held.lastPullAt = patch.lastPullAt;
+  if (patch.currentAsOf !== undefined) held.currentAsOf = patch.currentAsOf;
 }
 
 /** Writes a table's state at the commit of `tx`; the reference indexes once its first full read ends. */
