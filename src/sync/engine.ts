@@ -164,11 +164,11 @@ export class SyncEngine {
     const push = await this.#push(ctx, catalog);
     if (schemaFailure !== undefined) throw schemaFailure.error;
     if (observer.tablesMirrored) {
-      const asOf = new Map((await mirror.readSyncState()).tables.map((t) => [t.tableId, t.currentAsOf]));
-      observer.tablesMirrored(catalog.tables.map((t) => {
-        const at = asOf.get(t.tableId);
-        return { table: tableLabel(t), mode: t.mode, currentAsOf: at ? new Date(at) : null, lastPullAt: t.lastPullAt === null ? null : new Date(t.lastPullAt) };
-      }));
+      // The catalog holds each table's last pull: no read of the sync state for it.
+      observer.tablesMirrored(catalog.tables.map((t) => ({
+        table: tableLabel(t), mode: t.mode,
+        currentAsOf: t.currentAsOf === null ? null : new Date(t.currentAsOf), lastPullAt: t.lastPullAt === null ? null : new Date(t.lastPullAt),
+      })));
     }
     const { tables, schema, schemaCursors } = await pullRecords(ctx, opts, { catalog, cursors, pulled: pulled!, heldBack });
 

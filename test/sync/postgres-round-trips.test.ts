@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { WorkspaceClient } from '../../src/client/index.ts';
 import { openMirror } from '../../src/mirror/open-mirror.ts';
 import type { TableFilter } from '../../src/mirror/table-filter.ts';
-import { SYNC_DEFAULTS, SyncEngine } from '../../src/sync/index.ts';
+import { SYNC_DEFAULTS, SyncEngine, type SyncObserver } from '../../src/sync/index.ts';
 import { pushOutbox } from '../../src/sync/push/push-step.ts';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
 import { countedPostgres } from '../helpers/pg-round-trips.ts';
@@ -50,11 +50,11 @@ afterAll(async () => {
  * Round trips of a cycle (after a first one) of a mirror of the tables `tables` selects; with
  * `change`, after a record of `crm.t0` changed upstream.
  */
-async function cycleRoundTrips(tables: TableFilter, change?: string): Promise<number> {
+async function cycleRoundTrips(tables: TableFilter, change?: string, observer?: SyncObserver): Promise<number> {
   const mirror = await openMirror(counted.counter.url, { pgSchema: counted.newSchema('wsm_cycle') });
   const client = new WorkspaceClient({ baseUrl: emu.url, apiKey: emu.apiKey, workspaceId: emu.workspaceId });
   try {
-    const engine = new SyncEngine({ client, mirror, options: { lookbackMs: 0, tables } });
+    const engine = new SyncEngine({ client, mirror, options: { lookbackMs: 0, tables }, ...(observer ? { observer } : {}) });
     expect((await engine.runCycle({ forceFullScan: true })).ok).toBe(true);
     if (change !== undefined) {
       const [first] = await new UpstreamWorkspace(emu).allRecords('crm', 't0');
@@ -85,6 +85,16 @@ it('an idle cycle costs each table with history one round trip to Postgres, and 
   // cursor and wrote it and its pull in two transactions (each a round trip for BEGIN, one per
   // statement and one for COMMIT).
   expect(two - 2).toBe(4);
+});
+
+it('the daemon\'s account of each table\'s last pull (the lag metric) costs no round trip: the catalog holds it', async () => {
+  const tables = { include: ['crm.t0', 'crm.t1'] };
+  // What the observer was told last: at the measured cycle, after a first that pulled each table.
+  let seen: (Date | null)[] = [];
+  const observed = await cycleRoundTrips(tables, undefined, { tablesMirrored: (mirrored) => { seen = mirrored.map((t) => t.currentAsOf); } });
+  expect(seen).toHaveLength(2);
+  expect(seen.every((at) => at instanceof Date)).toBe(true);
+  expect(observed).toBe(await cycleRoundTrips(tables));
 });
 
 it('a table with a changed record costs seven round trips to Postgres: its cursor and state go with COMMIT', async () => {
