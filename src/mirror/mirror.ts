@@ -163,6 +163,8 @@ export interface RowBatch {
    * per table and cycle than `setTableState` after it).
    */
   pulled?: { currentAsOf: string };
+  /** A pull undone: its table's last pull and upstream state go back to these, in the same transaction. */
+  undone?: { lastPullAt: string | null; currentAsOf: string | null };
 }
 
 /** Rows of one table encoded by `Mirror.encodeRows`, held in the mirror's own form until written. */

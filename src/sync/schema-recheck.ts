@@ -61,8 +61,8 @@ export function pullStartOf(table: MirrorTable): PullStart {
 }
 
 /**
- * Puts a table's pull cursors and state back to `cursors` and `start` as its pull began, in one
- * transaction, then its last pull and the time it is current as of: a history pull polls its
+ * Puts a table's pull cursors, state, last pull and the time it is current as of back to
+ * `cursors` and `start` as its pull began, in one transaction: a history pull polls its
  * changes again from the same point, a backfill starts over, a scan is due and has no checkpoint
  * of this cycle to resume, and `wsmirror status` and the lag metric show the table as current as
  * of its pull before, not of the one undone. Its rows stay until the pull that reads them again.
@@ -72,9 +72,9 @@ export async function undoPull(ctx: SyncContext, table: MirrorTable, start: Pull
   await ctx.mirror.applyRows(table.tableId, {
     cursors: Object.fromEntries(keys.map((k) => [k, cursors.get(k) ?? null])),
     state: start.state,
+    // A scan undone is due again, not only when the next one would have been.
+    undone: { lastPullAt: start.lastPullAt, currentAsOf: start.currentAsOf },
   });
-  // A scan undone is due again, not only when the next one would have been.
-  await ctx.mirror.setTableState(table.tableId, { lastPullAt: start.lastPullAt, currentAsOf: start.currentAsOf });
   ctx.observer.tablePullUndone?.(tableLabel(table), {
     currentAsOf: start.currentAsOf === null ? null : new Date(start.currentAsOf),
     lastPullAt: start.lastPullAt === null ? null : new Date(start.lastPullAt),

@@ -272,6 +272,60 @@ forEachDialect('pull: the schema changes during a table\'s pull', (dialect) => {
     expect((await pullState())[0]!.currentAsOf > before[0]!.currentAsOf).toBe(true);
   });
 
+  it('an undone pull goes back in one transaction: a mirror that fails the write after it leaves no pull half undone', async () => {
+    await changedAfterSchemaPoll(true, async () => undefined);
+    h.proxy!.rewrite = undefined;
+    const [id] = (await h.upstream.allRecords('shop', 'items')).map((r) => r.id);
+    const iso = (value: unknown) => (value instanceof Date ? value : new Date(String(value))).toISOString();
+    const pullState = async () => (await h.tm.sql<{ last_pull_at: unknown; state: string }>(
+      `SELECT last_pull_at, state FROM ${h.tm.table('_wsmirror_tables')}`,
+    )).map((r) => ({ lastPullAt: iso(r.last_pull_at), state: r.state }));
+    const before = await pullState();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await h.upstream.updateRecords('shop', 'items', [{ id, a: 'changed' }]);
+    let swapped = false;
+    h.proxy!.rewrite = async (path) => {
+      if (swapped || !path.includes('/tables/items/records/changes')) return undefined;
+      swapped = true;
+      await h.upstream.patchField('shop', 'items', 'a', { name: 'tmp' });
+      await h.upstream.patchField('shop', 'items', 'b', { name: 'a' });
+      await h.upstream.patchField('shop', 'items', 'tmp', { name: 'b' });
+      return undefined;
+    };
+    // The connection to the mirror is lost once the undo's first write is done: every write after it fails.
+    const mirror = h.tm.mirror;
+    let undoing = false;
+    const failing = new Proxy(mirror, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target) as unknown;
+        if (typeof value !== 'function') return value;
+        if (key === 'applyRows') {
+          return async (...args: Parameters<typeof mirror.applyRows>) => {
+            if (undoing) throw new Error('connection to the mirror lost');
+            const result = await mirror.applyRows(...args);
+            if (args[1].upserts === undefined && args[1].encoded === undefined && args[1].state !== undefined) undoing = true;
+            return result;
+          };
+        }
+        if (key === 'setTableState') {
+          return async (...args: Parameters<typeof mirror.setTableState>) => {
+            if (undoing) throw new Error('connection to the mirror lost');
+            return mirror.setTableState(...args);
+          };
+        }
+        return (value as (...a: unknown[]) => unknown).bind(target);
+      },
+    });
+    await new SyncEngine({ client: h.client, mirror: failing, options: { lookbackMs: 0 } }).runCycle().catch(() => undefined);
+    h.proxy!.rewrite = undefined;
+    expect(swapped).toBe(true);
+    expect(undoing).toBe(true);
+    // Its cursors went back with its last pull: a scan or poll of it is due as it was before the cycle.
+    expect(await pullState()).toEqual(before);
+    expect((await h.engine.runCycle()).tables).toMatchObject([{ action: 'changes' }]);
+    await h.expectConverged('shop', 'items');
+  });
+
   it('history turned off upstream after the schema pull: the table is scanned instead, with no error', async () => {
     await changedAfterSchemaPoll(true, async ([id]) => {
       await h.upstream.patchTable('shop', 'items', { hasHistory: false });

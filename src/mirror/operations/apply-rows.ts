@@ -26,6 +26,7 @@ export async function applyRows(ctx: MirrorContext, tableId: string, batch: RowB
   const patch: TableStatePatch = {
     ...(batch.state !== undefined ? { state: batch.state } : {}),
     ...(batch.pulled !== undefined ? { lastPullAt: new Date().toISOString(), currentAsOf: batch.pulled.currentAsOf, lastError: null } : {}),
+    ...(batch.undone !== undefined ? { lastPullAt: batch.undone.lastPullAt, currentAsOf: batch.undone.currentAsOf } : {}),
   };
   const result = await ctx.driver.write(async (tx) => {
     // Local edits win until pushed, retried or discarded: rows and columns with outbox entries
