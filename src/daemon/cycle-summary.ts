@@ -12,6 +12,9 @@ export interface CycleSummary {
   upserted: number;
   deleted: number;
   pushed: number;
+  /** Local edits upstream refused this cycle, and those found in conflict (they stay in the outbox). */
+  editsFailed: number;
+  editsInConflict: number;
   durationMs: number;
 }
 
@@ -22,6 +25,8 @@ export function summarizeCycle(report: CycleReport): { summary: CycleSummary; te
     upserted: report.tables.reduce((sum, t) => sum + t.upserted, 0),
     deleted: report.tables.reduce((sum, t) => sum + t.deleted, 0),
     pushed: 'error' in report.push ? 0 : report.push.pushed,
+    editsFailed: 'error' in report.push ? 0 : report.push.failed,
+    editsInConflict: 'error' in report.push ? 0 : report.push.conflict,
     durationMs: report.durationMs,
   };
   const rowsIn = summary.upserted + summary.deleted;
@@ -32,8 +37,20 @@ export function summarizeCycle(report: CycleReport): { summary: CycleSummary; te
   ];
   const problems = [
     ...(summary.failedTables > 0 ? [`${summary.failedTables} failed`] : []),
-    ...('error' in report.push ? ['push failed'] : []),
+    ...('error' in report.push ? ['push failed'] : [refusedEdits(summary)].filter((t) => t !== '')),
   ];
   const text = `cycle ${report.ok ? 'done' : 'ended with problems'} in ${formatDuration(summary.durationMs)}: ${parts.join(', ')}${problems.length > 0 ? `; ${problems.join(', ')}` : ''}`;
   return { summary, text };
+}
+
+/**
+ * Local edits upstream refused this cycle, or found in conflict: they stay in the outbox for a
+ * person to retry or discard (the cycle itself succeeded, so it is `done`).
+ */
+function refusedEdits({ editsFailed, editsInConflict }: CycleSummary): string {
+  const parts = [
+    ...(editsFailed > 0 ? [`${formatCount(editsFailed)} ${editsFailed === 1 ? 'edit' : 'edits'} failed`] : []),
+    ...(editsInConflict > 0 ? [`${formatCount(editsInConflict)} in conflict`] : []),
+  ];
+  return parts.length === 0 ? '' : `${parts.join(', ')} (wsmirror outbox)`;
 }

@@ -2,7 +2,7 @@ import { afterEach, expect, it } from 'vitest';
 import { SyncEngine } from '../../src/sync/index.ts';
 import { forEachDialect, questionMarkSql } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
-import { daemonEnv, mirrorEnv, runWsmirror } from '../helpers/processes.ts';
+import { countLogLines, daemonEnv, mirrorEnv, runWsmirror } from '../helpers/processes.ts';
 import { field } from '../helpers/schema.ts';
 import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
 import { editsWaitingForARefusedRow } from '../helpers/waiting-edits.ts';
@@ -51,6 +51,12 @@ forEachDialect('wsmirror outbox (real process)', (dialect) => {
     const retried = await runWsmirror(['outbox', 'retry', String(entries[0]!.entryId)], env);
     expect(retried.stdout).toBe('outbox: 1 entry pending again\n');
     expect(JSON.parse((await runWsmirror(['outbox', '--json'], env)).stdout)).toEqual([expect.objectContaining({ status: 'pending', attempts: 1 })]);
+    // Refused again by the next sync: the cycle's line says so (the mirror is current: exit 0).
+    const synced = await runWsmirror(['sync'], { ...daemonEnv(h.emu, h.tm), WSMIRROR_LOG_LEVEL: 'info' });
+    expect(synced.code, synced.stderr).toBe(0);
+    expect(countLogLines(synced.stdout, /^cycle done .*, 0 edits out; 1 edit failed \(wsmirror outbox\)$/), synced.stdout).toBe(1);
+    expect(JSON.parse((await runWsmirror(['outbox', '--json'], env)).stdout)).toEqual([expect.objectContaining({ status: 'failed', attempts: 2 })]);
+    expect((await runWsmirror(['outbox', 'retry', String(entries[0]!.entryId)], env)).code).toBe(0);
 
     expect((await runWsmirror(['outbox', 'discard', '--table', 'crm.nope'], daemonEnv(h.emu, h.tm))).code).toBe(2);
     const discarded = await runWsmirror(['outbox', 'discard', '--table', 'crm.people'], daemonEnv(h.emu, h.tm));
