@@ -12,7 +12,8 @@ export type OutboxCounts = Record<OutboxStatus, number> & { waiting: number };
  * - `blocked`: a safety valve stopped its pull (a full scan's deletes over `sync.maxDeleteShare`, or a
  *   drop upstream contradicts); nothing was deleted or dropped;
  * - `failing`: its last pull failed (see `lastError`); it is retried every cycle. Also a table
- *   whose SQL table is missing (`missing`), from the moment it is, before a cycle meets it.
+ *   whose SQL table is missing (`missing`), or that carries a trigger of another role
+ *   (`foreignTrigger`), from the moment it is, before a cycle meets it.
  */
 export type TableCondition = 'backfilling' | 'ready' | 'blocked' | 'failing';
 
@@ -35,6 +36,11 @@ export interface TableStatus {
    * pulled nor pushed until `wsmirror resync` makes it again; `error` says so.
    */
   missing: boolean;
+  /**
+   * The table carries a trigger wsmirror did not make (Postgres): it is neither pulled nor pushed
+   * until the trigger is dropped; `error` names it and gives the `DROP TRIGGER` to run.
+   */
+  foreignTrigger: boolean;
   /** End of the last successful record pull, ISO 8601; null before the first one. */
   lastPullAt: string | null;
   /** Start of the last successful record pull: the upstream state the table holds. */
@@ -80,8 +86,8 @@ function noEntries(): OutboxCounts {
   return { pending: 0, failed: 0, conflict: 0, waiting: 0 };
 }
 
-function conditionOf(state: TableState, lastError: TableError | null, missing: boolean): TableCondition {
-  if (missing) return 'failing';
+function conditionOf(state: TableState, lastError: TableError | null, held: boolean): TableCondition {
+  if (held) return 'failing';
   if (lastError?.code === 'SAFETY_VALVE') return 'blocked';
   if (lastError) return 'failing';
   return state === 'needs_backfill' ? 'backfilling' : 'ready';
@@ -116,19 +122,23 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
   }
   const tables: TableStatus[] = [];
   const missing = new Set(catalog.missing);
+  const triggers = new Map(catalog.foreignTriggers.map((f) => [f.tableId, f.message]));
   for (const t of catalog.tables) {
     let rows: number | null = null;
     let error: string | undefined;
     const isMissing = missing.has(t.tableId);
+    const trigger = triggers.get(t.tableId);
     // A SQL table dropped by hand is known from the catalog read: what to do, not the database's error.
     if (isMissing) {
       error = missingTableReason(t);
     } else {
+      // So is a trigger of another role's, which holds the table back (its rows are there).
+      if (trigger !== undefined) error = trigger;
       try {
         rows = await mirror.countRows(t.tableId);
       } catch (e) {
         // A SQL table damaged by hand: report it, keep going with the others.
-        error = `cannot count the rows of ${t.sqlName}: ${e instanceof Error ? e.message : String(e)}`;
+        error = `${error === undefined ? '' : `${error}; `}cannot count the rows of ${t.sqlName}: ${e instanceof Error ? e.message : String(e)}`;
       }
     }
     const state = syncOf.get(t.tableId);
@@ -144,9 +154,10 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
       sqlName: t.sqlName,
       mode: t.mode,
       state: t.state,
-      status: conditionOf(t.state, lastError, isMissing),
+      status: conditionOf(t.state, lastError, isMissing || trigger !== undefined),
       rows,
       missing: isMissing,
+      foreignTrigger: trigger !== undefined,
       lastPullAt: iso(t.lastPullAt),
       currentAsOf,
       lagMs: tableLagMs(currentAsOf, now.getTime()),
@@ -177,8 +188,8 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
 function attentionOf(report: StatusReport): string[] {
   const out: string[] = [];
   for (const t of report.tables) {
-    // Whatever its last pull met, what to do now is to make the SQL table again.
-    if (t.missing) {
+    // Whatever its last pull met, what to do now is to make the SQL table again, or drop the trigger.
+    if (t.missing || t.foreignTrigger) {
       out.push(`${t.table}: ${t.error}`);
       continue;
     }

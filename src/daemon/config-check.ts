@@ -104,7 +104,7 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
       try {
         const catalog: Catalog = mirror
           ? await mirror.readCatalog()
-          : { dialect: config.mirror.dialect, revision: 0, tables: [], fields: [], foreignNames: [], unmigrated: [], missing: [] };
+          : { dialect: config.mirror.dialect, revision: 0, tables: [], fields: [], foreignNames: [], unmigrated: [], missing: [], foreignTriggers: [] };
         report.plan = await planOf(catalog, workspace, config, mirror, (t) => client.estimateRecordCount(t.moduleName, t.tableName));
       } catch (error) {
         // A failure of the plan is a FAIL of the side it came from, like the checks above.
@@ -141,6 +141,8 @@ async function planOf(
   // Tables whose SQL table is missing are held as a sync holds them (mirror.problems names them).
   const leaving = leavingMissingTables(catalog, workspace, filter, hold);
   for (const id of catalog.missing) if (!leaving.has(id)) hold.add(id);
+  // And those carrying a trigger of another role (mirror.problems names them too).
+  for (const { tableId } of catalog.foreignTriggers) hold.add(tableId);
   const plan = planSchema(catalog, workspace, filter, hold);
   // The catalog as the plan leaves it.
   const after = new Map(catalog.tables.map((t) => [t.tableId, t]));

@@ -79,6 +79,13 @@ export interface Catalog {
    * makes them again (`Mirror.resetTables`) or they leave the mirror.
    */
   missing: string[];
+  /**
+   * Tables carrying a trigger wsmirror did not make, which a write of the daemon's would run as
+   * its role (Postgres, postgres/foreign-triggers.ts; a write that fires one fails): held as
+   * missing ones are, neither pulled nor pushed nor changed by a schema plan, until the trigger
+   * is dropped. `message` names each trigger and the `DROP TRIGGER` to run. Empty on SQLite.
+   */
+  foreignTriggers: { tableId: string; message: string }[];
 }
 
 export function fieldsOf(catalog: Pick<Catalog, 'fields'>, tableId: string): MirrorField[] {

@@ -244,6 +244,12 @@ export interface DialectDriver {
   /** The names (`name`) of every relation and type in the mirror's namespace. */
   namespaceNamesQuery(): CompiledQuery;
   /**
+   * The triggers on the mirror's tables that wsmirror did not make and that a write of the daemon's
+   * would run as its role (`table`, and a `message` naming the trigger and what to do), read with
+   * the catalog; undefined where no such trigger can be (SQLite: no roles).
+   */
+  foreignTriggersQuery(): CompiledQuery | undefined;
+  /**
    * Runs a few compiled reads in one snapshot (a write that commits meanwhile is seen by all of
    * them or by none) and gives each one's rows: on Postgres in one round trip (one simple query,
    * its values written in as literals).

@@ -9,6 +9,8 @@ export interface TableInfo {
   fields: MirrorField[];
   /** Its SQL table was not in the database (dropped outside wsmirror): nothing reads or writes its rows. */
   missing: boolean;
+  /** It carries a trigger wsmirror did not make (`Catalog.foreignTriggers`): the daemon writes none of its rows. */
+  foreignTrigger: boolean;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { MirrorLostError } from '../errors.ts';
 import type { Catalog } from '../mirror/catalog.ts';
 import type { CursorWrites, Mirror, UnmigratedTable } from '../mirror/mirror.ts';
+import { foreignTriggerRefusals } from './foreign-trigger-tables.ts';
 import { missingRefusals } from './missing-tables.ts';
 import type { RefusedTable } from './name-rule.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
@@ -147,8 +148,12 @@ export class SyncEngine {
     // pull that fails does not hold the push back; its error ends the cycle after it.
     let pulled: SchemaPullResult | undefined;
     let schemaFailure: { error: unknown } | undefined;
-    // Tables whose SQL table is missing are held the same way, and reported with what to do.
-    const heldBack = [...unmigratedRefusals(unmigrated, catalog), ...missingRefusals(catalog)];
+    // Tables whose SQL table is missing, or that carry a trigger of another role, are held the
+    // same way, and reported with what to do (once each: the first reason found).
+    const heldBack: RefusedTable[] = [];
+    for (const held of [...unmigratedRefusals(unmigrated, catalog), ...missingRefusals(catalog), ...foreignTriggerRefusals(catalog)]) {
+      if (!heldBack.some((h) => h.tableId === held.tableId)) heldBack.push(held);
+    }
     try {
       pulled = await pullSchema(ctx, cursors, heldBack);
     } catch (error) {

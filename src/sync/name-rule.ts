@@ -14,7 +14,8 @@ export interface RefusedTable {
    * `INVALID_RESPONSE` for a name outside the rule; `SAFETY_VALVE` for a drop upstream
    * contradicts; `MIRROR_LIMIT` for a table wider than the mirror's database holds (width-rule.ts);
    * `MIRROR` for a table whose schema change (schema-pull.ts) or catalog migration (the mirror's
-   * unmigrated-tables.ts) the database refused, or whose SQL table is missing (missing-tables.ts),
+   * unmigrated-tables.ts) the database refused, whose SQL table is missing (missing-tables.ts) or
+   * that carries a trigger of another role (foreign-trigger-tables.ts),
    * `MIRROR_LOCKED` for one whose locks other sessions held too long (schema-pull.ts).
    */
   code: 'INVALID_RESPONSE' | 'SAFETY_VALVE' | 'MIRROR_LIMIT' | 'MIRROR' | 'MIRROR_LOCKED';

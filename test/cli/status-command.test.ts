@@ -144,7 +144,7 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
     const [deals, notes] = report.tables;
     expect(deals).toEqual({
       table: 'crm.deals', module: 'crm', name: 'deals', tableId: ids['crm__deals'], sqlName: 'crm__deals',
-      mode: 'history', state: 'ready', status: 'ready', rows: 3, missing: false, lastPullAt: expect.any(String), currentAsOf: expect.any(String),
+      mode: 'history', state: 'ready', status: 'ready', rows: 3, missing: false, foreignTrigger: false, lastPullAt: expect.any(String), currentAsOf: expect.any(String),
       lagMs: expect.any(Number), lagBoundMs: 300_000, progress: null, lastError: null,
       outbox: { pending: 2, failed: 1, conflict: 0, waiting: 0 },
     });

@@ -48,10 +48,10 @@ export function formatStatusText(report: StatusReport): string {
   } else {
     lines.push(...textTable(COLUMNS, report.tables));
     for (const t of report.tables) {
-      // A missing SQL table's error says what to do; its last pull's adds nothing to it.
-      if (t.lastError && !t.missing) lines.push(say(`${t.table}: ${t.status} since ${t.lastError.at} (${t.lastError.code}): ${t.lastError.message}`));
+      // A missing SQL table's error, or a foreign trigger's, says what to do; its last pull's adds nothing to it.
+      if (t.lastError && !t.missing && !t.foreignTrigger) lines.push(say(`${t.table}: ${t.status} since ${t.lastError.at} (${t.lastError.code}): ${t.lastError.message}`));
       if (t.error !== undefined) lines.push(say(`${t.table}: ${t.error}`));
-      if (t.progress && t.status !== 'blocked' && !t.missing) {
+      if (t.progress && t.status !== 'blocked' && !t.missing && !t.foreignTrigger) {
         const of = t.progress.estimatedRows === null ? '' : ` of about ${t.progress.estimatedRows}`;
         lines.push(`${t.table}: ${t.state === 'ready' ? 'full scan' : 'backfill'} at ${t.progress.rowsRead} records${of}, begun ${t.progress.startedAt}`);
       }

@@ -29,16 +29,19 @@ export function recordCreatedWrites(cat: Kysely<CatalogDb>, rows: readonly Creat
 
 /**
  * Statements pointing the references to local row `tempId` of `tableId` at `createdId`: the
- * reference columns of mirrored rows, and the values of their outbox entries.
+ * reference columns of mirrored rows, and the values of their outbox entries. The rows of a table
+ * carrying a trigger of another role (`TableInfo.foreignTrigger`) are not written: the write
+ * would fail, and the settle with it. Their entries take the id all the same, and a row still
+ * holding the temporary id is pointed at the record when its edit goes out (followCreatedRows).
  */
 export function referenceWrites(
   ctx: MirrorContext, cat: Kysely<CatalogDb>, refs: ReturnType<typeof referenceFields>, { tableId, tempId, createdId }: CreatedRow,
 ): CompiledQuery[] {
   const writes: CompiledQuery[] = [];
-  for (const { table, field } of refs) {
+  for (const { table, field, foreignTrigger } of refs) {
     if (field.refTableId !== tableId) continue;
     const column = field.columnName;
-    writes.push(sql`UPDATE ${ctx.driver.table(table.sqlName)} SET ${sql.id(column)} = ${createdId} WHERE ${sql.id(column)} = ${tempId}`.compile(cat));
+    if (!foreignTrigger) writes.push(sql`UPDATE ${ctx.driver.table(table.sqlName)} SET ${sql.id(column)} = ${createdId} WHERE ${sql.id(column)} = ${tempId}`.compile(cat));
     for (const value of ['new_value', 'old_value'] as const) {
       writes.push(cat.updateTable('_wsmirror_outbox').set({ [value]: jsonSql(ctx, createdId) })
         .where('table_id', '=', table.tableId).where('column_name', '=', column)

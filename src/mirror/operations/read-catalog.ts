@@ -11,15 +11,17 @@ import { CATALOG_PREFIX } from '../naming.ts';
 import { parseUnmigrated, UNMIGRATED_KEY } from './unmigrated-tables.ts';
 
 /**
- * A snapshot of the catalog; also refreshes the context's table cache. Its four reads go
- * together, in one snapshot (Dialect.readStatements; on Postgres one round trip).
+ * A snapshot of the catalog; also refreshes the context's table cache. Its reads go together,
+ * in one snapshot (Dialect.readStatements; on Postgres one round trip).
  */
 export async function readCatalog(ctx: MirrorContext): Promise<Catalog> {
   assertOpen(ctx);
   const d = ctx.driver;
   const cat = d.catalog(d.db);
-  const [metaRows, tableRows, fieldRows, nameRows] = await d.readStatements([
+  const triggersQuery = d.foreignTriggersQuery();
+  const [metaRows, tableRows, fieldRows, nameRows, triggerRows = []] = await d.readStatements([
     metaQuery(cat).compile(), tablesQuery(cat).compile(), fieldsQuery(cat).compile(), d.namespaceNamesQuery(),
+    ...(triggersQuery === undefined ? [] : [triggersQuery]),
   ]);
   const meta = new Map((metaRows as { key: string; value: string }[]).map((r) => [r.key, r.value]));
   const revision = Number(meta.get('revision') ?? 0);
@@ -28,8 +30,26 @@ export async function readCatalog(ctx: MirrorContext): Promise<Catalog> {
   const names = (nameRows as { name: string }[]).map((r) => r.name);
   const foreignNames = names.filter((n) => !own.has(n) && !n.startsWith(CATALOG_PREFIX)).sort();
   const missing = absentTables(tables, names);
-  ctx.tables = new Map(tables.map((t) => [t.tableId, { table: t, fields: fieldsOf({ fields }, t.tableId), missing: missing.includes(t.tableId) }]));
-  return { dialect: ctx.dialect.name, revision, tables, fields, foreignNames, unmigrated: parseUnmigrated(meta.get(UNMIGRATED_KEY)), missing };
+  const foreignTriggers = triggeredTables(tables, triggerRows as { table: string; message: string }[]);
+  const triggered = new Set(foreignTriggers.map((t) => t.tableId));
+  ctx.tables = new Map(tables.map((t) => [t.tableId, {
+    table: t, fields: fieldsOf({ fields }, t.tableId), missing: missing.includes(t.tableId), foreignTrigger: triggered.has(t.tableId),
+  }]));
+  return {
+    dialect: ctx.dialect.name, revision, tables, fields, foreignNames, unmigrated: parseUnmigrated(meta.get(UNMIGRATED_KEY)), missing, foreignTriggers,
+  };
+}
+
+/**
+ * The mirrored tables among those carrying foreign triggers, each with its triggers' messages.
+ * One on a `_wsmirror_*` table holds no table back: it fails every write of the daemon's.
+ */
+function triggeredTables(tables: readonly MirrorTable[], rows: readonly { table: string; message: string }[]): Catalog['foreignTriggers'] {
+  const bySqlName = Map.groupBy(rows, (r) => r.table);
+  return tables.flatMap((t) => {
+    const of = bySqlName.get(t.sqlName);
+    return of === undefined ? [] : [{ tableId: t.tableId, message: of.map((r) => r.message).join('; ') }];
+  });
 }
 
 /** The ids of `tables` whose SQL table is not among `names` (the namespace's): dropped outside wsmirror. */

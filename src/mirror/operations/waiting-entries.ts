@@ -13,11 +13,12 @@ import { ID_COLUMN } from '../naming.ts';
 
 /**
  * The reference fields of the mirrored tables, each with its table: where rows point at others.
- * A table whose SQL table is missing has no rows to point anywhere.
+ * A table whose SQL table is missing has no rows to point anywhere; `foreignTrigger`: the rows of
+ * its table may be read, not written (TableInfo.foreignTrigger).
  */
 export function referenceFields(tables: ReadonlyMap<string, TableInfo>) {
-  return [...tables.values()].flatMap(({ table, fields, missing }) => (missing ? [] :
-    fields.filter((f) => f.fieldType === 'reference' && f.refTableId !== null).map((f) => ({ table, field: f }))));
+  return [...tables.values()].flatMap(({ table, fields, missing, foreignTrigger }) => (missing ? [] :
+    fields.filter((f) => f.fieldType === 'reference' && f.refTableId !== null).map((f) => ({ table, field: f, foreignTrigger }))));
 }
 
 /** Statements making due the pending entries of local row `tempId` of `tableId` and of the rows pointing at it. */

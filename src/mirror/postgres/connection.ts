@@ -12,7 +12,7 @@ import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-ur
 import { accessProblems } from './access-problems.ts';
 import { secureCaptureFunctions } from './capture-grants.ts';
 import { captureNamesAnotherSchema } from './capture-schema.ts';
-import { foreignTriggerGuardSql } from './foreign-triggers.ts';
+import { foreignTriggerGuardSql, foreignTriggersQuery } from './foreign-triggers.ts';
 import { revokeExtraGrants } from './table-grants.ts';
 import { connectFailure, sessionEndedError } from './connect-failure.ts';
 import { CopyTextRows } from './copy-text.ts';
@@ -183,6 +183,10 @@ class PostgresDriver implements DialectDriver {
     return sql<{ name: string }>`
       SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ${this.#schema}
       UNION SELECT t.typname FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace WHERE n.nspname = ${this.#schema}`.compile(this.db);
+  }
+
+  foreignTriggersQuery(): CompiledQuery {
+    return foreignTriggersQuery(this.db, this.#schema);
   }
 
   async readStatements(queries: readonly CompiledQuery[]): Promise<Record<string, unknown>[][]> {

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { CatalogDb } from '../catalog-tables.ts';
 import { quoteLiteral } from '../sql-text.ts';
 import { CAPTURE_PREFIX } from './capture-triggers.ts';
@@ -14,24 +14,31 @@ import { CAPTURE_PREFIX } from './capture-triggers.ts';
 
 /**
  * The foreign triggers of the tables in `schema`, as rows of (table, trigger, fn, owner, role),
- * `role` being the session's. `lockedOnly`: of the tables this transaction locked for writing.
+ * `role` being the session's. `firedOnly`: of the tables this transaction wrote, as its locks
+ * tell: every row write (INSERT, UPDATE, DELETE, MERGE, COPY) takes ROW EXCLUSIVE on its table,
+ * TRUNCATE takes ACCESS EXCLUSIVE and fires only TRUNCATE triggers. DDL, which fires no trigger
+ * (the capture triggers and views of a table that references one a schema change touches are made
+ * again), takes stronger locks and no ROW EXCLUSIVE: it passes.
  */
-function foreignTriggersSql(schemaLiteral: string, lockedOnly: boolean): string {
-  const locked = lockedOnly
-    ? `AND c.oid IN (SELECT l.relation FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation'
-        AND l.mode IN ('RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock'))`
+function foreignTriggersSql(schemaLiteral: string, firedOnly: boolean): string {
+  const fired = firedOnly
+    ? `AND EXISTS (SELECT 1 FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation'
+        AND l.relation = c.oid AND (l.mode = 'RowExclusiveLock' OR l.mode = 'AccessExclusiveLock' AND t.tgtype & ${TRIGGER_TYPE_TRUNCATE} <> 0))`
     : '';
   return `SELECT c.relname::text AS "table", t.tgname::text AS "trigger", p.oid::pg_catalog.regprocedure::text AS fn,
       pg_catalog.pg_get_userbyid(p.proowner)::text AS owner, current_user::text AS role
     FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
     JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace JOIN pg_catalog.pg_proc p ON p.oid = t.tgfoid
-    WHERE n.nspname = ${schemaLiteral} AND NOT t.tgisinternal ${locked}
+    WHERE n.nspname = ${schemaLiteral} AND NOT t.tgisinternal ${fired}
       AND NOT (p.pronamespace = n.oid AND pg_catalog.starts_with(p.proname, ${quoteLiteral(CAPTURE_PREFIX)}))
       AND NOT (pg_catalog.pg_get_userbyid(p.proowner) = current_user AND NOT EXISTS (
         SELECT 1 FROM pg_catalog.aclexplode(coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) a
         WHERE a.grantee <> p.proowner AND a.privilege_type = 'EXECUTE'))
     ORDER BY 1, 2`;
 }
+
+/** pg_trigger.tgtype's bit of a TRUNCATE trigger (TRIGGER_TYPE_TRUNCATE in PostgreSQL's trigger.h). */
+const TRIGGER_TYPE_TRUNCATE = 32;
 
 /** The message naming a foreign trigger, what it could do and how to drop it (SQL: `format` arguments are its columns). */
 function messageFormat(): { text: string; args: string[] } {
@@ -48,6 +55,8 @@ function messageFormat(): { text: string; args: string[] } {
  * Run before the daemon's COMMIT: fails the transaction (undoing what any trigger wrote in it)
  * when a table it wrote carries a foreign trigger. A trigger cannot be added to a table, nor
  * dropped from it, while the transaction holds its write lock, so what fired in it is still there.
+ * The cycle holds such tables back beforehand (the catalog read lists them, `foreignTriggersQuery`),
+ * so this fails only a write of a trigger added since, or of a `_wsmirror_*` table's.
  */
 export function foreignTriggerGuardSql(schema: string): string {
   const { text, args } = messageFormat();
@@ -62,10 +71,17 @@ END`;
   return `DO ${tag}${body}${tag}`;
 }
 
-/** The foreign triggers of the mirror in `schema`, one line each (`wsmirror check`, a cycle's hold). Reads only. */
-export async function foreignTriggers(db: Kysely<CatalogDb>, schema: string): Promise<{ table: string; message: string }[]> {
+/**
+ * The foreign triggers of the mirror in `schema`, one row each: its table's name and a message
+ * naming the trigger and what to do. Reads only; runs in the catalog read's snapshot.
+ */
+export function foreignTriggersQuery(db: Kysely<CatalogDb>, schema: string): CompiledQuery<{ table: string; message: string }> {
   const { text, args } = messageFormat();
-  const { rows } = await sql<{ table: string; message: string }>`SELECT r."table", pg_catalog.format(${text}, ${sql.raw(args.join(', '))}) AS message
-    FROM (SELECT ${schema}::text AS schema) s CROSS JOIN LATERAL (${sql.raw(foreignTriggersSql('s.schema', false))}) r`.execute(db);
-  return rows;
+  return sql<{ table: string; message: string }>`SELECT r."table", pg_catalog.format(${text}, ${sql.raw(args.join(', '))}) AS message
+    FROM (SELECT ${schema}::text AS schema) s CROSS JOIN LATERAL (${sql.raw(foreignTriggersSql('s.schema', false))}) r`.compile(db);
+}
+
+/** The same, run (`wsmirror check`). */
+export async function foreignTriggers(db: Kysely<CatalogDb>, schema: string): Promise<{ table: string; message: string }[]> {
+  return (await db.executeQuery(foreignTriggersQuery(db, schema))).rows;
 }

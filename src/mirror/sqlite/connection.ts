@@ -149,6 +149,11 @@ class SqliteDriver implements DialectDriver {
     return sql<{ name: string }>`SELECT name FROM sqlite_schema`.compile(this.db);
   }
 
+  foreignTriggersQuery(): undefined {
+    // Whoever may write the file may do anything the daemon can: a trigger gains no one anything.
+    return undefined;
+  }
+
   async readStatements(queries: readonly CompiledQuery[]): Promise<Record<string, unknown>[][]> {
     // Under the connection's lock (no write of this process is half done), in one read
     // transaction run without a pause: one snapshot for all.

@@ -45,8 +45,9 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
   catalog ??= await ctx.mirror.readCatalog();
   const targets = pushTargets(catalog, ctx.options);
   // The edits of tables a catalog migration held back wait for it (their columns are as an older
-  // version made them), and those of tables whose SQL table is missing wait for its resync.
-  const heldTables = [...catalog.unmigrated, ...catalog.missing];
+  // version made them), those of tables whose SQL table is missing wait for its resync, and those
+  // of tables carrying a trigger of another role for its drop (foreign-trigger-tables.ts).
+  const heldTables = [...catalog.unmigrated, ...catalog.missing, ...catalog.foreignTriggers.map((t) => t.tableId)];
   const roundRecords = ctx.options.pushRoundRecords ?? ctx.mirror.preferredPushRoundRecords;
   /** Edits whose outcome could not be learnt this push: not looked at again until the next. */
   const held = new Set<string>();
