@@ -313,6 +313,59 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
     }
   }, 120_000);
 
+  it('MAINTAIN (PostgreSQL 17+, in GRANT ALL), which lets a reader lock a table against the daemon, is named by check and revoked by sync', async () => {
+    const env = daemonEnv(emu, { url: roleUrl, pgSchema: schema }, { WSMIRROR_LOG_LEVEL: 'warn' });
+    expect((await runWsmirror(['sync'], env, { cwd })).code).toBe(0);
+    const version = Number((await admin.query<{ v: string }>(`SELECT current_setting('server_version_num') AS v`)).rows[0]!.v);
+    const reader = `wsm_maint_${suffix}`;
+    const outbox = `${quoteId(schema)}."_wsmirror_outbox"`;
+    const deals = `${quoteId(schema)}."crm__deals"`;
+    await admin.query(`CREATE ROLE ${quoteId(reader)} LOGIN`);
+    const bi = new pg.Client({ connectionString: pgUrlAs(reader) });
+    /** Whether the reader may take the strongest lock on `table` (which stalls the daemon and every capture). */
+    const canLock = async (table: string) => {
+      await bi.query('BEGIN');
+      try {
+        await bi.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE NOWAIT`);
+        return true;
+      } catch (error) {
+        expect(String(error)).toMatch(/permission denied/);
+        return false;
+      } finally {
+        await bi.query('ROLLBACK');
+      }
+    };
+    try {
+      await admin.query(`GRANT USAGE ON SCHEMA ${quoteId(schema)} TO ${quoteId(reader)}`);
+      await admin.query(`GRANT SELECT ON ${deals}, ${outbox} TO ${quoteId(reader)}`);
+      await bi.connect();
+      expect(await canLock(outbox)).toBe(false);
+      await admin.query(`GRANT ALL ON ${deals}, ${outbox} TO ${quoteId(reader)}`);
+      await admin.query(`REVOKE INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER, REFERENCES ON ${deals}, ${outbox} FROM ${quoteId(reader)}`);
+      // On 17+ what GRANT ALL left beside SELECT is MAINTAIN, which allows LOCK TABLE in any mode.
+      expect(await canLock(outbox)).toBe(version >= 170_000);
+
+      const check = await runWsmirror(['check'], env, { cwd });
+      const sync = await runWsmirror(['sync'], env, { cwd });
+      expect(sync.code, sync.stderr).toBe(0);
+      expect(await canLock(outbox)).toBe(false);
+      expect(await canLock(deals)).toBe(false);
+      if (version >= 170_000) {
+        expect(check.code, check.stdout).toBe(78);
+        expect(check.stdout).toContain(`role ${reader} has MAINTAIN on ${schema}._wsmirror_outbox`);
+        expect(check.stdout).toContain(`role ${reader} has MAINTAIN on ${schema}.crm__deals`);
+        expect(sync.stdout + sync.stderr).toMatch(new RegExp(`role ${reader} had MAINTAIN on ${schema}\._wsmirror_outbox, ${schema}\.crm__deals.*LOCK TABLE.*revoked`));
+      } else {
+        expect(check.code, check.stdout).toBe(0);
+        expect(sync.stdout + sync.stderr).not.toContain(reader);
+      }
+      expect((await runWsmirror(['check'], env, { cwd })).code).toBe(0);
+    } finally {
+      await bi.end().catch(() => {});
+      await dropRoles(admin, reader);
+    }
+  }, 120_000);
+
   it('check names the privilege a first sync would lack: CREATE on the database, or on the schema', async () => {
     const bare = `wsm_bare_${suffix}`;
     await admin.query(`CREATE ROLE ${quoteId(bare)} LOGIN`);

@@ -7,10 +7,14 @@ import { quoteIdent } from '../sql-text.ts';
  * Rights on the daemon's tables that no other role needs and that let it act as the daemon: TRIGGER
  * (a trigger runs as the role whose write fires it, foreign-triggers.ts), REFERENCES and TRUNCATE
  * on every table; and on the catalog tables every write (an outbox entry goes upstream with the API
- * key). A writer needs SELECT, INSERT, UPDATE and DELETE on the mirrored tables, and nothing else
- * (config/README.md); `GRANT ALL` gives the rest.
+ * key). MAINTAIN (PostgreSQL 17+) runs no code of the role's, but allows LOCK TABLE in every mode,
+ * VACUUM FULL, CLUSTER and REINDEX: a role that may only read a table, or the outbox, could hold
+ * the lock that stalls the daemon and every application's capture. A writer needs SELECT, INSERT,
+ * UPDATE and DELETE on the mirrored tables, and nothing else (config/README.md); `GRANT ALL`
+ * gives the rest. A server before 17 has no MAINTAIN: its ACLs never hold it, so nothing is
+ * revoked there, and no statement names it.
  */
-const NEVER_ON_TABLES = ['TRIGGER', 'REFERENCES', 'TRUNCATE'];
+const NEVER_ON_TABLES = ['TRIGGER', 'REFERENCES', 'TRUNCATE', 'MAINTAIN'];
 const NEVER_ON_CATALOG = [...NEVER_ON_TABLES, 'INSERT', 'UPDATE', 'DELETE'];
 
 interface ExtraGrant {
@@ -40,7 +44,14 @@ const who = (g: ExtraGrant) => g.grantee ?? 'PUBLIC';
 /** For `wsmirror check`: one line per role and table. Reads only. */
 export async function extraGrantProblems(db: Kysely<CatalogDb>, schema: string): Promise<string[]> {
   return (await extraGrants(db, schema)).map((g) => `role ${who(g)} has ${g.privileges.join(', ')} on ${schema}.${g.table}, `
-    + 'which lets it run code or write entries as the daemon\'s role: the next sync revokes it (a writer needs SELECT, INSERT, UPDATE, DELETE only)');
+    + `which lets it ${whatItAllows(g.privileges)}: the next sync revokes it (a writer needs SELECT, INSERT, UPDATE, DELETE only)`);
+}
+
+/** What these rights let a role do to the daemon, for the messages. */
+function whatItAllows(privileges: readonly string[]): string {
+  const acts = privileges.some((p) => p !== 'MAINTAIN') ? ['run code or write entries as the daemon\'s role'] : [];
+  if (privileges.includes('MAINTAIN')) acts.push('lock the table against the daemon and every local edit (MAINTAIN: LOCK TABLE, VACUUM FULL, CLUSTER)');
+  return acts.join(', or ');
 }
 
 /** On an open for writing: those rights revoked, one warning per role. Costs one catalog read when there are none. */
@@ -50,7 +61,9 @@ export async function revokeExtraGrants(db: Kysely<CatalogDb>, schema: string): 
   await sql.raw(grants.map((g) => `REVOKE ${g.privileges.join(', ')} ON ${quoteIdent(schema)}.${quoteIdent(g.table)} FROM ${g.grantee === null ? 'PUBLIC' : quoteIdent(g.grantee)}`)
     .join(';\n')).execute(db);
   const byRole = Map.groupBy(grants, who);
-  return [...byRole].map(([role, of]) => `role ${role} had ${[...new Set(of.flatMap((g) => g.privileges))].sort().join(', ')} on `
-    + `${of.map((g) => `${schema}.${g.table}`).join(', ')}, which let it run code (a trigger) or write outbox entries as the daemon's role: revoked; `
-    + 'a writer needs SELECT, INSERT, UPDATE, DELETE only (GRANT ALL gives more)');
+  return [...byRole].map(([role, of]) => {
+    const privileges = [...new Set(of.flatMap((g) => g.privileges))].sort();
+    return `role ${role} had ${privileges.join(', ')} on ${of.map((g) => `${schema}.${g.table}`).join(', ')}, `
+      + `which let it ${whatItAllows(privileges)}: revoked; a writer needs SELECT, INSERT, UPDATE, DELETE only (GRANT ALL gives more)`;
+  });
 }
