@@ -366,6 +366,45 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
     }
   }, 120_000);
 
+  it('a right another role granted (holding it WITH GRANT OPTION) is revoked too, down the chain; the warning names each role', async () => {
+    const env = daemonEnv(emu, { url: roleUrl, pgSchema: schema }, { WSMIRROR_LOG_LEVEL: 'warn' });
+    expect((await runWsmirror(['sync'], env, { cwd })).code).toBe(0);
+    const lead = `wsm_lead_${suffix}`;
+    const member = `wsm_member_${suffix}`;
+    const deals = `${quoteId(schema)}."crm__deals"`;
+    const rights = async (role: string) => (await admin.query<{ trigger: boolean; truncate: boolean; select: boolean }>(
+      `SELECT has_table_privilege($1, $2, 'TRIGGER') AS trigger, has_table_privilege($1, $2, 'TRUNCATE') AS truncate,
+        has_table_privilege($1, $2, 'SELECT') AS select`, [role, `${quoteId(schema)}.${quoteId('crm__deals')}`],
+    )).rows[0]!;
+    await admin.query(`CREATE ROLE ${quoteId(lead)} LOGIN`);
+    await admin.query(`CREATE ROLE ${quoteId(member)} LOGIN`);
+    const leader = new pg.Client({ connectionString: pgUrlAs(lead) });
+    try {
+      await admin.query(`GRANT USAGE ON SCHEMA ${quoteId(schema)} TO ${quoteId(lead)}, ${quoteId(member)}`);
+      // The team lead may hand on what it holds; it hands TRIGGER and TRUNCATE to a member.
+      await admin.query(`GRANT ALL ON ${deals} TO ${quoteId(lead)} WITH GRANT OPTION`);
+      await leader.connect();
+      await leader.query(`GRANT SELECT, TRIGGER, TRUNCATE ON ${deals} TO ${quoteId(member)}`);
+      expect(await rights(member)).toEqual({ trigger: true, truncate: true, select: true });
+
+      const sync = await runWsmirror(['sync'], env, { cwd });
+      const said = sync.stdout + sync.stderr;
+      expect(sync.code, said).toBe(0);
+      expect(await rights(lead)).toMatchObject({ trigger: false, truncate: false, select: true });
+      expect(await rights(member)).toEqual({ trigger: false, truncate: false, select: true });
+      expect(said).toMatch(new RegExp(`role ${lead} had [A-Z, ]*TRIGGER[A-Z, ]* on ${schema}\\.crm__deals.*revoked`));
+      expect(said).toMatch(new RegExp(`role ${member} had TRIGGER, TRUNCATE on ${schema}\\.crm__deals \\(granted by ${lead}\\).*revoked`));
+      expect(said).not.toMatch(/not revoked|could not/);
+      const check = await runWsmirror(['check'], env, { cwd });
+      expect(check.code, check.stdout).toBe(0);
+    } finally {
+      await leader.end().catch(() => {});
+      // What the lead granted goes with its own grant.
+      await admin.query(`REVOKE ALL ON ${deals} FROM ${quoteId(lead)} CASCADE`);
+      await dropRoles(admin, member, lead);
+    }
+  }, 120_000);
+
   it('check names the privilege a first sync would lack: CREATE on the database, or on the schema', async () => {
     const bare = `wsm_bare_${suffix}`;
     await admin.query(`CREATE ROLE ${quoteId(bare)} LOGIN`);

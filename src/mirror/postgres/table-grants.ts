@@ -21,13 +21,16 @@ interface ExtraGrant {
   table: string;
   /** `null` for PUBLIC. */
   grantee: string | null;
+  /** Null when the table's owner granted them; else the role that did, holding them WITH GRANT OPTION. */
+  grantor: string | null;
   privileges: string[];
 }
 
-/** The rights other roles hold on the tables of the mirror in `schema` that the daemon's role owns. */
+/** The rights other roles hold on the tables of the mirror in `schema` that the daemon's role owns, by table, grantee and grantor. */
 async function extraGrants(db: Kysely<CatalogDb>, schema: string): Promise<ExtraGrant[]> {
   const { rows } = await sql<ExtraGrant>`SELECT c.relname::text AS "table",
       CASE WHEN a.grantee = 0 THEN NULL ELSE pg_catalog.pg_get_userbyid(a.grantee)::text END AS grantee,
+      CASE WHEN a.grantor = c.relowner THEN NULL ELSE pg_catalog.pg_get_userbyid(a.grantor)::text END AS grantor,
       pg_catalog.array_agg(a.privilege_type::text ORDER BY a.privilege_type) AS privileges
     FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
     CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) a
@@ -35,15 +38,17 @@ async function extraGrants(db: Kysely<CatalogDb>, schema: string): Promise<Extra
       AND a.grantee <> c.relowner
       AND (pg_catalog.starts_with(c.relname, ${CATALOG_PREFIX}) AND a.privilege_type = ANY(${NEVER_ON_CATALOG})
         OR a.privilege_type = ANY(${NEVER_ON_TABLES}))
-    GROUP BY 1, 2 ORDER BY 1, 2`.execute(db);
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 NULLS FIRST`.execute(db);
   return rows;
 }
 
 const who = (g: ExtraGrant) => g.grantee ?? 'PUBLIC';
+const where = (schema: string, g: ExtraGrant) => `${schema}.${g.table}${g.grantor === null ? '' : ` (granted by ${g.grantor})`}`;
+const key = (g: ExtraGrant, privilege: string) => JSON.stringify([g.table, g.grantee, g.grantor, privilege]);
 
-/** For `wsmirror check`: one line per role and table. Reads only. */
+/** For `wsmirror check`: one line per role, table and grantor. Reads only. */
 export async function extraGrantProblems(db: Kysely<CatalogDb>, schema: string): Promise<string[]> {
-  return (await extraGrants(db, schema)).map((g) => `role ${who(g)} has ${g.privileges.join(', ')} on ${schema}.${g.table}, `
+  return (await extraGrants(db, schema)).map((g) => `role ${who(g)} has ${g.privileges.join(', ')} on ${where(schema, g)}, `
     + `which lets it ${whatItAllows(g.privileges)}: the next sync revokes it (a writer needs SELECT, INSERT, UPDATE, DELETE only)`);
 }
 
@@ -54,16 +59,38 @@ function whatItAllows(privileges: readonly string[]): string {
   return acts.join(', or ');
 }
 
-/** On an open for writing: those rights revoked, one warning per role. Costs one catalog read when there are none. */
+/**
+ * On an open for writing: those rights revoked, one warning per role, and one per right that is
+ * still there after. Only the owner's own grants can be revoked by it (a REVOKE takes back what
+ * its grantor granted), and one whose grantee granted it on in turn (WITH GRANT OPTION) only with
+ * CASCADE, which takes those grants too: every grant of a right descends from one of the owner's.
+ * Costs one catalog read when there are none.
+ */
 export async function revokeExtraGrants(db: Kysely<CatalogDb>, schema: string): Promise<string[]> {
   const grants = await extraGrants(db, schema);
   if (grants.length === 0) return [];
-  await sql.raw(grants.map((g) => `REVOKE ${g.privileges.join(', ')} ON ${quoteIdent(schema)}.${quoteIdent(g.table)} FROM ${g.grantee === null ? 'PUBLIC' : quoteIdent(g.grantee)}`)
-    .join(';\n')).execute(db);
-  const byRole = Map.groupBy(grants, who);
-  return [...byRole].map(([role, of]) => {
+  const owners = grants.filter((g) => g.grantor === null);
+  if (owners.length > 0) {
+    await sql.raw(owners.map((g) => `REVOKE ${g.privileges.join(', ')} ON ${quoteIdent(schema)}.${quoteIdent(g.table)} `
+      + `FROM ${g.grantee === null ? 'PUBLIC' : quoteIdent(g.grantee)} CASCADE`).join(';\n')).execute(db);
+  }
+  // What is said revoked is what is gone: read again.
+  const left = await extraGrants(db, schema);
+  const remaining = new Set(left.flatMap((g) => g.privileges.map((p) => key(g, p))));
+  const revoked = grants.flatMap((g) => {
+    const privileges = g.privileges.filter((p) => !remaining.has(key(g, p)));
+    return privileges.length === 0 ? [] : [{ ...g, privileges }];
+  });
+  const warnings = [...Map.groupBy(revoked, who)].map(([role, of]) => {
     const privileges = [...new Set(of.flatMap((g) => g.privileges))].sort();
-    return `role ${role} had ${privileges.join(', ')} on ${of.map((g) => `${schema}.${g.table}`).join(', ')}, `
+    return `role ${role} had ${privileges.join(', ')} on ${of.map((g) => where(schema, g)).join(', ')}, `
       + `which let it ${whatItAllows(privileges)}: revoked; a writer needs SELECT, INSERT, UPDATE, DELETE only (GRANT ALL gives more)`;
   });
+  // Not expected (every grant descends from the owner's), but never said revoked when it is not.
+  for (const g of left) {
+    warnings.push(`role ${who(g)} still has ${g.privileges.join(', ')} on ${where(schema, g)}, which lets it ${whatItAllows(g.privileges)}: `
+      + `the daemon's role could not revoke it; as ${g.grantor ?? 'the owner'} or a superuser: REVOKE ${g.privileges.join(', ')} ON `
+      + `${quoteIdent(schema)}.${quoteIdent(g.table)} FROM ${g.grantee === null ? 'PUBLIC' : quoteIdent(g.grantee)} CASCADE`);
+  }
+  return warnings;
 }
