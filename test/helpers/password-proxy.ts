@@ -11,6 +11,8 @@ export interface PasswordProxy {
   url: string;
   /** The passwords clients sent, in order. */
   readonly passwords: string[];
+  /** Client connections open now: asking for a password, or relayed. */
+  openClients(): number;
   close(): Promise<void>;
 }
 
@@ -20,9 +22,11 @@ const CLEARTEXT_PASSWORD = Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 3]);
 export async function startPasswordProxy(url: string): Promise<PasswordProxy> {
   const target = new URL(url);
   const sockets = new Set<Socket>();
+  const clients = new Set<Socket>();
   const passwords: string[] = [];
   const server: Server = createServer((client) => {
     sockets.add(client);
+    clients.add(client);
     let pending = Buffer.alloc(0);
     let startup: Buffer | undefined;
     const onData = (chunk: Buffer) => {
@@ -60,7 +64,10 @@ export async function startPasswordProxy(url: string): Promise<PasswordProxy> {
     };
     client.on('data', onData);
     client.on('error', () => client.destroy());
-    client.on('close', () => sockets.delete(client));
+    client.on('close', () => {
+      sockets.delete(client);
+      clients.delete(client);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const proxied = new URL(url);
@@ -69,6 +76,7 @@ export async function startPasswordProxy(url: string): Promise<PasswordProxy> {
   return {
     url: proxied.toString(),
     passwords,
+    openClients: () => clients.size,
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

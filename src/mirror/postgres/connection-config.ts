@@ -23,28 +23,20 @@ export function connectionConfig(connectionString: string, purpose?: 'sync lock'
   } as pg.ClientConfig;
 }
 
-/** What pg's client is to the password function (`this`): its connection, to end. */
-interface ConnectingClient {
-  connection?: { end(): void };
-}
-
 /**
  * The password when the URL has none, asked for only when the server wants one, found as libpq
  * finds it: PGPASSWORD (unless empty), else the password file (password-file.ts). pg would read
  * the file itself, but with rules of its own (the last matching line winning) and a deprecation
  * warning on every connection. Without one, the connection fails saying where it was looked for,
- * not with what the server's authentication makes of no password.
+ * not with what the server's authentication makes of no password. pg leaves the session open
+ * when this fails: clients of this configuration are ClientEndedWhenConnectFails (ending-client.ts).
  */
-async function passwordOutsideUrl(this: ConnectingClient | undefined, connection: pg.ClientConfig): Promise<string> {
+async function passwordOutsideUrl(connection: pg.ClientConfig): Promise<string> {
   const fromEnv = process.env.PGPASSWORD;
   if (fromEnv) return fromEnv;
   const { file, named } = passwordFilePath();
   const found = await passwordFromFile(file, connection);
   if ('password' in found) return found.password;
   const env = fromEnv === undefined ? 'PGPASSWORD is not set' : 'PGPASSWORD is empty';
-  // pg calls this as a method of the client, and leaves the session open when it fails: the
-  // server would hold it (and the process) until its authentication_timeout. Ended here; the
-  // error below reaches the caller first.
-  this?.connection?.end();
   throw new Error(`the server asks for a password and no password was found: none in the URL, ${env}, and the password file ${file} (${named}) ${found.none}`);
 }

@@ -1,14 +1,14 @@
-import pg from 'pg';
 import { SET_SEARCH_PATH_SQL } from './search-path.ts';
 import { quoteIdent } from '../sql-text.ts';
 import { connectionConfig } from './connection-config.ts';
+import { ClientEndedWhenConnectFails } from './ending-client.ts';
 
 /**
  * What would keep the role of `connectionString` from creating the mirror in `schema` at its first
  * sync, one line each, naming the privilege (see Dialect.creationProblems). Reads only.
  */
 export async function creationProblems(connectionString: string, schema: string): Promise<string[]> {
-  const client = new pg.Client(connectionConfig(connectionString));
+  const client = new ClientEndedWhenConnectFails(connectionConfig(connectionString));
   client.on('error', () => {});
   await client.connect();
   try {

@@ -2,6 +2,7 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { sessionEndedError } from './connect-failure.ts';
 import { connectionConfig } from './connection-config.ts';
+import { ClientEndedWhenConnectFails } from './ending-client.ts';
 import { SET_SEARCH_PATH_SQL } from './search-path.ts';
 import { withServerDetail } from './server-detail.ts';
 
@@ -29,6 +30,7 @@ function typeParsers(): pg.TypeOverrides {
 export function mirrorPool(connectionString: string): pg.Pool {
   const pool = new pg.Pool({
     ...connectionConfig(connectionString),
+    Client: ClientEndedWhenConnectFails,
     max: 4,
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,

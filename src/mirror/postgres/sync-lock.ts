@@ -7,6 +7,7 @@ import type { MirrorLogger } from '../mirror-logger.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
 import { connectFailure } from './connect-failure.ts';
 import { connectionConfig } from './connection-config.ts';
+import { ClientEndedWhenConnectFails } from './ending-client.ts';
 import { SET_SEARCH_PATH_SQL } from './search-path.ts';
 
 /**
@@ -140,7 +141,7 @@ class HeldLock implements SyncLock {
 
   /** Takes the lock on a new connection: true when taken, false when another session holds it. */
   async take(): Promise<boolean> {
-    const client = new pg.Client({
+    const client = new ClientEndedWhenConnectFails({
       ...connectionConfig(this.#connectionString, 'sync lock'),
       connectionTimeoutMillis: 10_000,
       keepAlive: true,
