@@ -55,6 +55,36 @@ export function isPasswordParameter(name: string): boolean {
   return /^(?:ssl)?password$/i.test(decoded.trim());
 }
 
+/**
+ * A parsed URL as messages show it, rebuilt from its parts rather than searched as text: its
+ * password, and its user too unless `keepUser`, as [Redacted], and the value of a `password` or
+ * `sslpassword` parameter of its query; no fragment. Whatever characters they hold, in whatever
+ * encoding, none of them reaches a message. `host`: what stands for the host (libpq's hostless
+ * form of a Postgres URL shows none).
+ */
+export function urlForMessages(url: URL, options: { keepUser?: boolean; host?: string } = {}): string {
+  const credentials = options.keepUser === true ? `${url.username}${url.password === '' ? '' : `:${REDACTED}`}` : REDACTED;
+  const userinfo = url.username === '' && url.password === '' ? '' : `${credentials}@`;
+  const query = url.search === '' ? '' : `?${url.search.slice(1).split('&').map(hiddenParameter).join('&')}`;
+  return `${url.protocol}//${userinfo}${options.host ?? url.host}${url.pathname}${query}`;
+}
+
+function hiddenParameter(parameter: string): string {
+  const equals = parameter.indexOf('=');
+  return equals >= 0 && isPasswordParameter(parameter.slice(0, equals)) ? `${parameter.slice(0, equals)}=${REDACTED}` : parameter;
+}
+
+/**
+ * A value that is no URL, as a message may show it: everything after the first `:` that follows
+ * the user part (after `scheme:/` or `scheme://`, else from the start) is hidden, since where a
+ * password ends cannot be known in it (`postgres:/u:[Redacted]`, `u:[Redacted]`).
+ */
+export function unparsedUrlForMessages(value: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/+/i.exec(value)?.[0].length ?? 0;
+  const colon = value.indexOf(':', scheme);
+  return colon < 0 ? value : `${value.slice(0, colon + 1)}${REDACTED}`;
+}
+
 function hideParameter(match: string, name: string, equals: string): string {
   return isPasswordParameter(name) ? `${name}${equals}${REDACTED}` : match;
 }

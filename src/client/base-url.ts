@@ -3,6 +3,7 @@
  * client adds the API's paths itself; a URL ending in it would ask for `/api/v1/api/v1/…`).
  * The configuration checks `upstream.baseUrl` with this same rule.
  */
+import { unparsedUrlForMessages, urlForMessages } from '../api/secret-redaction.ts';
 
 export const BASE_URL_RULE = 'an http:// or https:// URL without query or fragment, such as https://db.example.com';
 
@@ -19,4 +20,21 @@ export function checkBaseUrl(value: unknown): { url: string } | { problem: strin
   if (url.search !== '' || url.hash !== '') return { problem: `is not ${BASE_URL_RULE}` };
   if (/\/api\/v1\/?$/.test(url.pathname)) return { problem: 'ends in /api/v1: give the base URL only, wsmirror adds the path' };
   return { url: url.href.replace(/\/+$/, '') };
+}
+
+/**
+ * A base URL (the configured value, or the checked one) as messages and logs show it: rebuilt
+ * from its parts with any credentials (a user, a password, a token as the user) as [Redacted],
+ * which the client never sends anyway (it asks the URL's origin); a value that is no URL with
+ * everything after its user part hidden.
+ */
+export function displayBaseUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    return unparsedUrlForMessages(value.trim());
+  }
+  const shown = urlForMessages(url);
+  return url.search === '' ? shown.replace(/\/+$/, '') : shown;
 }

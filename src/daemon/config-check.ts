@@ -5,6 +5,7 @@
  * every table a sync would read whole. Writes nothing, upstream or in the mirror.
  */
 import { redactUrlPasswords } from '../api/secret-redaction.ts';
+import { displayBaseUrl } from '../client/base-url.ts';
 import type { Workspace } from '../api/workspace.ts';
 import { InvalidResponseError, NetworkError, UpstreamError } from '../errors.ts';
 import type { Catalog, MirrorTable, TableMode } from '../mirror/index.ts';
@@ -63,7 +64,7 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
   const report: CheckReport = {
     ok: false,
     configFile: config.configFile,
-    upstream: { baseUrl: redactUrlPasswords(config.upstream.baseUrl), workspaceId: config.upstream.workspaceId, ok: false },
+    upstream: { baseUrl: displayBaseUrl(config.upstream.baseUrl), workspaceId: config.upstream.workspaceId, ok: false },
     mirror: {
       // Display forms: a password in a URL is never printed.
       url: displayMirrorUrl(mirrorUrlOf(config)),

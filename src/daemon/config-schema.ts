@@ -9,7 +9,7 @@ import * as z from 'zod';
 import { workspaceIdSchema } from '../api/identifiers.ts';
 import { MAX_PAGE_LIMIT } from '../api/paging.ts';
 import { API_KEY_RULE, checkApiKey } from '../client/api-key.ts';
-import { checkBaseUrl } from '../client/base-url.ts';
+import { checkBaseUrl, displayBaseUrl } from '../client/base-url.ts';
 import { CLIENT_DEFAULTS, CLIENT_LIMITS } from '../client/client-options.ts';
 import { DEFAULT_PG_SCHEMA, PG_SCHEMA_RULE, checkPgSchema, displayMirrorUrl, parseMirrorUrl, postgresUrlProblem, type MirrorLocation } from '../mirror/mirror-url.ts';
 import { TABLE_PATTERN_RULE, isTablePattern } from '../mirror/table-filter.ts';
@@ -26,10 +26,11 @@ import { LOG_FORMATS } from './terminal.ts';
 // ---------------------------------------------------------------------------------------------
 // Leaves: the modules' rules, read from what YAML or a variable holds.
 
+// A value is shown without its credentials (displayBaseUrl).
 const baseUrl = leaf(
   (value) => {
     const checked = checkBaseUrl(value);
-    return `${showValue(value)} ${'problem' in checked ? checked.problem : 'is not a base URL'}`;
+    return `${typeof value === 'string' ? JSON.stringify(displayBaseUrl(value)) : showValue(value)} ${'problem' in checked ? checked.problem : 'is not a base URL'}`;
   },
   (value) => {
     const checked = checkBaseUrl(value);

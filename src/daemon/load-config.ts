@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import type * as z from 'zod';
 import { formatPath } from '../api/issues.ts';
 import { REDACTED, createRedactor } from '../api/secret-redaction.ts';
+import { displayBaseUrl } from '../client/base-url.ts';
 import { displayMirrorUrl } from '../mirror/mirror-url.ts';
 import { ConfigError } from '../errors.ts';
 import { CREDENTIAL_NAME, envKeyProblem, nonEmpty, resolveApiKey, type Findings } from './api-key-source.ts';
@@ -67,11 +68,11 @@ export function resolveConfig(
   return build(raw, options, options.source ?? 'configuration', null);
 }
 
-/** A copy safe to log: the API key hidden, any password in the mirror URL hidden. */
+/** A copy safe to log: the API key hidden, credentials in the base URL and any password in the mirror URL hidden. */
 export function redactConfig(config: Config | LocalConfig): unknown {
   return {
     ...config,
-    upstream: config.upstream === null ? null : { ...config.upstream, apiKey: REDACTED },
+    upstream: config.upstream === null ? null : { ...config.upstream, baseUrl: displayBaseUrl(config.upstream.baseUrl), apiKey: REDACTED },
     mirror: { ...config.mirror, url: displayMirrorUrl(config.mirror.url) },
   };
 }

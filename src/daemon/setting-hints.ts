@@ -5,6 +5,7 @@
  * reaches the user: the start-up check, each cycle's problems, `/readyz`.
  */
 import { NetworkError, UpstreamError, WsmirrorError } from '../errors.ts';
+import { displayBaseUrl } from '../client/base-url.ts';
 import type { UpstreamConfig } from './config-types.ts';
 
 type Upstream = Pick<UpstreamConfig, 'baseUrl' | 'apiKeySource' | 'workspaceId'>;
@@ -37,7 +38,7 @@ export function explainFailure(failure: { code: string; message: string; causeCo
     return `${message}; if upstream really holds that much, raise the heap above it: NODE_OPTIONS=--max-old-space-size=<MB> (docs/operations.md)`;
   }
   if (code === 'NETWORK' && (failure.causeCode === undefined || UNREACHABLE.test(failure.causeCode))) {
-    return `cannot reach upstream at ${upstream.baseUrl}: ${message}; check WSMIRROR_BASE_URL (upstream.baseUrl) and that the server is up`;
+    return `cannot reach upstream at ${displayBaseUrl(upstream.baseUrl)}: ${message}; check WSMIRROR_BASE_URL (upstream.baseUrl) and that the server is up`;
   }
   return message;
 }

@@ -8,6 +8,7 @@ import type { CycleReport } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
 import { startDaemon } from './daemon.ts';
 import { createRedactor } from '../api/secret-redaction.ts';
+import { displayBaseUrl } from '../client/base-url.ts';
 import { displayMirrorUrl } from '../mirror/mirror-url.ts';
 import { mirrorUrlOf } from './configured-mirror.ts';
 import type { Logger } from './logger.ts';
@@ -36,7 +37,7 @@ export async function runSyncDaemon(config: Config, options: SyncDaemonOptions):
   // failed cycle like any later one, which the next cycle tries again.
   let cycle = options.cycle?.cycle;
   try {
-    logger.info({ mirror: displayMirrorUrl(mirrorUrlOf(config)), upstream: config.upstream.baseUrl }, 'wsmirror daemon starting');
+    logger.info({ mirror: displayMirrorUrl(mirrorUrlOf(config)), upstream: displayBaseUrl(config.upstream.baseUrl) }, 'wsmirror daemon starting');
     // Each cycle stores when the next one starts, for `wsmirror status` (known once started).
     let scheduler: Scheduler | undefined;
     const daemon = await startDaemon({

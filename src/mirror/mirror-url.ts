@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors.ts';
-import { readPostgresUrl, unparsedDisplay } from './postgres-url.ts';
+import { unparsedUrlForMessages } from '../api/secret-redaction.ts';
+import { readPostgresUrl } from './postgres-url.ts';
 
 export type MirrorLocation =
   | { dialect: 'sqlite'; path: string; display: string }
@@ -20,7 +21,7 @@ export function checkPgSchema(value: unknown): string | undefined {
  */
 export function displayMirrorUrl(url: string): string {
   if (url.startsWith('sqlite:')) return url;
-  return isPostgresUrl(url) ? readPostgresUrl(url).display : unparsedDisplay(url);
+  return isPostgresUrl(url) ? readPostgresUrl(url).display : unparsedUrlForMessages(url);
 }
 
 const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//.test(url);
@@ -38,7 +39,7 @@ export function parseMirrorUrl(url: string): MirrorLocation {
     if ('problem' in read) throw new ConfigError(`mirror URL ${read.display} ${read.problem}`);
     return { dialect: 'postgres', connectionString: read.connectionString, display: read.display };
   }
-  throw new ConfigError(`mirror URL ${unparsedDisplay(url)} is not supported: expected sqlite:PATH or postgres://USER@HOST:PORT/DATABASE`);
+  throw new ConfigError(`mirror URL ${unparsedUrlForMessages(url)} is not supported: expected sqlite:PATH or postgres://USER@HOST:PORT/DATABASE`);
 }
 
 /** Why a postgres:// URL cannot be used, phrased to follow it; undefined for any other URL, or one that can. */

@@ -2,7 +2,7 @@
  * A postgres:// (postgresql://) mirror URL as libpq reads it, the connection string that
  * node-postgres reads the same way, and the URL as messages show it.
  */
-import { REDACTED, isPasswordParameter } from '../api/secret-redaction.ts';
+import { unparsedUrlForMessages, urlForMessages } from '../api/secret-redaction.ts';
 
 /**
  * The connection string node-postgres gets for a postgres:// URL, or why the URL cannot be used
@@ -12,36 +12,17 @@ export function readPostgresUrl(url: string): ({ connectionString: string } | { 
   const parsed = parsePostgresUrl(url);
   if (parsed === undefined) {
     const problem = 'is not a valid postgres:// URL (a password\'s @, /, #, ? or space is percent-encoded: %40, %2F, %23, %3F, %20)';
-    return { problem, display: unparsedDisplay(url) };
+    return { problem, display: unparsedUrlForMessages(url) };
   }
   return { ...withSslMode(url, parsed.url), display: parsedDisplay(parsed) };
 }
 
 /**
- * The URL rebuilt from its parts without its password (`[Redacted]` in its place, and as the
- * value of a `password` or `sslpassword` parameter): whatever characters the password holds,
- * none of it reaches a message. The fragment, which libpq does not read, is left out.
+ * The URL rebuilt from its parts without its password (urlForMessages: its user shown, a
+ * DBA's way to tell URLs apart). The fragment, which libpq does not read, is left out.
  */
 function parsedDisplay({ url, hostless }: ParsedUrl): string {
-  const user = url.username === '' && url.password === '' ? '' : `${url.username}${url.password === '' ? '' : `:${REDACTED}`}@`;
-  const query = url.search === '' ? '' : `?${url.search.slice(1).split('&').map(hiddenParameter).join('&')}`;
-  return `${url.protocol}//${user}${hostless ? '' : url.host}${url.pathname}${query}`;
-}
-
-function hiddenParameter(parameter: string): string {
-  const equals = parameter.indexOf('=');
-  return equals >= 0 && isPasswordParameter(parameter.slice(0, equals)) ? `${parameter.slice(0, equals)}=${REDACTED}` : parameter;
-}
-
-/**
- * A value that is no URL, as a message may show it: everything after the first `:` that follows
- * the user part (after `scheme:/` or `scheme://`, else from the start) is hidden, since where a
- * password ends cannot be known in it (`postgres:/u:[Redacted]`, `u:[Redacted]`).
- */
-export function unparsedDisplay(value: string): string {
-  const scheme = /^[a-z][a-z0-9+.-]*:\/+/i.exec(value)?.[0].length ?? 0;
-  const colon = value.indexOf(':', scheme);
-  return colon < 0 ? value : `${value.slice(0, colon + 1)}${REDACTED}`;
+  return urlForMessages(url, { keepUser: true, host: hostless ? '' : url.host });
 }
 
 interface ParsedUrl {

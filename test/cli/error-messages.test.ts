@@ -151,9 +151,9 @@ describe('errors name the setting to fix (real processes)', () => {
     const sync = await runWsmirror(['sync'], env, { cwd: dir });
     expect([check.code, json.code, sync.code], `${check.stderr}${sync.stderr}`).toEqual([78, 78, 1]);
     for (const res of [check, json, sync]) expect(`${res.stdout}${res.stderr}`).not.toContain('pw1234-s3cret');
-    expect(check.stdout).toContain(`FAIL upstream: http://u:[Redacted]@127.0.0.1:${port}, workspace`);
-    expect((JSON.parse(json.stdout) as { upstream: { baseUrl: string } }).upstream.baseUrl).toBe(`http://u:[Redacted]@127.0.0.1:${port}`);
-    expect(sync.stderr).toContain(`cannot reach upstream at http://u:[Redacted]@127.0.0.1:${port}`);
+    expect(check.stdout).toContain(`FAIL upstream: http://[Redacted]@127.0.0.1:${port}, workspace`);
+    expect((JSON.parse(json.stdout) as { upstream: { baseUrl: string } }).upstream.baseUrl).toBe(`http://[Redacted]@127.0.0.1:${port}`);
+    expect(sync.stderr).toContain(`cannot reach upstream at http://[Redacted]@127.0.0.1:${port}`);
   });
 
   it('an unknown workspace names WSMIRROR_WORKSPACE_ID', async () => {

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { redactUrlPasswords } from '../../api/secret-redaction.ts';
+import { displayBaseUrl } from '../../client/base-url.ts';
 import { ConfigError, EXIT, UsageError } from '../../errors.ts';
 import { withConfigOption, type ConfigFlags } from '../config-option.ts';
 
@@ -72,7 +72,7 @@ export function defineConformanceCommand(program: Command): Command {
     const removeSignalHandlers = handleShutdownSignals({ onSignal: (signal) => stopping.abort(new Error(`stopped by ${signal}`)) });
     try {
       if (!flags.json) {
-        const where = endpoint.kind === 'embedded' ? `an embedded emulator (${endpoint.target.baseUrl}); set WSMIRROR_BASE_URL, WSMIRROR_API_KEY and WSMIRROR_WORKSPACE_ID to check another endpoint` : redactUrlPasswords(endpoint.target.baseUrl);
+        const where = endpoint.kind === 'embedded' ? `an embedded emulator (${endpoint.target.baseUrl}); set WSMIRROR_BASE_URL, WSMIRROR_API_KEY and WSMIRROR_WORKSPACE_ID to check another endpoint` : displayBaseUrl(endpoint.target.baseUrl);
         out(`wsmirror conformance: ${where}, workspace ${endpoint.target.workspaceId}, module ${endpoint.module}`);
       }
       const report = await suite.runConformance({
