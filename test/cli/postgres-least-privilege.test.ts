@@ -282,6 +282,8 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
       const refused = await runWsmirror(['sync'], env, { cwd });
       expect(refused.code).not.toBe(0);
       expect(refused.stdout + refused.stderr).toContain(`DROP TRIGGER zz_evil ON ${schema}._wsmirror_tables`);
+      // The database's message says it is wsmirror's (any SQL client may meet it); stderr says so once.
+      expect(refused.stderr).toMatch(/crm\.deals: nothing was written/);
       expect(await forged()).toBe(0);
 
       // A trigger of the daemon's own role, on a function only it may execute, keeps working.

@@ -8,12 +8,17 @@
  */
 export function withServerDetail(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
+  // Raised by wsmirror's own SQL (a trigger, the commit's guard), its message tells any SQL client
+  // whose it is; the daemon's messages say so already.
+  if (error.message.startsWith(OWN_PREFIX)) error.message = error.message.slice(OWN_PREFIX.length);
   const { detail } = error as { detail?: unknown };
   if (typeof detail === 'string' && detail !== '' && !error.message.includes(detail)) error.message = `${error.message}: ${detail}`;
   const setting = SETTING_AT_FAULT.find((s) => s.matches(error));
   if (setting !== undefined && !error.message.includes(setting.text)) error.message = `${error.message} (${setting.text})`;
   return error;
 }
+
+const OWN_PREFIX = 'wsmirror: ';
 
 /** Whether the server cancelled the statement for its statement_timeout. */
 export function isStatementTimeout(error: unknown): boolean {
