@@ -3,6 +3,7 @@ import { forEachDialect, type TestMirror } from '../helpers/dialects.ts';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
 import { daemonEnv, mirrorEnv, runWsmirror } from '../helpers/processes.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
+import { companiesAndNotes } from '../helpers/companies-and-notes.ts';
 
 /**
  * A mirrored table whose SQL table was dropped by hand (`DROP TABLE crm__notes` in psql or
@@ -52,14 +53,7 @@ forEachDialect('a mirrored table dropped by hand (real processes)', ({ dialect, 
   beforeAll(async () => {
     emu = await startEmulator();
     ws = new UpstreamWorkspace(emu);
-    await ws.createModule('crm');
-    await ws.createTable('crm', 'companies', { hasHistory: true }, [{ name: 'name', type: 'string', labels: { '': 'Name' } }]);
-    await ws.createTable('crm', 'notes', { hasHistory: true }, [
-      { name: 'body', type: 'string', labels: { '': 'Body' } },
-      { name: 'company', type: 'reference', labels: { '': 'Company' }, refTableName: 'companies' },
-    ]);
-    [acme] = (await ws.createRecords('crm', 'companies', [{ name: 'Acme' }, { name: 'Globex' }])).map(Number) as [number];
-    [note] = (await ws.createRecords('crm', 'notes', [{ body: 'n1', company: acme }])).map(Number) as [number];
+    ({ acme, note } = await companiesAndNotes(ws));
     t = await fresh();
     env = daemonEnv(emu, t, { WSMIRROR_SYNC_LOOKBACK: '0s' });
     const first = await runWsmirror(['sync'], env);

@@ -6,6 +6,7 @@ import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
 import { daemonEnv, mirrorEnv, runWsmirror } from '../helpers/processes.ts';
 import { dropRoles, pgUrlAs } from '../helpers/test-roles.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
+import { companiesAndNotes } from '../helpers/companies-and-notes.ts';
 
 /**
  * A writer hangs a trigger of its own on one mirrored table (crm.notes, which references
@@ -54,14 +55,7 @@ describe('Postgres: a mirrored table carrying a trigger of another role (real pr
     await admin.connect();
     emu = await startEmulator();
     ws = new UpstreamWorkspace(emu);
-    await ws.createModule('crm');
-    await ws.createTable('crm', 'companies', { hasHistory: true }, [{ name: 'name', type: 'string', labels: { '': 'Name' } }]);
-    await ws.createTable('crm', 'notes', { hasHistory: true }, [
-      { name: 'body', type: 'string', labels: { '': 'Body' } },
-      { name: 'company', type: 'reference', labels: { '': 'Company' }, refTableName: 'companies' },
-    ]);
-    [acme] = (await ws.createRecords('crm', 'companies', [{ name: 'Acme' }, { name: 'Globex' }])).map(Number) as [number];
-    [note] = (await ws.createRecords('crm', 'notes', [{ body: 'n1', company: acme }])).map(Number) as [number];
+    ({ acme, note } = await companiesAndNotes(ws));
     env = daemonEnv(emu, { url: testPgUrl, pgSchema: schema }, { WSMIRROR_SYNC_LOOKBACK: '0s' });
     const first = await runWsmirror(['sync'], env);
     expect(first.code, first.stderr).toBe(0);
