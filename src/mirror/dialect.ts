@@ -84,12 +84,14 @@ export interface Dialect {
    */
   rebindViewSql(names: SqlNames, view: ReadableView): string[];
   /**
-   * Makes the readable view of one table again where it stands, showing what `view` says under
-   * the same columns (names and types) as before, so that views of users' own on it keep working
-   * (Postgres: CREATE OR REPLACE VIEW, with its comments; SQLite, which checks no view when one is
-   * dropped, drops and creates it).
+   * Makes the readable view `before` (under the name it has) into `after` where it stands, so that
+   * views of users' own on it keep working: Postgres renames it and its columns as `after` names
+   * them, then CREATE OR REPLACE VIEW with its comments, which keeps its grants; null when Postgres
+   * cannot, as `after` does not keep `before`'s columns, in order, at its start (view-growth.ts):
+   * the view must then be dropped and created. SQLite, which checks no view when one is dropped,
+   * drops and creates it, and views name the columns they read (operations/users-views.ts).
    */
-  replaceViewSql(names: SqlNames, view: ReadableView): string[];
+  remakeViewSql(names: SqlNames, before: ReadableView, after: ReadableView): string[] | null;
   /**
    * Whether the database refused a statement because objects of a user's depend on what it drops
    * or alters (Postgres: dependent_objects_still_exist; SQLite: a view or trigger that would no
@@ -305,6 +307,15 @@ export interface DialectDriver {
    * naming the sessions that hold them. A no-op on SQLite, whose readers never block its writer.
    */
   lockForSchemaChange(tx: WriteTx, locks: SchemaChangeLocks): Promise<void>;
+
+  /**
+   * The views of users' own in the mirror's namespace that do not read, each with the database's
+   * reason, as seen inside `tx` (operations/users-views.ts). SQLite lets the tables and views a view
+   * reads be dropped or changed from under it, and then refuses every later ALTER TABLE … RENAME
+   * or DROP COLUMN of the file; Postgres refuses such changes itself: always none there, found
+   * without a query.
+   */
+  unreadableViews(tx: WriteTx): Promise<Map<string, string>>;
 
   /**
    * Why the daemon's role may not create tables, views and functions beside the mirror's tables,

@@ -130,3 +130,11 @@ export function fieldObjectName(kind: string, tableId: string, fieldId: string):
 export function temporaryName(index: number): string {
   return `${CATALOG_PREFIX}tmp_${index}`;
 }
+
+/**
+ * Temporary name of a readable view whose table is renamed, while the plan's DDL runs: no table
+ * or view the plan renames can take it, whatever names they swap.
+ */
+export function temporaryViewName(index: number): string {
+  return `${CATALOG_PREFIX}tmp_view_${index}`;
+}

@@ -207,17 +207,45 @@ forEachDialect('readable views', ({ dialect, fresh }) => {
   });
 
   if (dialect === 'postgres') {
-    it('a view of your own on a readable view blocks a schema change with an error that names your view', async () => {
+    it('a view of your own on a readable view blocks a schema change that drops one of its columns, with an error that names your view', async () => {
       const t = await seeded(fresh);
       const mine = `wsm_own_${t.pgSchema!.slice(-8)}`;
       await t.sql(`CREATE VIEW ${t.table(mine)} AS SELECT "id", "stage_label" FROM ${t.table('crm__deals_v')}`);
-      await expect(sync(t.mirror, crm([...DEAL_FIELDS, field('fn', 'notes', 'string')])))
+      const withoutMeeting = DEAL_FIELDS.filter((f) => f.name !== 'meeting');
+      await expect(sync(t.mirror, crm(withoutMeeting)))
         .rejects.toThrow(new RegExp(`crm__deals_v because other objects depend on it: view [^ ]*${mine} depends on view [^ ]*crm__deals_v$`));
       await t.sql(`DROP VIEW ${t.table(mine)}`);
-      await sync(t.mirror, crm([...DEAL_FIELDS, field('fn', 'notes', 'string')]));
-      expect(await viewColumns(t, 'crm__deals_v')).toContain('notes');
+      await sync(t.mirror, crm(withoutMeeting));
+      expect(await viewColumns(t, 'crm__deals_v')).not.toContain('meeting');
     });
   }
+
+  it('makes a table\'s view again in place when its fields swap names or one takes a companion\'s name: a view of yours bound to its columns reads on (Postgres)', async () => {
+    const t = await seeded(fresh);
+    const mine = `wsm_own_${(t.pgSchema ?? 'sqlite').slice(-8)}`;
+    if (dialect === 'postgres') await t.sql(`CREATE VIEW ${t.table(mine)} AS SELECT "id", "title", "stage", "stage_label" FROM ${t.table('crm__deals_v')}`);
+    const [title, stage, ...rest] = DEAL_FIELDS;
+    // title and stage swap names; then a new field takes the name of stage's companion.
+    await sync(t.mirror, crm([{ ...title!, name: 'stage' }, { ...stage!, name: 'title' }, ...rest]));
+    const swapped = ['id', '_synced_at', 'stage', 'title', 'title_label', 'tags', 'tags_labels'];
+    expect((await viewColumns(t, 'crm__deals_v')).slice(0, 7)).toEqual(swapped);
+    expect(await view(t, 'crm__deals_v', '"stage", "title_label"')).toEqual([
+      { stage: 'first', title_label: 'Open' }, { stage: 'second', title_label: 'Won' }, { stage: 'third', title_label: 'o_gone' },
+    ]);
+    await sync(t.mirror, crm([{ ...title!, name: 'stage' }, { ...stage!, name: 'title' }, ...rest, field('fl', 'title_label', 'string')]));
+    const columns = await viewColumns(t, 'crm__deals_v');
+    expect(columns.slice(0, 4)).toEqual(['id', '_synced_at', 'stage', 'title']);
+    expect(columns[4]).toMatch(/^title_label_[0-9a-f]{8}$/);
+    expect(columns.at(-1)).toBe('title_label');
+    if (dialect === 'postgres') {
+      // Bound to the columns, not their names: the same values as before the renames.
+      expect(await view(t, mine, '"title", "stage", "stage_label"')).toEqual([
+        { title: 'first', stage: 'o_open', stage_label: 'Open' }, { title: 'second', stage: 'o_won', stage_label: 'Won' },
+        { title: 'third', stage: 'o_gone', stage_label: 'o_gone' },
+      ]);
+      await t.sql(`DROP VIEW ${t.table(mine)}`);
+    }
+  });
 
   it('follows field add, rename, retype and drop, and the display field of the referenced table', async () => {
     const t = await seeded(fresh);

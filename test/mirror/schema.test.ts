@@ -173,7 +173,9 @@ forEachDialect('mirror schema', ({ dialect, fresh }) => {
     await t.mirror.applyRows('t1', { upserts: [{ id: 1, values: { title: 'x', first: 1, second: 2 } }] });
     await t.mirror.applyRows('t2', { upserts: [{ id: 9, values: { body: 'note' } }] });
     await t.mirror.applyRows('t1', { upserts: [], state: 'ready', cursors: { [recordCursorKey('t1')]: 'c1' } });
-    const oid = dialect === 'postgres' ? (await t.sql<{ oid: number }>(`SELECT '${t.pgSchema}.crm__deals'::regclass::oid AS oid`))[0]!.oid : 0;
+    const oidOf = async (relation: string) => (await t.sql<{ oid: number }>(`SELECT '${t.pgSchema}.${relation}'::regclass::oid AS oid`))[0]!.oid;
+    const oid = dialect === 'postgres' ? await oidOf('crm__deals') : 0;
+    const viewOid = dialect === 'postgres' ? await oidOf('crm__deals_v') : 0;
 
     // Module renamed, table t1 renamed to the old name of t2 and t2 to t1's: a swap.
     // Fields: title renamed, first and second swap their names.
@@ -191,8 +193,12 @@ forEachDialect('mirror schema', ({ dialect, fresh }) => {
     expect(await t.mirror.readRows('t1', [1])).toEqual([{ id: '1', values: { headline: 'x', second: 1, first: 2 } }]);
     expect(await t.mirror.readRows('t2', [9])).toEqual([{ id: '9', values: { body: 'note' } }]);
     if (dialect === 'postgres') {
-      expect((await t.sql<{ oid: number }>(`SELECT '${t.pgSchema}.sales__notes'::regclass::oid AS oid`))[0]!.oid).toBe(oid);
+      expect(await oidOf('sales__notes')).toBe(oid);
+      // Its readable view too, renamed with it and its columns (views of users' own on it stay).
+      expect(await oidOf('sales__notes_v')).toBe(viewOid);
     }
+    const [viewRow] = await t.sql<Record<string, unknown>>(`SELECT "headline", "first", "second" FROM ${t.table('sales__notes_v')}`);
+    expect(viewRow).toEqual({ headline: 'x', first: 2, second: 1 });
     // Renames alone need no re-read, and keep the cursor.
     const catalog = await t.mirror.readCatalog();
     expect(catalog.tables.find((x) => x.tableId === 't1')).toMatchObject({ sqlName: 'sales__notes', state: 'ready', moduleName: 'sales' });

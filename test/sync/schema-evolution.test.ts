@@ -94,17 +94,16 @@ forEachDialect('pull: schema changes', (dialect) => {
     expect((await h.engine.runCycle()).ok).toBe(true);
     await h.expectConverged('crm', 'people');
 
-    // A view of one's own on the readable view of deals holds back a change of deals only (Postgres
-    // refuses to drop a view another depends on; SQLite lets it go, and the change applies).
+    // A view of one's own on the readable view of deals lets fields be added to deals: the view is
+    // made again in place, its new column at the end.
     const deals = h.tm.table(`${(await catalogEntry(h.tm, 'crm', 'deals'))!.sqlName}_v`);
     await h.tm.sql(`CREATE VIEW ${mine} AS SELECT "id", "title" FROM ${deals}`);
     await h.upstream.addFields('crm', 'deals', [{ name: 'amount', type: 'number', labels: label('Amount') }]);
     await h.upstream.addFields('crm', 'people', [{ name: 'age', type: 'number', labels: label('Age') }]);
-    const blocked = await h.engine.runCycle();
-    if (dialect.dialect === 'postgres') {
-      expect(blocked.tables.find((t) => t.table === 'crm.deals')).toMatchObject({ action: 'failed', error: { code: 'MIRROR' } });
-    }
+    expect((await h.engine.runCycle()).ok).toBe(true);
+    await h.expectConverged('crm', 'deals');
     await h.expectConverged('crm', 'people');
+    expect(await h.tm.sql(`SELECT "title" FROM ${mine}`)).toEqual([{ title: 'big' }]);
     await h.tm.sql(`DROP VIEW ${mine}`);
   });
 

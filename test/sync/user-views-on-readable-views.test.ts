@@ -30,6 +30,30 @@ async function ownViewOnDeals(h: SyncHarness, columns: string): Promise<string> 
   return mine;
 }
 
+/** The readable view of a table, quoted for `h.tm.sql`, as the catalog names it now. */
+async function readableView(h: SyncHarness, tableName: string): Promise<string> {
+  const [row] = await h.tm.sql<{ view_name: string }>(
+    `SELECT view_name FROM ${h.tm.table('_wsmirror_tables')} WHERE module_name = 'crm' AND table_name = ${h.tm.dialect === 'postgres' ? '$1' : '?'}`, [tableName],
+  );
+  return h.tm.table(row!.view_name);
+}
+
+/** The columns of a view, in order, as the database has them. */
+async function viewColumns(h: SyncHarness, view: string): Promise<string[]> {
+  const rows = h.tm.dialect === 'postgres'
+    ? await h.tm.sql<{ name: string }>('SELECT attname AS name FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum', [view])
+    : await h.tm.sql<{ name: string }>(`PRAGMA table_info(${view})`);
+  return rows.map((r) => r.name);
+}
+
+/** Postgres: the view's object id (the same one: made again in place, not dropped) and whether `role` may read it. */
+async function pgViewState(h: SyncHarness, view: string, role: string): Promise<{ oid: number; readable: boolean }> {
+  const [row] = await h.tm.sql<{ oid: number; readable: boolean }>('SELECT $1::regclass::oid::int AS oid, has_table_privilege($2, $1::regclass, \'SELECT\') AS readable', [view, role]);
+  return row!;
+}
+
+const failedTables = (report: Awaited<ReturnType<SyncHarness['engine']['runCycle']>>) => report.tables.filter((t) => t.action === 'failed');
+
 forEachDialect('pull: views of users\' own on the readable views', (dialect) => {
   let h: SyncHarness;
   afterEach(async () => h?.close());
@@ -95,5 +119,156 @@ forEachDialect('pull: views of users\' own on the readable views', (dialect) => 
     await h.tm.sql(`DROP VIEW ${mine}`);
     expect((await h.engine.runCycle()).tables.filter((t) => t.action === 'failed')).toEqual([]);
     await h.expectConverged('crm', 'deals');
+  });
+
+  it('a field added, a label changed and an option added upstream keep a user\'s view on the table\'s own readable view working; the view grows at its end, in place, grants kept', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await referencingTables(h);
+    await h.upstream.addFields('crm', 'deals', [{ name: 'stage', type: 'choice', labels: label('Stage'), options: [{ name: 'open' }] }]);
+    await h.sync();
+    const mine = await ownViewOnDeals(h, '"title", "company_label", "stage_label"');
+    const deals = await readableView(h, 'deals');
+    const columns = await viewColumns(h, deals);
+    const reader = `wsm_bi_${(h.tm.pgSchema ?? 'sqlite').slice(-8)}`;
+    if (dialect.dialect === 'postgres') {
+      await h.tm.sql(`CREATE ROLE ${reader}`);
+      await h.tm.sql(`GRANT SELECT ON ${deals} TO ${reader}`);
+    }
+    try {
+      const before = dialect.dialect === 'postgres' ? await pgViewState(h, deals, reader) : undefined;
+      await h.upstream.addFields('crm', 'deals', [{ name: 'amount', type: 'number', labels: label('Amount') }]);
+      await h.upstream.patchField('crm', 'deals', 'title', { labels: label('Deal title') });
+      const stage = (await h.upstream.getTable('crm', 'deals')).fields.find((f: { name: string }) => f.name === 'stage');
+      await h.upstream.patchField('crm', 'deals', 'stage', { options: [...stage.options, { name: 'won' }] });
+      await h.upstream.createRecords('crm', 'deals', [{ title: 'small', amount: 5 }]);
+      expect(failedTables(await h.engine.runCycle())).toEqual([]);
+      await h.expectConverged('crm', 'deals');
+      expect(await h.tm.sql(`SELECT * FROM ${mine} ORDER BY "title"`)).toEqual([
+        { title: 'big', company_label: 'Acme', stage_label: null }, { title: 'small', company_label: null, stage_label: null },
+      ]);
+      // The new field's column comes last: the columns a user's view reads keep their places.
+      expect(await viewColumns(h, deals)).toEqual([...columns, 'amount']);
+      if (dialect.dialect === 'postgres') {
+        expect(await pgViewState(h, deals, reader)).toEqual({ oid: before!.oid, readable: true });
+        const [comment] = await h.tm.sql<{ text: string }>('SELECT col_description($1::regclass, 3) AS text', [deals]);
+        expect(comment!.text).toBe('Deal title');
+      }
+    } finally {
+      if (dialect.dialect === 'postgres') {
+        await h.tm.sql(`DROP OWNED BY ${reader}`);
+        await h.tm.sql(`DROP ROLE ${reader}`);
+      }
+    }
+  });
+
+  it('a field renamed upstream: Postgres renames the readable view\'s column in place and the user\'s view reads on; SQLite, whose views name their columns, holds the table back until the user\'s view goes', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await referencingTables(h);
+    const mine = await ownViewOnDeals(h, '"title", "company_label"');
+    const deals = await readableView(h, 'deals');
+    const before = dialect.dialect === 'postgres' ? await pgViewState(h, deals, 'postgres') : undefined;
+
+    await h.upstream.patchField('crm', 'deals', 'title', { name: 'headline' });
+    await h.upstream.createRecords('crm', 'notes', [{ text: 'second' }]);
+    const failed = failedTables(await h.engine.runCycle());
+    await h.expectConverged('crm', 'notes');
+    expect(await h.tm.sql(`SELECT * FROM ${mine}`)).toEqual([{ title: 'big', company_label: 'Acme' }]);
+    if (dialect.dialect === 'postgres') {
+      expect(failed).toEqual([]);
+      await h.expectConverged('crm', 'deals');
+      expect(await viewColumns(h, deals)).toEqual(['id', '_synced_at', 'headline', 'company', 'company_label']);
+      expect((await pgViewState(h, deals, 'postgres')).oid).toBe(before!.oid);
+      return;
+    }
+    expect(failed.map((t) => t.table)).toEqual(['crm.deals']);
+    expect(failed[0]!.error!.message).toContain('mine_sqlite');
+    expect(failed[0]!.error!.message).toMatch(/would no longer read after this change: no such column: "title".*drop that object of yours/);
+    await h.tm.sql(`DROP VIEW ${mine}`);
+    expect(failedTables(await h.engine.runCycle())).toEqual([]);
+    await h.expectConverged('crm', 'deals');
+    expect(await viewColumns(h, deals)).toEqual(['id', '_synced_at', 'headline', 'company', 'company_label']);
+  });
+
+  it('a table renamed upstream: Postgres renames its readable view in place and the user\'s view reads on; SQLite holds it back until the user\'s view goes', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await referencingTables(h);
+    const mine = await ownViewOnDeals(h, '"title", "company_label"');
+    const before = dialect.dialect === 'postgres' ? await pgViewState(h, await readableView(h, 'deals'), 'postgres') : undefined;
+
+    await h.upstream.patchTable('crm', 'deals', { name: 'deals2' });
+    const failed = failedTables(await h.engine.runCycle());
+    expect(await h.tm.sql(`SELECT * FROM ${mine}`)).toEqual([{ title: 'big', company_label: 'Acme' }]);
+    if (dialect.dialect === 'postgres') {
+      expect(failed).toEqual([]);
+      await h.expectConverged('crm', 'deals2');
+      const renamed = await readableView(h, 'deals2');
+      expect(renamed).toMatch(/deals2_v"$/);
+      expect((await pgViewState(h, renamed, 'postgres')).oid).toBe(before!.oid);
+      return;
+    }
+    expect(failed.map((t) => t.table)).toEqual(['crm.deals2']);
+    expect(failed[0]!.error!.message).toMatch(/drop that object of yours/);
+    await h.tm.sql(`DROP VIEW ${mine}`);
+    expect(failedTables(await h.engine.runCycle())).toEqual([]);
+    await h.expectConverged('crm', 'deals2');
+  });
+
+  it('a field deleted upstream that a user\'s view does not read: SQLite applies it under the view; Postgres, which can drop a view\'s column only with the view, holds the table back, saying what to do', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await referencingTables(h);
+    await h.upstream.addFields('crm', 'deals', [{ name: 'amount', type: 'number', labels: label('Amount') }]);
+    await h.sync();
+    const mine = await ownViewOnDeals(h, '"title", "company_label"');
+    const deals = await readableView(h, 'deals');
+
+    await h.upstream.deleteField('crm', 'deals', 'amount');
+    await h.upstream.createRecords('crm', 'notes', [{ text: 'second' }]);
+    const failed = failedTables(await h.engine.runCycle());
+    await h.expectConverged('crm', 'notes');
+    await h.expectConverged('crm', 'companies');
+    expect(await h.tm.sql(`SELECT * FROM ${mine}`)).toEqual([{ title: 'big', company_label: 'Acme' }]);
+    if (dialect.dialect === 'sqlite') {
+      expect(failed).toEqual([]);
+      await h.expectConverged('crm', 'deals');
+      expect(await viewColumns(h, deals)).toEqual(['id', '_synced_at', 'title', 'company', 'company_label']);
+      return;
+    }
+    expect(failed.map((t) => t.table)).toEqual(['crm.deals']);
+    expect(failed[0]!.error!.message).toMatch(/view [\w.]*mine_\w+ depends on view [\w.]*deals_v; drop that object of yours/);
+  });
+
+  it('one change renaming a field of companies and deleting the field of deals a user\'s view reads holds back deals alone', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await referencingTables(h);
+    const mine = await ownViewOnDeals(h, '"title", "company_label"');
+
+    await h.upstream.patchField('crm', 'companies', 'city', { name: 'town' });
+    await h.upstream.deleteField('crm', 'deals', 'title');
+    const failed = failedTables(await h.engine.runCycle());
+    expect(failed.map((t) => t.table)).toEqual(['crm.deals']);
+    expect(failed[0]!.error!.message).toContain(`mine_${(h.tm.pgSchema ?? 'sqlite').slice(-8)}`);
+    await h.expectConverged('crm', 'companies');
+    expect((await catalogEntry(h.tm, 'crm', 'companies'))!.fields.map((f) => f.column)).toEqual(['name', 'town']);
+    expect(await h.tm.sql(`SELECT * FROM ${mine}`)).toEqual([{ title: 'big', company_label: 'Acme' }]);
+  });
+
+  it('a table deleted upstream that a user\'s view reads, through its readable view or directly, is held back until the user\'s view goes', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await referencingTables(h);
+    const notes = (await catalogEntry(h.tm, 'crm', 'notes'))!.sqlName;
+    const mine = h.tm.table(`mine_${(h.tm.pgSchema ?? 'sqlite').slice(-8)}`);
+    await h.upstream.deleteTable('crm', 'notes');
+    await h.upstream.createRecords('crm', 'deals', [{ title: 'small' }]);
+    for (const read of [`${notes}_v`, notes]) {
+      await h.tm.sql(`CREATE VIEW ${mine} AS SELECT "text" FROM ${h.tm.table(read)}`);
+      const failed = failedTables(await h.engine.runCycle());
+      expect(failed.map((t) => t.table)).toEqual(['crm.notes']);
+      expect(failed[0]!.error!.message).toMatch(/drop that object of yours/);
+      await h.expectConverged('crm', 'deals');
+      expect(await h.tm.sql(`SELECT * FROM ${mine}`)).toEqual([{ text: 'first' }]);
+      await h.tm.sql(`DROP VIEW ${mine}`);
+    }
+    expect(failedTables(await h.engine.runCycle())).toEqual([]);
+    expect(await catalogEntry(h.tm, 'crm', 'notes')).toBeUndefined();
   });
 });

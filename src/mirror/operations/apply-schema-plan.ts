@@ -17,8 +17,10 @@ import { createSqlTable } from './create-sql-table.ts';
 import { keepInsertedValues } from './keep-inserted-values.ts';
 import { createReferenceIndex, dropReferenceIndex, referenceIndexSql } from './reference-indexes.ts';
 import { absentTablesIn, readRevision } from './read-catalog.ts';
+import type { ViewChanges } from './readable-views.ts';
 import { lockChangedTables } from './schema-change-locks.ts';
 import { schemaRefusal } from './schema-refusal.ts';
+import { refuseUnreadableViews } from './users-views.ts';
 
 /** Runs a plan from `planSchema`: DDL, catalog rows and the given cursors in ONE transaction. */
 export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, options: { cursors?: CursorWrites } = {}): Promise<void> {
@@ -41,14 +43,19 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
         await refuseChangesThatCreate(ctx, tx, touched, dropped);
         await lockChangedTables(ctx, tx, touched);
       }
-      const setAside = touched.size > 0 ? await setAsideDerivedObjects(ctx, tx, touched) : undefined;
+      const setAside = touched.size > 0 ? await setAsideDerivedObjects(ctx, tx, touched, viewChangesOf(plan.ops)) : undefined;
       for (const step of inSteps(plan.ops)) {
         for (const op of step.ops) ctx.logger?.info({ op: op.op }, describeOp(op));
         try {
           await runStep(ctx, tx, step);
         } catch (error) {
+          // The step's own table: SQLite's ALTER TABLE reads every view of the file again, but each
+          // view of a user's that read before the change still reads here (readable-views.ts keeps
+          // them so, refusing the change of the table that would not), unless it did not read already.
           throw schemaRefusal(ctx, tableOf(step.ops[0]!), error);
         }
+        // SQLite drops a table whatever views of users' own read it (users-views.ts).
+        if (step.ops[0]!.op === 'dropTable') await refuseUnreadableViews(ctx, tx, setAside!.unreadableBefore, tableOf(step.ops[0]!));
       }
       if (plan.ops.length > 0) {
         await restoreDerivedObjects(ctx, tx, setAside);
@@ -74,6 +81,19 @@ function tableOf(op: SchemaOp): string {
 /** The tables the ops change: their derived objects are made again. */
 function touchedTables(ops: readonly SchemaOp[]): Set<string> {
   return new Set(ops.map(tableOf));
+}
+
+/** What the ops do that the readable views of the tables they touch must make way for (readable-views.ts). */
+function viewChangesOf(ops: readonly SchemaOp[]): ViewChanges {
+  const goingFields = new Set<string>();
+  const droppedTables = new Set<string>();
+  const viewNames = new Map<string, string>();
+  for (const op of ops) {
+    if (op.op === 'dropColumn' || (op.op === 'retypeColumn' && op.rebuild)) goingFields.add(op.field.fieldId);
+    else if (op.op === 'dropTable') droppedTables.add(op.table.tableId);
+    else if (op.op === 'updateTable' && op.table.viewName !== null) viewNames.set(op.table.tableId, op.table.viewName);
+  }
+  return { goingFields, droppedTables, viewNames };
 }
 
 type AddColumnOp = Extract<SchemaOp, { op: 'addColumn' }>;

@@ -4,7 +4,10 @@ import { captureTables, createCapture, dropCapture } from './capture.ts';
 import { refreshFieldTables } from './field-tables.ts';
 import { createForeignKeys, dropForeignKeys } from './foreign-keys.ts';
 import { absentTablesIn } from './read-catalog.ts';
-import { createViews, dropViews, replaceViews } from './readable-views.ts';
+import { createViews, dropViews, restoreViews, setAsideViews } from './readable-views.ts';
+import type { KeptViews, ViewChanges } from './readable-views.ts';
+import { unreadableViewsBefore } from './users-views.ts';
+import type { UnreadableBefore } from './users-views.ts';
 
 /**
  * The objects the mirror derives from its mirrored tables and their catalog rows: the capture
@@ -19,8 +22,9 @@ import { createViews, dropViews, replaceViews } from './readable-views.ts';
  * reference one of them (their views show the referenced table's display column, their keys
  * point at it): a change of one table costs in proportion to it, not to the mirror, and holds
  * the write lock that long; and views of users' own on the other tables never stand in its way.
- * The views of the referencing tables are not dropped but made again in place, their columns
- * unchanged (replaceViews): views of users' own on them keep working through the change.
+ * Readable views are not all dropped: where the change lets them, they stay where they are through
+ * it and are made again in place (readable-views.ts), so that views of users' own on them keep
+ * working.
  */
 
 /** The tables whose derived objects go (all when undefined). */
@@ -29,18 +33,33 @@ export type DerivedScope = {
   readonly touched: ReadonlySet<string>;
   /** Each table with a reference field pointing at one of them (and not touched itself), and the first of those it points at. */
   readonly referencing: ReadonlyMap<string, string>;
+  /** The touched tables' views left standing through the DDL. */
+  readonly kept: KeptViews;
+  /** Views of users' own that did not read before the change (users-views.ts). */
+  readonly unreadableBefore: UnreadableBefore;
 } | undefined;
 
-/** Sets them aside, as the catalog names them before the DDL; returns the scope to restore. */
-export async function setAsideDerivedObjects(ctx: MirrorContext, tx: WriteTx, touched?: ReadonlySet<string>): Promise<DerivedScope> {
-  const scope = touched === undefined ? undefined : { touched, referencing: await referencingTables(ctx, tx, touched) };
-  const tables = tablesOf(scope);
+/**
+ * Sets them aside, as the catalog names them before the DDL; returns the scope to restore.
+ * `changes` says what the DDL does to the touched tables (a schema plan's); without it, their
+ * views are dropped (an upgrade's conversions may retype any column).
+ */
+export async function setAsideDerivedObjects(
+  ctx: MirrorContext, tx: WriteTx, touched?: ReadonlySet<string>, changes?: ViewChanges,
+): Promise<DerivedScope> {
+  if (touched === undefined) {
+    await dropCapture(ctx, tx, await captureTables(ctx, tx));
+    await dropViews(ctx, tx);
+    await dropForeignKeys(ctx, tx);
+    return undefined;
+  }
+  const referencing = await referencingTables(ctx, tx, touched);
+  const tables = tablesOf({ touched, referencing });
   await dropCapture(ctx, tx, await captureTables(ctx, tx, tables));
-  await dropViews(ctx, tx, scope?.touched);
-  // Showing nothing of the touched tables, they are in the way of none of their DDL.
-  if (scope !== undefined) await replaceViews(ctx, tx, scope.referencing, scope.touched);
+  const views = { touched, referencing, unreadableBefore: await unreadableViewsBefore(ctx, tx) };
+  const kept = await setAsideViews(ctx, tx, views, changes);
   await dropForeignKeys(ctx, tx, tables);
-  return scope;
+  return { ...views, kept };
 }
 
 /**
@@ -56,14 +75,14 @@ export async function restoreDerivedObjects(ctx: MirrorContext, tx: WriteTx, sco
   // again, and the views of the tables referencing it show no display value for it meanwhile.
   const absent = new Set(await absentTablesIn(ctx.driver, tx.db, await ctx.driver.catalog(tx.db).selectFrom('_wsmirror_tables')
     .select(['table_id as tableId', 'sql_name as sqlName']).execute()));
-  await createViews(ctx, tx, scope?.touched, absent);
-  if (scope !== undefined) await replaceViews(ctx, tx, scope.referencing);
+  if (scope === undefined) await createViews(ctx, tx, absent);
+  else await restoreViews(ctx, tx, scope, absent);
   await createForeignKeys(ctx, tx, tablesOf(scope), absent);
   await createCapture(ctx, tx, tables.filter((t) => !absent.has(t.tableId)));
 }
 
 /** Every table of the scope, touched or referencing one (undefined: all). */
-export function tablesOf(scope: DerivedScope): Set<string> | undefined {
+export function tablesOf(scope: Pick<NonNullable<DerivedScope>, 'touched' | 'referencing'> | undefined): Set<string> | undefined {
   return scope === undefined ? undefined : new Set([...scope.touched, ...scope.referencing.keys()]);
 }
 

@@ -5,7 +5,7 @@ import { quoteIdent } from '../sql-text.ts';
 import { asBcWhenYearZero } from '../sql-timestamp.ts';
 import { convertColumnSql, postgresAppointments } from './appointment-range.ts';
 import { createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
-import { createViewSql, rebindViewSql, replaceViewSql, viewSetupSql } from './readable-views.ts';
+import { createViewSql, rebindViewSql, remakeViewSql, viewSetupSql } from './readable-views.ts';
 import { isDependentObjectsRefusal } from './server-detail.ts';
 import { daemonWriteCondition } from './writer-marker.ts';
 
@@ -52,7 +52,7 @@ export const postgresDialect: Dialect = {
   }),
   createViewSql,
   rebindViewSql,
-  replaceViewSql,
+  remakeViewSql,
   refusedForDependants: isDependentObjectsRefusal,
   async open(location, options) {
     if (location.dialect !== 'postgres') throw new Error(`not a Postgres location: ${location.display}`);

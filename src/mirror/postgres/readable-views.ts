@@ -2,6 +2,8 @@ import type { ReadableView } from '../readable-view.ts';
 import { describeViewColumn } from '../readable-view.ts';
 import type { SqlNames } from '../sql-text.ts';
 import { quoteIdent, quoteLiteral } from '../sql-text.ts';
+import { temporaryName } from '../naming.ts';
+import { viewColumnRenames } from '../view-growth.ts';
 import { createViewStatement } from '../view-sql.ts';
 import type { ViewExpressions } from '../view-sql.ts';
 
@@ -43,18 +45,41 @@ export function createViewSql(names: SqlNames, view: ReadableView): string[] {
   return viewSql(names, view, false);
 }
 
-/** The same columns as before, so the views of users' own on it stay (see Dialect.replaceViewSql). */
-export function replaceViewSql(names: SqlNames, view: ReadableView): string[] {
-  return viewSql(names, view, true);
+/**
+ * Makes the view `before` (under its name as it stands) into `after` in place, so that views of
+ * users' own on it stay, bound to its columns (see Dialect.remakeViewSql): renamed, its columns
+ * renamed, then CREATE OR REPLACE VIEW with its comments. Null when Postgres cannot: `after`
+ * does not keep `before`'s columns at its start (view-growth.ts).
+ */
+export function remakeViewSql(names: SqlNames, before: ReadableView, after: ReadableView): string[] | null {
+  const renames = viewColumnRenames(before, after);
+  if (renames === undefined) return null;
+  const viewName = names.qualify(after.viewName);
+  const out: string[] = [];
+  // IF EXISTS: a view dropped outside wsmirror is made again by the CREATE OR REPLACE.
+  if (before.viewName !== after.viewName) out.push(`ALTER VIEW IF EXISTS ${names.qualify(before.viewName)} RENAME TO ${quoteIdent(after.viewName)}`);
+  const renameColumn = (from: string, to: string) => `ALTER VIEW ${viewName} RENAME COLUMN ${quoteIdent(from)} TO ${quoteIdent(to)}`;
+  const held = new Set(before.columns.map((c) => c.name));
+  if ([...renames.values()].every((to) => !held.has(to))) {
+    for (const [from, to] of renames) out.push(renameColumn(from, to));
+  } else {
+    // Names swapped or chained: each goes through a temporary name first.
+    const pairs = [...renames];
+    pairs.forEach(([from], i) => out.push(renameColumn(from, temporaryName(i))));
+    pairs.forEach(([, to], i) => out.push(renameColumn(temporaryName(i), to)));
+  }
+  return [...out, ...viewSql(names, after, true)];
 }
 
+/** With `orReplace`, comments that are gone are removed: the view in place keeps those it had. */
 function viewSql(names: SqlNames, view: ReadableView, orReplace: boolean): string[] {
   const viewName = names.qualify(view.viewName);
   const out = [createViewStatement(names, view, EXPRESSIONS, orReplace)];
-  if (view.table.label !== null) out.push(`COMMENT ON VIEW ${viewName} IS ${quoteLiteral(view.table.label)}`);
+  const comment = (text: string | null) => (text === null ? 'NULL' : quoteLiteral(text));
+  if (view.table.label !== null || orReplace) out.push(`COMMENT ON VIEW ${viewName} IS ${comment(view.table.label)}`);
   for (const c of view.columns) {
     const text = describeViewColumn(c);
-    if (text !== null) out.push(`COMMENT ON COLUMN ${viewName}.${quoteIdent(c.name)} IS ${quoteLiteral(text)}`);
+    if (text !== null || orReplace) out.push(`COMMENT ON COLUMN ${viewName}.${quoteIdent(c.name)} IS ${comment(text)}`);
   }
   return out;
 }

@@ -20,6 +20,7 @@ import { explainDiskFull } from './disk-full.ts';
 import { MirrorFileWatch } from './mirror-file-watch.ts';
 import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
 import { StatementCache, type Statement } from './statement-cache.ts';
+import { unreadableViews } from './unreadable-views.ts';
 import { WRITER_TABLE } from './writer-marker.ts';
 
 /** How long a write waits for another connection's write transaction to end. */
@@ -126,6 +127,10 @@ class SqliteDriver implements DialectDriver {
 
   async secureCapture(): Promise<string[]> {
     return [];
+  }
+
+  unreadableViews(tx: WriteTx): Promise<Map<string, string>> {
+    return unreadableViews(tx.db);
   }
 
   async missingCreatePrivilege(): Promise<undefined> {

@@ -4,7 +4,7 @@ import { CATALOG_PREFIX } from '../naming.ts';
 import { sqliteAppointments } from './appointment-text.ts';
 import { createCaptureSql, dropCaptureSql, REPLACED_TABLE_DEF } from './capture-triggers.ts';
 import { isDependantsRefusal } from './dependants-refusal.ts';
-import { createViewSql, replaceViewSql } from './readable-views.ts';
+import { createViewSql, remakeViewSql } from './readable-views.ts';
 import { DAEMON_WRITE_CONDITION, WRITER_TABLE_DEF } from './writer-marker.ts';
 
 /** SQLite (better-sqlite3, WAL): a file. */
@@ -45,7 +45,7 @@ export const sqliteDialect: Dialect = {
   foreignKeySql: () => null,
   createViewSql,
   rebindViewSql: () => [],
-  replaceViewSql,
+  remakeViewSql,
   refusedForDependants: isDependantsRefusal,
   async open(location, options) {
     if (location.dialect !== 'sqlite') throw new Error(`not a SQLite location: ${location.display}`);

@@ -32,7 +32,11 @@ export function createViewSql(names: SqlNames, view: ReadableView): string[] {
   return [createViewStatement(names, view, EXPRESSIONS)];
 }
 
-/** SQLite checks no view when one is dropped: views of users' own on it read the new one (see Dialect.replaceViewSql). */
-export function replaceViewSql(names: SqlNames, view: ReadableView): string[] {
-  return [dropViewStatement(names, view.viewName), createViewStatement(names, view, EXPRESSIONS)];
+/**
+ * SQLite checks no view when one is dropped: `before` is dropped and `after` created (see
+ * Dialect.remakeViewSql). Views of users' own find it again by name, reading the columns they
+ * name (operations/users-views.ts checks that they still can).
+ */
+export function remakeViewSql(names: SqlNames, before: ReadableView, after: ReadableView): string[] {
+  return [dropViewStatement(names, before.viewName), createViewStatement(names, after, EXPRESSIONS)];
 }

@@ -1,0 +1,24 @@
+import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { CatalogDb } from '../catalog-tables.ts';
+import { CATALOG_PREFIX } from '../naming.ts';
+
+/**
+ * The views of the file that do not read, but the readable views and the catalog's, each with
+ * SQLite's reason ("no such column: title"): see DialectDriver.unreadableViews. Each is compiled
+ * by a query that reads no row.
+ */
+export async function unreadableViews(db: Kysely<CatalogDb>): Promise<Map<string, string>> {
+  const { rows } = await sql<{ name: string }>`SELECT name FROM sqlite_schema WHERE type = 'view'
+    AND name NOT IN (SELECT view_name FROM _wsmirror_tables WHERE view_name IS NOT NULL)
+    AND substr(name, 1, ${CATALOG_PREFIX.length}) <> ${CATALOG_PREFIX}`.execute(db);
+  const out = new Map<string, string>();
+  for (const { name } of rows) {
+    try {
+      await sql`SELECT 1 FROM ${sql.id(name)} LIMIT 0`.execute(db);
+    } catch (error) {
+      out.set(name, error instanceof Error ? error.message : String(error));
+    }
+  }
+  return out;
+}
