@@ -19,7 +19,10 @@ export const SYSTEM_COLUMN_COMMENTS: Readonly<Record<string, string>> = {
 /** Prefix of the catalog tables; also kept free for future system columns. */
 export const CATALOG_PREFIX = '_wsmirror_';
 
-/** Prefix given to a field whose name is a system column or starts with `_wsmirror_`. */
+/**
+ * Prefix given to a field whose name is a system column, starts with `_wsmirror_`, or is a
+ * column name the mirror's database keeps for itself.
+ */
 export const FIELD_RENAME_PREFIX = 'f_';
 /** Prefix given to a table whose name would start with a reserved prefix. */
 export const TABLE_RENAME_PREFIX = 't_';
@@ -30,6 +33,8 @@ export interface NamingRules {
   maxLength: number;
   /** Table names that must not be used as they are. */
   reservedTablePrefixes: readonly string[];
+  /** Column names the database refuses in a table of its own (Postgres' system columns). */
+  reservedColumnNames: readonly string[];
   /** Most columns a table holds, and a view (its result columns) shows. */
   maxTableColumns: number;
   maxViewColumns: number;
@@ -59,13 +64,16 @@ export function viewSalt(tableId: string): string {
   return `${tableId}#view`;
 }
 
-/** The field name, prefixed with `f_` when it is a system column or starts with `_wsmirror_`. */
-export function baseColumnName(fieldName: string): string {
-  return isReservedColumn(fieldName) ? `${FIELD_RENAME_PREFIX}${fieldName}` : fieldName;
+/**
+ * The field name, prefixed with `f_` when it is a system column, starts with `_wsmirror_`, or is
+ * a name the dialect reserves.
+ */
+export function baseColumnName(rules: NamingRules, fieldName: string): string {
+  return isReservedColumn(rules, fieldName) ? `${FIELD_RENAME_PREFIX}${fieldName}` : fieldName;
 }
 
-export function isReservedColumn(name: string): boolean {
-  return SYSTEM_COLUMNS.includes(name) || name.startsWith(CATALOG_PREFIX);
+function isReservedColumn(rules: NamingRules, name: string): boolean {
+  return SYSTEM_COLUMNS.includes(name) || name.startsWith(CATALOG_PREFIX) || rules.reservedColumnNames.includes(name);
 }
 
 /**

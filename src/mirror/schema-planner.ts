@@ -7,7 +7,7 @@ import { desiredField, desiredTable, fieldChanges, tableChanges } from './desire
 import { MirrorError } from './errors.ts';
 import { DIALECTS } from './dialects.ts';
 import {
-  NameAllocator, SYSTEM_COLUMNS, baseColumnName, baseTableName, baseViewName, temporaryName, viewSalt,
+  NameAllocator, SYSTEM_COLUMNS, baseColumnName, baseTableName, baseViewName, temporaryName, viewSalt, type NamingRules,
 } from './naming.ts';
 import type { TableFilter } from './table-filter.ts';
 import { compileTableFilter } from './table-filter.ts';
@@ -121,14 +121,14 @@ export function planSchema(
     if (!old) {
       const table = desiredTable(w.module, w.table, sqlName, viewName, 'needs_backfill', { lastPullAt: null, currentAsOf: null });
       const columnOf = new Map<string, string>();
-      allocateInOrder(columnRequests(w.fields), new NameAllocator(rules.maxLength, SYSTEM_COLUMNS), columnOf);
+      allocateInOrder(columnRequests(rules, w.fields), new NameAllocator(rules.maxLength, SYSTEM_COLUMNS), columnOf);
       const fields = w.fields.map((f, i) => desiredField(catalog.dialect, w.table.id, f, i, columnOf.get(f.id)!));
       creates.push({ op: 'createTable', table, fields });
       continue;
     }
     if (old.sqlName !== sqlName) tableRenames.push({ tableId: old.tableId, from: old.sqlName, to: sqlName });
 
-    const diff = planColumns(catalog.dialect, rules.maxLength, sqlName, w.table.id, w.fields, fieldsByTable.get(old.tableId) ?? []);
+    const diff = planColumns(catalog.dialect, rules, sqlName, w.table.id, w.fields, fieldsByTable.get(old.tableId) ?? []);
     columnOps.push(...diff.ops);
     fieldUpdates.push(...diff.updates);
 
@@ -193,7 +193,7 @@ export function describeOp(op: SchemaOp): string {
 // ---- columns -----------------------------------------------------------------------------------
 
 function planColumns(
-  dialect: DialectName, maxLength: number, sqlTable: string, tableId: string, upstream: Field[], current: MirrorField[],
+  dialect: DialectName, rules: NamingRules, sqlTable: string, tableId: string, upstream: Field[], current: MirrorField[],
 ): { ops: SchemaOp[]; updates: SchemaOp[]; needsBackfill: boolean } {
   const byId = new Map(current.map((f) => [f.fieldId, f]));
   const upstreamIds = new Set<string>();
@@ -202,7 +202,7 @@ function planColumns(
     upstreamIds.add(f.id);
   }
 
-  const columns = new NameAllocator(maxLength, SYSTEM_COLUMNS);
+  const columns = new NameAllocator(rules.maxLength, SYSTEM_COLUMNS);
   const columnOf = new Map<string, string>();
   for (const f of upstream) {
     const old = byId.get(f.id);
@@ -211,7 +211,7 @@ function planColumns(
       columnOf.set(f.id, old.columnName);
     }
   }
-  allocateInOrder(columnRequests(upstream.filter((f) => !columnOf.has(f.id))), columns, columnOf);
+  allocateInOrder(columnRequests(rules, upstream.filter((f) => !columnOf.has(f.id))), columns, columnOf);
 
   const drops: SchemaOp[] = [];
   for (const old of current) if (!upstreamIds.has(old.fieldId)) drops.push({ op: 'dropColumn', sqlTable, field: old });
@@ -268,8 +268,8 @@ interface NameRequest {
   base: string;
 }
 
-function columnRequests(fields: Field[]): NameRequest[] {
-  return fields.map((f) => ({ id: f.id, natural: f.name, base: baseColumnName(f.name) }));
+function columnRequests(rules: NamingRules, fields: Field[]): NameRequest[] {
+  return fields.map((f) => ({ id: f.id, natural: f.name, base: baseColumnName(rules, f.name) }));
 }
 
 /**

@@ -46,10 +46,17 @@ describe('naming', () => {
     expect(baseTableName(sqliteRules, 'sqlite', 'stat1')).toBe('t_sqlite__stat1');
     expect(baseTableName(pgRules, 'sqlite', 'stat1')).toBe('sqlite__stat1');
     expect(baseTableName(pgRules, '_wsmirror', 'x')).toBe('t__wsmirror__x');
-    expect(baseColumnName('id')).toBe('f_id');
-    expect(baseColumnName('_synced_at')).toBe('f__synced_at');
-    expect(baseColumnName('_wsmirror_pending')).toBe('f__wsmirror_pending');
-    expect(baseColumnName('ids')).toBe('ids');
+    for (const rules of [pgRules, sqliteRules]) {
+      expect(baseColumnName(rules, 'id')).toBe('f_id');
+      expect(baseColumnName(rules, '_synced_at')).toBe('f__synced_at');
+      expect(baseColumnName(rules, '_wsmirror_pending')).toBe('f__wsmirror_pending');
+      expect(baseColumnName(rules, 'ids')).toBe('ids');
+      expect(baseColumnName(rules, 'oid')).toBe('oid');
+    }
+    // Postgres' system columns (sync/reserved-column-names.test.ts creates them on both dialects).
+    expect(baseColumnName(pgRules, 'xmin')).toBe('f_xmin');
+    expect(baseColumnName(sqliteRules, 'xmin')).toBe('xmin');
+    expect(baseColumnName(sqliteRules, 'rowid')).toBe('rowid');
 
     const long = 'a'.repeat(150);
     const short = fitName(long, 63);

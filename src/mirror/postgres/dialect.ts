@@ -7,6 +7,7 @@ import { convertColumnSql, postgresAppointments } from './appointment-range.ts';
 import { createCaptureSql, dropCaptureSql } from './capture-triggers.ts';
 import { createViewSql, rebindViewSql, remakeViewSql, viewSetupSql } from './readable-views.ts';
 import { isDependentObjectsRefusal } from './server-detail.ts';
+import { POSTGRES_SYSTEM_COLUMNS } from './system-columns.ts';
 import { daemonWriteCondition } from './writer-marker.ts';
 
 /** PostgreSQL (pg): one schema of a database. */
@@ -14,7 +15,10 @@ export const postgresDialect: Dialect = {
   name: 'postgres',
   // NAMEDATALEN - 1 bytes; the mirror's names are ASCII.
   // Postgres: 1600 columns a table, 1664 entries a SELECT list (a view's columns).
-  naming: { maxLength: 63, reservedTablePrefixes: [CATALOG_PREFIX], maxTableColumns: 1600, maxViewColumns: 1664 },
+  naming: {
+    maxLength: 63, reservedTablePrefixes: [CATALOG_PREFIX], reservedColumnNames: POSTGRES_SYSTEM_COLUMNS,
+    maxTableColumns: 1600, maxViewColumns: 1664,
+  },
   columnTypes: {
     number: 'double precision',
     boolean: 'boolean',

@@ -12,7 +12,12 @@ export const sqliteDialect: Dialect = {
   name: 'sqlite',
   // No length limit, but SQLite refuses user objects named sqlite_*.
   // SQLITE_MAX_COLUMN (2000 as better-sqlite3 and most builds have it) bounds a table and a result row.
-  naming: { maxLength: Number.POSITIVE_INFINITY, reservedTablePrefixes: [CATALOG_PREFIX, 'sqlite_'], maxTableColumns: 2000, maxViewColumns: 2000 },
+  // No column name is reserved: a declared `rowid`, `oid` or `_rowid_` hides SQLite's own, which the
+  // mirror's tables reach as `id` (their INTEGER PRIMARY KEY) anyway.
+  naming: {
+    maxLength: Number.POSITIVE_INFINITY, reservedTablePrefixes: [CATALOG_PREFIX, 'sqlite_'], reservedColumnNames: [],
+    maxTableColumns: 2000, maxViewColumns: 2000,
+  },
   columnTypes: {
     number: 'REAL',
     boolean: 'INTEGER',
