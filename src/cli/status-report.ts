@@ -1,6 +1,6 @@
 import type { CycleSummary, Mirror, OutboxStatus, TableError, TableMode, TableState } from '../mirror/index.ts';
 import { missingTableReason, scanCursorKey, tableLabel } from '../mirror/index.ts';
-import { decodeCheckpoint, lagBoundMs, lastPullMs, tableLagMs } from '../sync/index.ts';
+import { decodeCheckpoint, decodeRefusals, lagBoundMs, lastPullMs, REFUSED_CURSOR_KEY, tableLagMs, type StoredRefusal } from '../sync/index.ts';
 
 /** Outbox entries by status; `waiting`: those of the pending that wait for a row inserted here to be created upstream. */
 export type OutboxCounts = Record<OutboxStatus, number> & { waiting: number };
@@ -24,7 +24,8 @@ export interface TableStatus {
   module: string;
   name: string;
   tableId: string;
-  sqlName: string;
+  /** Null for a table refused before its SQL table was made (see `lastError`). */
+  sqlName: string | null;
   mode: TableMode;
   /** The catalog's state: `needs_backfill` until a backfill completes. */
   state: TableState;
@@ -170,6 +171,11 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
       ...(error === undefined ? {} : { error }),
     });
   }
+  // A table refused before it was made has no catalog row: only the schema pull's list knows it.
+  const mirrored = new Set(catalog.tables.map((t) => t.tableId));
+  for (const r of decodeRefusals(await mirror.getCursor(REFUSED_CURSOR_KEY))) {
+    if (!mirrored.has(r.tableId)) tables.push(refusedStatus(r, perTable.get(r.tableId) ?? noEntries(), sync.cycle.lastFailureAt ?? now.toISOString(), options));
+  }
   tables.sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));
   const schema = mirror.dialect === 'postgres' ? (options.pgSchema ?? 'public') : null;
   const oldestPendingAt = iso(await mirror.oldestPendingAt());
@@ -182,6 +188,36 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
   };
   report.attention = attentionOf(report);
   return report;
+}
+
+/**
+ * A refused table that has no SQL table: failing (or blocked) with the refusal as its last error,
+ * at the time of the cycle that refused it. A list stored by an earlier version says neither the
+ * time, for which the last failed cycle stands (every cycle that refuses a table fails), nor the
+ * module and table apart, read from `module.table` at its first dot.
+ */
+function refusedStatus(r: StoredRefusal, outbox: OutboxCounts, lastFailureAt: string, options: StatusOptions): TableStatus {
+  const dot = r.table.indexOf('.');
+  const lastError: TableError = { code: r.code, message: r.message, at: r.at ?? lastFailureAt };
+  return {
+    table: r.table,
+    module: r.module ?? r.table.slice(0, dot),
+    name: r.name ?? r.table.slice(dot + 1),
+    tableId: r.tableId,
+    sqlName: null,
+    mode: r.mode,
+    state: 'needs_backfill',
+    status: conditionOf('needs_backfill', lastError, false),
+    rows: null,
+    missing: false,
+    lastPullAt: null,
+    currentAsOf: null,
+    lagMs: null,
+    lagBoundMs: lagBoundMs(r.mode, options.bounds),
+    progress: null,
+    lastError,
+    outbox,
+  };
 }
 
 /** What an operator must look at; `wsmirror status` exits 1 when there is anything. */

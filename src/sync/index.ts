@@ -12,5 +12,7 @@ export { lagBoundMs, lastPullMs, tableLagMs } from './table-lag.ts';
 export type { ScanCheckpoint } from './scan-checkpoint.ts';
 export { decodeCheckpoint } from './scan-checkpoint.ts';
 export { refusedTables } from './name-rule.ts';
+export { decodeRefusals, REFUSED_CURSOR_KEY } from './refused-tables-cursor.ts';
+export type { StoredRefusal } from './refused-tables-cursor.ts';
 export { tooWideTables } from './width-rule.ts';
 export { leavingMissingTables } from './missing-tables.ts';

@@ -9,6 +9,9 @@ export interface RefusedTable {
   tableId: string;
   /** `module.table` as upstream spells them (names that break the rule included). */
   table: string;
+  /** The module's and the table's names, as upstream spells them, when its workspace answer named the table. */
+  module?: string;
+  name?: string;
   mode: 'history' | 'fullscan';
   /**
    * `INVALID_RESPONSE` for a name outside the rule; `SAFETY_VALVE` for a drop upstream
@@ -51,7 +54,10 @@ export function refusal(
   moduleName: string, table: Pick<Table, 'id' | 'name' | 'hasHistory'>, code: RefusedTable['code'], message: (label: string) => string,
 ): RefusedTable {
   const label = `${moduleName}.${table.name}`;
-  return { tableId: table.id, table: label, mode: table.hasHistory === true ? 'history' : 'fullscan', code, message: message(label) };
+  return {
+    tableId: table.id, table: label, module: moduleName, name: table.name,
+    mode: table.hasHistory === true ? 'history' : 'fullscan', code, message: message(label),
+  };
 }
 
 function problemOf(schema: z.ZodType<string>, what: string, name: string): string | undefined {

@@ -7,6 +7,7 @@ import { describeUnmatchedPattern, unmatchedPatterns } from '../mirror/table-fil
 import { unconfirmedDrops } from './drop-check.ts';
 import { leavingMissingTables } from './missing-tables.ts';
 import { refusal, refusedTables, type RefusedTable } from './name-rule.ts';
+import { encodeRefusals, REFUSED_CURSOR_KEY } from './refused-tables-cursor.ts';
 import { tooWideTables } from './width-rule.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
 import { schemaChangeKey, type SchemaPollWindow } from './schema-recheck.ts';
@@ -14,8 +15,6 @@ import type { SyncContext } from './sync-context.ts';
 
 /** Remembers which include/exclude patterns the catalog was planned with. */
 const FILTER_CURSOR_KEY = 'schema:table-filter';
-/** The tables the last workspace read refused, as JSON: readable in SQL, and a reason to read again. */
-const REFUSED_CURSOR_KEY = 'schema:refused-tables';
 
 export interface SchemaPullResult {
   /** The workspace was read and diffed (first run, upstream change, or new table patterns). */
@@ -99,7 +98,7 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
   for (;;) {
     try {
       await mirror.applySchemaPlan(plan, {
-        cursors: { ...next, [REFUSED_CURSOR_KEY]: refused.length === 0 ? null : JSON.stringify(refused) },
+        cursors: { ...next, [REFUSED_CURSOR_KEY]: encodeRefusals(refused, new Date().toISOString()) },
       });
       break;
     } catch (error) {

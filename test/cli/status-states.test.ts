@@ -12,7 +12,7 @@ import { UpstreamWorkspace } from '../helpers/workspace.ts';
  * attention.
  */
 interface TableJson {
-  table: string; mode: string; state: string; status: string; rows: number | null; lagMs: number | null;
+  table: string; module: string; name: string; sqlName: string | null; mode: string; state: string; status: string; rows: number | null; lagMs: number | null;
   lastPullAt: string | null; currentAsOf: string | null;
   progress: { rowsRead: number; estimatedRows: number | null; percent: number | null } | null;
   lastError: { code: string; message: string; at: string } | null;
@@ -178,5 +178,46 @@ forEachDialect('wsmirror status: table states (real processes)', ({ fresh }) => 
     // The interrupted backfill finished in the first cycle.
     expect(table(json!, 's.big').status).toBe('ready');
     expect((await status()).text).toMatch(/next run: \S+ \(in (59m|1h 00m)/);
+  }, 120_000);
+
+  it('failing: a table refused before its SQL table was made is listed, with its reason, until it is made', async () => {
+    await ws.createTable('s', 'odd', { hasHistory: true }, [...FIELDS, { name: 'fldbad', type: 'string', labels: { '': 'Bad' } }]);
+    await ws.createRecords('s', 'odd', rows(2));
+    // A field name outside the API's rule: the table is refused whole, and never created.
+    proxy.rewrite = (path, body) => (/\/workspace\/[a-z0-9]+$/.test(path.split('?')[0]!) ? body.replaceAll('"name":"fldbad"', '"name":"fld-bad"') : undefined);
+    const before = Date.now();
+    const refused = await runWsmirror(['sync'], env);
+    proxy.rewrite = undefined;
+    expect(refused.code).toBe(1);
+
+    const { res, json, text } = await status();
+    expect(res.code).toBe(1);
+    const odd = table(json, 's.odd');
+    expect(odd).toMatchObject({
+      module: 's', name: 'odd', sqlName: null, mode: 'history', state: 'needs_backfill', status: 'failing',
+      rows: null, lastPullAt: null, currentAsOf: null, lagMs: null, progress: null,
+      lastError: { code: 'INVALID_RESPONSE', message: expect.stringContaining('field name "fld-bad"') },
+    });
+    expect(Date.parse(odd.lastError!.at)).toBeGreaterThanOrEqual(before);
+    expect(json.attention).toContainEqual(expect.stringContaining('s.odd is failing since'));
+    const cells = text.split('\n').find((l) => l.startsWith('s.odd '))!.split(/ {2,}/);
+    expect(cells.slice(1, 5)).toEqual(['-', 'history', 'failing', '?']);
+    expect(text).toMatch(/s\.odd: failing since \S+ \(INVALID_RESPONSE\): .*field name "fld-bad"/);
+
+    // The list as an earlier version stored it (no time, no module and table apart): the last
+    // failed cycle's time stands for the refusal's.
+    const cursor = `${t.table('_wsmirror_cursors')} WHERE name = 'schema:refused-tables'`;
+    const [stored] = await t.sql<{ value: string }>(`SELECT value FROM ${cursor}`);
+    const earlier = (JSON.parse(stored!.value) as Record<string, unknown>[]).map(({ tableId, table: label, mode, code, message }) => ({ tableId, table: label, mode, code, message }));
+    await t.sql(`UPDATE ${t.table('_wsmirror_cursors')} SET value = ${t.dialect === 'postgres' ? '$1' : '?'} WHERE name = 'schema:refused-tables'`, [JSON.stringify(earlier)]);
+    const old = await status();
+    expect(table(old.json, 's.odd')).toMatchObject({ module: 's', name: 'odd', sqlName: null, status: 'failing', lastError: { code: 'INVALID_RESPONSE', at: old.json.cycle.lastFailureAt } });
+
+    // Good names again: the table is made, and listed as any other.
+    const made = await runWsmirror(['sync'], env);
+    expect(made.code, made.stderr).toBe(0);
+    const healed = await status();
+    expect(healed.res.code, healed.res.stdout).toBe(0);
+    expect(table(healed.json, 's.odd')).toMatchObject({ sqlName: 's__odd', status: 'ready', rows: 2, lastError: null });
   }, 120_000);
 });

@@ -15,7 +15,7 @@ function lagCell(t: TableStatus): string {
 
 const COLUMNS: readonly TextColumn<TableStatus>[] = [
   { title: 'TABLE', value: (t) => t.table },
-  { title: 'SQL TABLE', value: (t) => t.sqlName },
+  { title: 'SQL TABLE', value: (t) => t.sqlName ?? '-' },
   { title: 'MODE', value: (t) => t.mode },
   { title: 'STATE', value: stateCell },
   { title: 'ROWS', right: true, value: (t) => (t.rows === null ? '?' : String(t.rows)) },
