@@ -37,8 +37,10 @@ import { parseUnmigrated, UNMIGRATED_KEY, unmigratedMessage } from './unmigrated
  * all run on a fixed search path, and the readable views are bound again (VIEWS_BOUND_SAFELY).
  * 13: Postgres' triggers leave out the daemon's writes in their WHEN clauses only, and only for a
  * role that may write the outbox: a writer setting the daemon's marker is captured and guarded.
+ * 14: SQLite's triggers call no function with more than 127 arguments (a wide table's made the
+ * file unreadable to SQLite before 3.48, sqlite/json-array.ts).
  */
-export const CAPTURE_VERSION = 13;
+export const CAPTURE_VERSION = 14;
 
 /**
  * From this capture version on, the daemon made the readable views on a fixed search path, with

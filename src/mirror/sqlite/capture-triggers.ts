@@ -2,6 +2,7 @@ import { ID_COLUMN, SYNCED_AT_COLUMN, hash8 } from '../naming.ts';
 import type { CaptureTable, SqlNames } from '../sql-text.ts';
 import { CAPTURED_BLOB_KEY, ID_CHANGE_MESSAGE, quoteIdent, quoteLiteral, readOnlyMessage } from '../sql-text.ts';
 import type { CatalogTableDef } from '../catalog-tables.ts';
+import { jsonArraySql } from './json-array.ts';
 import { DAEMON_WRITE_CONDITION } from './writer-marker.ts';
 
 /**
@@ -111,7 +112,7 @@ export function createCaptureSql(names: SqlNames, t: CaptureTable): string[] {
       ${readOnly.map((f) => refuse(`NEW.${quoteIdent(f.columnName)} IS NOT NULL`, readOnlyMessage(t.sqlName, f.columnName))).join('\n      ')}
       DELETE FROM ${REPLACED} WHERE "table_id" = ${tableId};
       INSERT INTO ${REPLACED} ("table_id", "record_id", "old_values", "last_entry_id")
-        SELECT ${tableId}, ${ID}, json_array(${[...writable.map((f) => `'' || ${jsonOf(quoteIdent(f.columnName))}`), SYNCED_AT].join(', ')}), (SELECT max("entry_id") FROM ${OUTBOX})
+        SELECT ${tableId}, ${ID}, ${jsonArraySql([...writable.map((f) => `'' || ${jsonOf(quoteIdent(f.columnName))}`), SYNCED_AT])}, (SELECT max("entry_id") FROM ${OUTBOX})
         FROM ${table} WHERE NEW.${ID} IS NOT NULL AND ${ID} = NEW.${ID};
     END`);
   const replaced = `(SELECT "old_values" FROM ${REPLACED} WHERE "table_id" = ${tableId} AND "record_id" = NEW.${ID})`;
