@@ -210,6 +210,7 @@ function refusedStatus(r: StoredRefusal, outbox: OutboxCounts, lastFailureAt: st
     status: conditionOf('needs_backfill', lastError, false),
     rows: null,
     missing: false,
+    foreignTrigger: false,
     lastPullAt: null,
     currentAsOf: null,
     lagMs: null,
