@@ -11,6 +11,8 @@ import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
  * ordinary name on Postgres 12 and later: those fields keep their names.
  */
 const POSTGRES_SYSTEM = ['ctid', 'xmin', 'xmax', 'cmin', 'cmax', 'tableoid'];
+/** SQLite names a view's column `true` or `false` `column1`, `column2`… (the readable view could not show it by name). */
+const SQLITE_VIEW_NAMES = ['true', 'false'];
 const ORDINARY = ['oid', 'rowid', '_rowid_', 'qty'];
 const string = (name: string) => ({ name, type: 'string' as const, labels: { '': name } });
 
@@ -26,7 +28,7 @@ forEachDialect('pull: field names the mirror\'s database reserves', (dialect) =>
 
   /** What each of `names` becomes on this dialect. */
   function expectedColumns(names: string[]): Record<string, string> {
-    const reserved = dialect.dialect === 'postgres' ? POSTGRES_SYSTEM : [];
+    const reserved = dialect.dialect === 'postgres' ? POSTGRES_SYSTEM : SQLITE_VIEW_NAMES;
     return Object.fromEntries(names.map((n) => [n, reserved.includes(n) ? `f_${n}` : n]));
   }
 
@@ -48,6 +50,21 @@ forEachDialect('pull: field names the mirror\'s database reserves', (dialect) =>
     const [record] = await h.upstream.allRecords('shop', 'sys');
     expect(record!.values['xmin']).toBe('edited');
     await h.expectConverged('shop', 'sys');
+  });
+
+  it('gives fields named true and false columns the readable view shows under the same names', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('shop');
+    const names = [...SQLITE_VIEW_NAMES, 'qty'];
+    await h.upstream.createTable('shop', 'flags', { hasHistory: true }, names.map(string));
+    await h.upstream.createRecords('shop', 'flags', [{ true: 'yes', false: 'no', qty: '1' }]);
+    await h.sync();
+    const named = expectedColumns(names);
+    expect(await columns('shop', 'flags')).toEqual(named);
+    await h.expectConverged('shop', 'flags');
+    const [view] = await h.tm.sql<{ view_name: string }>(`SELECT view_name FROM ${h.tm.table('_wsmirror_tables')} WHERE table_name = 'flags'`);
+    const shown = await h.tm.sql<Record<string, unknown>>(`SELECT ${Object.values(named).map((c) => `"${c}"`).join(', ')} FROM ${h.tm.table(view!.view_name)}`);
+    expect(shown).toEqual([Object.fromEntries(Object.entries(named).map(([field, column]) => [column, { true: 'yes', false: 'no', qty: '1' }[field]]))]);
   });
 
   it('does the same for such a field added to a mirrored table, or a field renamed to such a name', async () => {

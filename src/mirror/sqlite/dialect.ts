@@ -12,10 +12,12 @@ export const sqliteDialect: Dialect = {
   name: 'sqlite',
   // No length limit, but SQLite refuses user objects named sqlite_*.
   // SQLITE_MAX_COLUMN (2000 as better-sqlite3 and most builds have it) bounds a table and a result row.
-  // No column name is reserved: a declared `rowid`, `oid` or `_rowid_` hides SQLite's own, which the
-  // mirror's tables reach as `id` (their INTEGER PRIMARY KEY) anyway.
+  // A declared `rowid`, `oid` or `_rowid_` hides SQLite's own, which the mirror's tables reach as
+  // `id` (their INTEGER PRIMARY KEY) anyway. But SQLite names a view's column `true` or `false`
+  // `column1`, `column2`… whatever the view says (so that a name never reads as the boolean), and
+  // the readable view would not show such a field under its column's name.
   naming: {
-    maxLength: Number.POSITIVE_INFINITY, reservedTablePrefixes: [CATALOG_PREFIX, 'sqlite_'], reservedColumnNames: [],
+    maxLength: Number.POSITIVE_INFINITY, reservedTablePrefixes: [CATALOG_PREFIX, 'sqlite_'], reservedColumnNames: ['true', 'false'],
     maxTableColumns: 2000, maxViewColumns: 2000,
   },
   columnTypes: {
