@@ -11,7 +11,8 @@ import { sendIsolatingRejects, type IsolatedSend } from './isolate-rejects.ts';
 import { sendFieldsApart } from './isolate-fields.ts';
 import { chunkByPayload } from './payload-chunks.ts';
 import { classifyPushFailure, nextAttemptAt, type PushFailure, type RetrySchedule } from './push-failure.ts';
-import { toRequestValue } from './write-shape.ts';
+import { settableUpdates } from './settable-updates.ts';
+import { toRequestValue, updateRecord } from './write-shape.ts';
 
 /** One mirrored table as the push sees it. */
 export interface PushTarget {
@@ -78,7 +79,7 @@ export async function pushTableEdits(
   const upstreamDeletes = [...deletes.filter((e) => e.recordId > 0), ...await run.createdThenDeleted(deletes.filter((e) => e.recordId < 0))];
 
   const toCreate = await run.reconcileCreates(creates.map((edit) => ({ edit, body: run.body(edit, 'create') })));
-  const toUpdate = await run.applyPolicy(updates);
+  const toUpdate = await run.applyPolicy(run.settable(updates));
   if (toCreate.length + toUpdate.length + upstreamDeletes.length === 0) return result;
   // Only creates are marked before they go out: an update or delete sent again after a crash
   // gives the same record (absolute values, an already deleted record), a create would not.
@@ -161,6 +162,13 @@ class TableRun {
 
   // ---- updates ---------------------------------------------------------------------------------
 
+  /** The updates without the fields the API's update cannot set: those fail here (settable-updates.ts). */
+  settable(updates: readonly PendingEdit[]): PendingEdit[] {
+    const settable = settableUpdates(updates);
+    this.#r.outcomes.push(...settable.outcomes);
+    return settable.send;
+  }
+
   /**
    * The updates to send under the table's conflict policy (conflict-check.ts): `local-wins` sends
    * them all without reading; the others read upstream's records first.
@@ -185,7 +193,7 @@ class TableRun {
   async sendUpdates(updates: Prepared[], firstTry: boolean): Promise<void> {
     await this.#eachChunk(updates, async (chunk) => {
       const sent = await sendIsolatingRejects(chunk, (batch) =>
-        this.#s.upstream.updateRecords(this.#module, this.#table, batch.map((p) => ({ ...p.body, id: p.edit.recordId }))), this.#s.signal);
+        this.#s.upstream.updateRecords(this.#module, this.#table, batch.map((p) => updateRecord(p.edit.recordId, p.body))), this.#s.signal);
       this.#unsent(sent);
       for (const { items } of sent.accepted) for (const p of items) this.#r.outcomes.push({ kind: 'pushed', entryIds: p.edit.entryIds });
       for (const { item, message } of sent.rejected) await this.#isolateFields(item, message);
@@ -210,7 +218,7 @@ class TableRun {
   /** One record's update refused on its own: its fields go apart (isolate-fields.ts). */
   async #isolateFields(p: Prepared, message: string): Promise<void> {
     const apart = await sendFieldsApart(p, message, (part) =>
-      this.#s.upstream.updateRecords(this.#module, this.#table, [{ ...part.body, id: part.edit.recordId }]), this.#s.signal);
+      this.#s.upstream.updateRecords(this.#module, this.#table, [updateRecord(part.edit.recordId, part.body)]), this.#s.signal);
     for (const part of apart.accepted) this.#r.outcomes.push({ kind: 'pushed', entryIds: part.edit.entryIds });
     for (const { part, message: refusal } of apart.rejected) this.#r.outcomes.push({ kind: 'failed', entryIds: part.edit.entryIds, message: refusal });
     for (const { part, failure } of apart.failed) this.#failure([part.edit], failure);

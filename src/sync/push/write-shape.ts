@@ -1,4 +1,26 @@
 import type { FieldType } from '../../api/field-types.ts';
+import type { RecordUpdateInput } from '../../client/index.ts';
+
+/**
+ * The key an update record carries the record's id under (spec, Records: "update records also
+ * carry `id`"). A field may have that name too: a create sets it (its body is field name to
+ * value), an update never can, since the key is the record's.
+ */
+const UPDATE_RECORD_ID_KEY = 'id';
+
+/** Why the API's update cannot set the field `fieldName`, or undefined when it can. */
+export function whyUpdateCannotSet(fieldName: string): string | undefined {
+  if (fieldName !== UPDATE_RECORD_ID_KEY) return undefined;
+  return `${fieldName}: an update cannot set a field named "id": the API's update record carries the record's id under "id"; `
+    + 'the edit was not sent (set the value upstream another way, then discard this entry; a row inserted here sends it with its create)';
+}
+
+/** The record of an update request: the fields to set, and the record's id. */
+export function updateRecord(recordId: number, body: Readonly<Record<string, unknown>>): RecordUpdateInput[number] {
+  // The push leaves such fields out (settable-updates.ts): one here would be overwritten by the id, and lost.
+  if (Object.hasOwn(body, UPDATE_RECORD_ID_KEY)) throw new Error(`update of record ${recordId} sets the field "${UPDATE_RECORD_ID_KEY}", which an update cannot carry`);
+  return { ...body, [UPDATE_RECORD_ID_KEY]: recordId };
+}
 
 /**
  * The few places where the shape the API returns (what the mirror's codec decodes a column to)
