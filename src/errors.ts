@@ -87,6 +87,23 @@ export class UpstreamError extends WsmirrorError {
   }
 }
 
+/**
+ * Upstream refused (400) to list records even one at a time. The record reads ask for fewer records
+ * at a time whenever upstream refuses a page (client/record-pager.ts: a request built of known-good
+ * parameters that it refuses must be too much for it, as the emulator refuses one whose expressions
+ * take more than its budget); this is where they could go no lower. `records` names what was
+ * refused: `record 17`, or `the record after record 123 (offset 57)`.
+ */
+export class RecordsRefusedError extends UpstreamError {
+  readonly records: string;
+  constructor(refusal: UpstreamError, records: string) {
+    super(refusal, refusal.status, refusal.upstreamMessage, { attempts: refusal.attempts, retryAfterMs: refusal.retryAfterMs });
+    const text = refusal.upstreamMessage === '' ? '' : `: ${refusal.upstreamMessage}`;
+    this.message = `${refusal.endpoint} (${refusal.method} ${refusal.path}) refused ${records} even alone, with HTTP ${refusal.status}${text}`;
+    this.records = records;
+  }
+}
+
 /** The upstream could not be reached or the exchange broke off: refused, reset, dropped, timed out. */
 export class NetworkError extends WsmirrorError {
   readonly endpoint: string;

@@ -12,8 +12,9 @@ export type { RetryMode } from './retry-policy.ts';
 export { ChangePoll } from './change-poller.ts';
 export type { PollOptions } from './change-poller.ts';
 export type { IterateRecordsOptions, RecordListParams, RecordPage, RecordPosition, RecordRun, RecordsByIdsOptions } from './record-pager.ts';
+export { isRefusedPage, type RefusedPage } from './refused-page.ts';
 export { ConcurrencyLimit } from './concurrency-limit.ts';
-export { InvalidResponseError, NetworkError, UpstreamError } from '../errors.ts';
+export { InvalidResponseError, NetworkError, RecordsRefusedError, UpstreamError } from '../errors.ts';
 // Pieces the conformance suite sends its own (deliberately unvalidated) requests with.
 export { resolveClientOptions } from './client-options.ts';
 export type { ResolvedClientOptions } from './client-options.ts';

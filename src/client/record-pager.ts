@@ -2,8 +2,9 @@ import type { PageInfo } from '../api/common.ts';
 import { recordIdToNumber, type RecordIdInput } from '../api/identifiers.ts';
 import { MAX_PAGE_LIMIT } from '../api/paging.ts';
 import type { ApiRecord, RecordFilter } from '../api/records.ts';
-import { InvalidResponseError, MissingFieldValueError, type UpstreamCall } from '../errors.ts';
+import { InvalidResponseError, MissingFieldValueError, RecordsRefusedError, type UpstreamCall } from '../errors.ts';
 import { ConcurrencyLimit } from './concurrency-limit.ts';
+import { isRefusedPage, type RefusedPage } from './refused-page.ts';
 
 /** Query of the records list endpoint, in client terms (the client encodes `fields` and `filter`). */
 export interface RecordListParams {
@@ -22,13 +23,15 @@ export interface RecordPage {
 
 export type RecordPageFetcher = (query: RecordListParams, signal: AbortSignal | undefined) => Promise<RecordPage>;
 
-/** Field names every record of an answer must carry (see `checkRecordFields`). */
+/** Field names every record of an answer must carry (see `checkRecordFields`), and who hears of refused pages. */
 interface ExpectFieldsOption {
   /**
    * Field names every record must hold a value for, `null` included: a record without one of
    * them fails the read (missing is not null). Default: `fields`, when given.
    */
   expectFields?: readonly string[];
+  /** Told each time upstream refuses a page and the read asks for fewer records (to log it). */
+  onRefusedPage?: (refused: RefusedPage) => void;
 }
 
 /**
@@ -97,6 +100,11 @@ function checkedIds(records: readonly ApiRecord[], expected: readonly string[], 
   return ids;
 }
 
+const FIRST_RECORD = 'the first record (offset 0)';
+
+/** Accepted pages in a row after which a page size lowered by a refusal doubles again (up to `pageSize`). */
+export const PAGES_BEFORE_GROWING = 4;
+
 function checkPageSize(pageSize: number): void {
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_LIMIT) {
     throw new RangeError(`pageSize must be an integer from 1 to ${MAX_PAGE_LIMIT}, got ${pageSize}`);
@@ -125,6 +133,19 @@ const MAX_PAGES_WITHOUT_NEW_RECORDS = 1000;
  * handed out; records created, changed or deleted meanwhile are the caller's change feed's (or
  * next scan's) business.
  *
+ * A page upstream refuses (`isRefusedPage`) is asked again at the same offset with half as many
+ * new records, down to one; pages asked for after it are abandoned and asked again at that size.
+ * After `PAGES_BEFORE_GROWING` accepted pages the size doubles again, up to `pageSize`, so a run
+ * of costly records slows the read only while it lasts. Each page still starts at the last record
+ * of the page before, whatever their sizes, so the overlap check holds as it is. Where a page of
+ * one new record (two records, with the overlap) is refused too, it is read as two requests of
+ * one record: the new record first, then the record before it, which must be the last one handed
+ * out (or an earlier one), as the overlap of one request would be. Records deleted below meanwhile
+ * only move later records down, into that position, so a record skipped before the first request
+ * still shows after the second, and the read steps back (this assumes, as the pager does anyway,
+ * that new records take ids above the existing ones). A record refused even alone ends the read
+ * with `RecordsRefusedError`, naming it.
+ *
  * Each page carries the position after its last record; a read started `from` such a position
  * asks first at its offset, so its first page starts with that record again (the usual overlap),
  * or steps back as above when records were deleted below it since.
@@ -139,27 +160,76 @@ export async function* iterateRecordPages(
     throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
   }
   // New records per page at most; each request asks for one more, the overlap.
-  const stride = Math.min(pageSize, MAX_PAGE_LIMIT - 1);
-  const limit = stride + 1;
-  const base: RecordListParams = { sort: 'id', limit };
+  const fullStride = Math.min(pageSize, MAX_PAGE_LIMIT - 1);
+  /** New records per page now: lowered by refused pages, grown back by accepted ones. */
+  let stride = fullStride;
+  /** Pages of one new record read as two requests of one record (`readApart`). */
+  let apart = false;
+  let acceptedSinceLowered = 0;
+  const base: RecordListParams = { sort: 'id' };
   if (options.fields) base.fields = options.fields;
   if (options.filter) base.filter = options.filter;
   const expected = options.expectFields ?? options.fields ?? [];
 
-  // Pages in flight belong to one run of offsets; stepping back abandons them, and so does the
-  // caller's signal or the end of the read. One controller per run, not a signal combined per
-  // page (AbortSignal.any registers each with the long-lived signals it follows).
+  let lastId = options.from?.lastId ?? -1;
+  let pagesWithoutNew = 0;
+  const noProgress = (offset: number) => {
+    if (++pagesWithoutNew >= MAX_PAGES_WITHOUT_NEW_RECORDS) {
+      throw new InvalidResponseError(call, 'paging', `${pagesWithoutNew} pages in a row (the last at offset ${offset}) ` +
+        `brought no record not read before: the table keeps moving, or the upstream ignores offset`);
+    }
+  };
+
+  /** The record at `offset` alone; refused, the read can go no lower, and says which record (`name`). */
+  const readAlone = async (offset: number, signal: AbortSignal, name: () => Promise<string>): Promise<RecordPage> => {
+    try {
+      return await fetch({ ...base, limit: 1, offset }, signal);
+    } catch (error) {
+      if (!isRefusedPage(error)) throw error;
+      throw new RecordsRefusedError(error, await name());
+    }
+  };
+  /** The record at `offset`, after the last one handed out: named by that one, or else by the record before it. */
+  const nameNew = async (offset: number, signal: AbortSignal): Promise<string> => {
+    if (offset === 0) return FIRST_RECORD;
+    let before = lastId >= 0 ? String(lastId) : undefined;
+    // Nothing handed out yet: the record before it names the place, if upstream lists it.
+    before ??= (await fetch({ ...base, limit: 1, offset: offset - 1 }, signal).catch(() => undefined))?.data[0]?.id;
+    return before === undefined ? `the record at offset ${offset}` : `the record after record ${before} (offset ${offset})`;
+  };
+  /**
+   * The page of records `offset` and `offset + 1`, as two requests: the new record first, then
+   * the one before it (see above). Read again when a record deleted between the two moved the
+   * second into the first's place.
+   */
+  const readApart = async (offset: number, signal: AbortSignal): Promise<RecordPage> => {
+    for (;;) {
+      const next = await readAlone(offset + 1, signal, () => nameNew(offset + 1, signal));
+      const before = await readAlone(offset, signal, async () => (offset === 0 ? FIRST_RECORD : `the record at offset ${offset}`));
+      const [first, second] = [before.data[0], next.data[0]];
+      if (first === undefined || second === undefined || Number(first.id) < Number(second.id)) {
+        const data = [...before.data, ...next.data];
+        return { data, page_info: { has_more: data.length === 2 && next.page_info.has_more, limit: 2, offset } };
+      }
+      noProgress(offset);
+    }
+  };
+
+  // Pages in flight belong to one run of offsets; stepping back or a refused page abandons them,
+  // and so does the caller's signal or the end of the read. One controller per run, not a signal
+  // combined per page (AbortSignal.any registers each with the long-lived signals it follows).
   let run = new AbortController();
   const abortRun = () => run.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', abortRun, { once: true });
   if (options.signal?.aborted) abortRun();
-  let window: Array<{ offset: number; page: Promise<RecordPage> }> = [];
+  let window: Array<{ offset: number; stride: number; page: Promise<RecordPage> }> = [];
   let nextOffset = options.from?.offset ?? 0;
   const launch = () => {
-    const page = fetch({ ...base, offset: nextOffset }, run.signal);
+    const offset = nextOffset;
+    const page = apart ? readApart(offset, run.signal) : fetch({ ...base, limit: stride + 1, offset }, run.signal);
     // Pages dropped after an early stop, a step back or a failure must not surface as unhandled rejections.
     page.catch(() => undefined);
-    window.push({ offset: nextOffset, page });
+    window.push({ offset, stride, page });
     nextOffset += stride;
   };
   const restartAt = (offset: number) => {
@@ -171,20 +241,24 @@ export async function* iterateRecordPages(
     launch();
   };
 
-  let lastId = options.from?.lastId ?? -1;
-  let pagesWithoutNew = 0;
-  const noProgress = (offset: number) => {
-    if (++pagesWithoutNew >= MAX_PAGES_WITHOUT_NEW_RECORDS) {
-      throw new InvalidResponseError(call, 'paging', `${pagesWithoutNew} pages in a row (the last at offset ${offset}) ` +
-        `brought no record not read before: the table keeps moving, or the upstream ignores offset`);
-    }
-  };
-
   try {
     launch();
     for (;;) {
-      const { offset, page: pending } = window.shift()!;
-      const page = await pending;
+      const { offset, stride: pageStride, page: pending } = window.shift()!;
+      const limit = pageStride + 1;
+      let page: RecordPage;
+      try {
+        page = await pending;
+      } catch (error) {
+        if (!isRefusedPage(error) || options.signal?.aborted) throw error;
+        // Too much for upstream at once: the same offset with fewer records, and apart at one.
+        if (pageStride > 1) stride = Math.floor(pageStride / 2);
+        else apart = true;
+        acceptedSinceLowered = 0;
+        options.onRefusedPage?.({ asked: limit, next: apart ? 1 : stride + 1, offset, message: error.upstreamMessage });
+        restartAt(offset);
+        continue;
+      }
       const ids = checkedIds(page.data, expected, offset, call);
       const more = page.page_info.has_more;
       if (more && page.data.length < limit) {
@@ -195,7 +269,7 @@ export async function* iterateRecordPages(
       if (offset > 0 && !(ids.length > 0 && ids[0]! <= lastId)) {
         // Records deleted below this offset since the last page may have moved others past it.
         noProgress(offset);
-        restartAt(Math.max(0, offset - stride));
+        restartAt(Math.max(0, offset - pageStride));
         continue;
       }
       const first = ids.findIndex((id) => id > lastId);
@@ -212,6 +286,11 @@ export async function* iterateRecordPages(
         if (fresh.length > 0) yield fresh;
         return;
       }
+      if ((apart || stride < fullStride) && ++acceptedSinceLowered >= PAGES_BEFORE_GROWING) {
+        if (apart) apart = false;
+        else stride = Math.min(fullStride, stride * 2);
+        acceptedSinceLowered = 0;
+      }
       while (window.length < concurrency) launch();
       if (fresh.length > 0) yield fresh;
     }
@@ -227,6 +306,9 @@ const ID_CHUNKS_IN_FLIGHT = 4;
 /**
  * Reads records back by id through the list endpoint (`filter={"id":[…]}`, at most 100 ids per
  * request). Ids that no longer exist are simply absent from the result; duplicates are read once.
+ * A request upstream refuses (`isRefusedPage`) is split in halves, read one after the other, down
+ * to one id; one refused alone fails the read with `RecordsRefusedError`. No offsets are involved:
+ * each part asks for its own ids.
  */
 export async function readRecordsByIds(
   fetch: RecordPageFetcher, ids: readonly RecordIdInput[], options: RecordsByIdsOptions, call: UpstreamCall,
@@ -239,10 +321,20 @@ export async function readRecordsByIds(
   const chunks: number[][] = [];
   for (let i = 0; i < unique.length; i += IDS_PER_REQUEST) chunks.push(unique.slice(i, i + IDS_PER_REQUEST));
   const limit = new ConcurrencyLimit(ID_CHUNKS_IN_FLIGHT);
-  const results = await Promise.all(chunks.map((chunk) => limit.run(async () => {
+  const readChunk = async (chunk: number[]): Promise<ApiRecord[]> => {
     const query: RecordListParams = { filter: { id: chunk }, sort: 'id', limit: chunk.length, offset: 0 };
     if (options.fields) query.fields = options.fields;
-    const page = await fetch(query, options.signal);
+    let page: RecordPage;
+    try {
+      page = await fetch(query, options.signal);
+    } catch (error) {
+      if (!isRefusedPage(error) || options.signal?.aborted === true) throw error;
+      if (chunk.length === 1) throw new RecordsRefusedError(error, `record ${chunk[0]}`);
+      const half = Math.ceil(chunk.length / 2);
+      options.onRefusedPage?.({ asked: chunk.length, next: half, message: error.upstreamMessage });
+      const parts = [await readChunk(chunk.slice(0, half)), await readChunk(chunk.slice(half))];
+      return parts.flat().sort((a, b) => Number(a.id) - Number(b.id));
+    }
     if (page.page_info.has_more || page.data.length > chunk.length) {
       throw new InvalidResponseError(call, 'paging', `a filter on ${chunk.length} ids returned more records`);
     }
@@ -258,6 +350,7 @@ export async function readRecordsByIds(
     }
     checkRecordFields(page.data, options.expectFields ?? options.fields ?? [], call);
     return page.data;
-  }, options.signal)));
+  };
+  const results = await Promise.all(chunks.map((chunk) => limit.run(() => readChunk(chunk), options.signal)));
   return results.flat();
 }

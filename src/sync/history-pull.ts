@@ -1,9 +1,10 @@
 import { recordCursorKey } from '../mirror/catalog.ts';
 import { changeKey, type SeenChanges } from './backfill-window.ts';
 import { nextSince } from './poll-window.ts';
+import { logRefusedPage } from './refused-pages.ts';
 import { PullTally, RowWriter, type RowWriterTotals } from './row-writer.ts';
 import { RecordKeyCheck } from './schema-drift.ts';
-import type { PulledTable, SyncContext } from './sync-context.ts';
+import { tableLabel, type PulledTable, type SyncContext } from './sync-context.ts';
 
 /**
  * Incremental pull of a table with history (DESIGN §4.4): the changed ids come from
@@ -19,6 +20,7 @@ export async function pullHistory(
   const { client, options } = ctx;
   const writer = new RowWriter(ctx, table, tally);
   const keys = new RecordKeyCheck(ctx, table);
+  const onRefusedPage = logRefusedPage(ctx.logger, tableLabel(table));
   try {
     const poll = client.pollRecordChanges(table.moduleName, table.tableName, { since, pageSize: options.pageSize });
     for await (const changes of poll) {
@@ -26,7 +28,7 @@ export async function pullHistory(
       const unread = alreadyRead ? changes.filter((c) => !alreadyRead.has(changeKey(c))) : changes;
       if (unread.length === 0) continue;
       const ids = [...new Set(unread.map((c) => Number(c.id)))];
-      const found = await client.getRecordsByIds(table.moduleName, table.tableName, ids, { expectFields: table.fieldNames });
+      const found = await client.getRecordsByIds(table.moduleName, table.tableName, ids, { expectFields: table.fieldNames, onRefusedPage });
       await keys.check(found);
       const present = new Set(found.map((r) => Number(r.id)));
       await writer.add(found, ids.filter((id) => !present.has(id)));

@@ -2,6 +2,7 @@ import { backfillCursorKey, recordCursorKey, scanCursorKey } from '../mirror/cat
 import { changesBeforeScan, type SeenChanges } from './backfill-window.ts';
 import { pullHistory } from './history-pull.ts';
 import { BEGINNING, nextSince } from './poll-window.ts';
+import { explainRefusedRecords } from './refused-pages.ts';
 import { PullTally } from './row-writer.ts';
 import { schemaMovedOr } from './schema-drift.ts';
 import type { PulledTable, SyncContext } from './sync-context.ts';
@@ -37,7 +38,7 @@ export async function pullTable(ctx: SyncContext, table: PulledTable, opts: Pull
     return await pullAsDue(ctx, table, opts);
   } catch (error) {
     // Records read across a schema change upstream are no fault of the answer (schema-drift.ts).
-    throw await schemaMovedOr(ctx, table, error);
+    throw explainRefusedRecords(await schemaMovedOr(ctx, table, error), ctx.options.pageSize);
   }
 }
 

@@ -1,5 +1,6 @@
 import { scanCursorKey } from '../mirror/catalog.ts';
 import { SafetyValveError } from '../errors.ts';
+import { estimateOrNull, logRefusedPage } from './refused-pages.ts';
 import { PullTally, RowWriter, type FinalWrite, type RowWriterTotals } from './row-writer.ts';
 import { RecordKeyCheck } from './schema-drift.ts';
 import { decodeCheckpoint, encodeCheckpoint, type ScanCheckpoint } from './scan-checkpoint.ts';
@@ -45,7 +46,7 @@ export async function scanTable(
     rowsRead: 0,
     // A backfill's progress is worth a few small requests; a periodic scan's is not.
     estimatedRows: table.state === 'needs_backfill'
-      ? await client.estimateRecordCount(table.moduleName, table.tableName, ctx.signal ? { signal: ctx.signal } : {})
+      ? await estimateOrNull(client.estimateRecordCount(table.moduleName, table.tableName, ctx.signal ? { signal: ctx.signal } : {}))
       : null,
   };
   if (resumed?.position) {
@@ -59,6 +60,7 @@ export async function scanTable(
   const deleteCap = Math.max(options.deleteShareFloor, Math.floor(rowsBefore * options.maxDeleteShare));
   const writer = new RowWriter(ctx, table, tally);
   const keys = new RecordKeyCheck(ctx, table);
+  const onRefusedPage = logRefusedPage(logger, label);
   const resumeAfter = checkpoint.position?.lastId;
   const local = (resumeAfter === undefined
     ? mirror.streamIds(table.tableId)
@@ -78,7 +80,7 @@ export async function scanTable(
     if (candidates.length === 0) return;
     const chunk = candidates;
     candidates = [];
-    const found = await client.getRecordsByIds(table.moduleName, table.tableName, chunk, { expectFields: table.fieldNames });
+    const found = await client.getRecordsByIds(table.moduleName, table.tableName, chunk, { expectFields: table.fieldNames, onRefusedPage });
     await keys.check(found);
     const present = new Set(found.map((r) => Number(r.id)));
     for (const id of chunk) if (!present.has(id)) confirmedDeletes.push(id);
@@ -97,6 +99,7 @@ export async function scanTable(
       pageSize: options.pageSize,
       concurrency: options.backfillConcurrency,
       expectFields: table.fieldNames,
+      onRefusedPage,
       ...(checkpoint.position ? { from: checkpoint.position } : {}),
     });
     for await (const page of pages) {

@@ -150,3 +150,18 @@ export const endlessBody: Behaviour = (_req, res) => {
 
 export const WORKSPACE_OK = { data: { name: 'Acme', modules: [] } };
 export const WORKSPACE_ID = 'abcdef123456';
+
+// ---- records endpoint --------------------------------------------------------------------------
+
+/** What a records list request asks of a table holding `ids` (ascending): the ids it answers with. */
+export function listedIds(ids: readonly number[], seen: SeenRequest): { page: number[]; offset: number; limit: number; hasMore: boolean } {
+  const offset = Number(seen.query.get('offset') ?? 0);
+  const limit = Number(seen.query.get('limit') ?? 100);
+  const filter = seen.query.get('filter');
+  let rows = ids;
+  if (filter) {
+    const wanted = new Set((JSON.parse(filter) as { id: number[] }).id);
+    rows = ids.filter((id) => wanted.has(id));
+  }
+  return { page: rows.slice(offset, offset + limit), offset, limit, hasMore: offset + limit < rows.length };
+}

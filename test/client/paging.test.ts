@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidResponseError, WorkspaceClient } from '../../src/client/index.ts';
 import { rejectionOf } from '../helpers/rejection.ts';
-import { WORKSPACE_ID, json, startFakeUpstream, type Behaviour, type SeenRequest } from './fake-upstream.ts';
+import { WORKSPACE_ID, json, listedIds, startFakeUpstream, type Behaviour, type SeenRequest } from './fake-upstream.ts';
 
 const KEY = 'paging-test-key-0123456789';
 const cleanups: Array<() => Promise<void>> = [];
@@ -201,17 +201,10 @@ function tableUpstream(
 ): (seen: SeenRequest, index: number) => Behaviour {
   return (seen, index) => {
     before(index, ids);
-    const offset = Number(seen.query.get('offset') ?? 0);
-    const limit = Number(seen.query.get('limit') ?? 100);
-    const filter = seen.query.get('filter');
-    let rows = ids;
-    if (filter) {
-      const wanted = new Set((JSON.parse(filter) as { id: number[] }).id);
-      rows = ids.filter((id) => wanted.has(id));
-    }
-    const data = rows.slice(offset, offset + limit).map((id) => ({ id: String(id), values: { n: id } }));
+    const { page, offset, limit, hasMore } = listedIds(ids, seen);
+    const data = page.map((id) => ({ id: String(id), values: { n: id } }));
     const delay = Math.max(0, 60 - offset / 2);
-    return json(200, { data, page_info: { has_more: offset + limit < rows.length, limit, offset } }, {}, delay);
+    return json(200, { data, page_info: { has_more: hasMore, limit, offset } }, {}, delay);
   };
 }
 

@@ -82,11 +82,11 @@ export class UpstreamWorkspace {
     return this.#ok('DELETE', recordsPath(module, table), { records: ids });
   }
 
-  /** Every record of a table, read page by page (sorted by id). */
-  async allRecords(module: string, table: string): Promise<{ id: string; values: Record<string, unknown> }[]> {
+  /** Every record of a table, read page by page (sorted by id); smaller pages for records costly to list. */
+  async allRecords(module: string, table: string, pageSize = 100): Promise<{ id: string; values: Record<string, unknown> }[]> {
     const out: { id: string; values: Record<string, unknown> }[] = [];
-    for (let offset = 0; ; offset += 100) {
-      const res = await this.#ok('GET', `${recordsPath(module, table)}?sort=id&limit=100&offset=${offset}`);
+    for (let offset = 0; ; offset += pageSize) {
+      const res = await this.#ok('GET', `${recordsPath(module, table)}?sort=id&limit=${pageSize}&offset=${offset}`);
       out.push(...res.data);
       if (!res.page_info.has_more) return out;
     }
