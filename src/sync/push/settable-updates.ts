@@ -18,11 +18,13 @@ export interface SettableUpdates {
 export function settableUpdates(updates: readonly PendingEdit[]): SettableUpdates {
   const out: SettableUpdates = { send: [], outcomes: [] };
   for (const edit of updates) {
-    const refused = [...edit.values.keys()].flatMap((name) => {
+    // No array per edit when nothing is refused (every edit of a push passes here).
+    let refused: { name: string; why: string }[] | undefined;
+    for (const name of edit.values.keys()) {
       const why = whyUpdateCannotSet(name);
-      return why === undefined ? [] : [{ name, why }];
-    });
-    if (refused.length === 0) {
+      if (why !== undefined) (refused ??= []).push({ name, why });
+    }
+    if (refused === undefined) {
       out.send.push(edit);
       continue;
     }
