@@ -1,5 +1,4 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { displayBaseUrl } from '../../client/base-url.ts';
 import { ConfigError, EXIT, UsageError } from '../../errors.ts';
 import { withConfigOption, type ConfigFlags } from '../config-option.ts';
 
@@ -46,10 +45,11 @@ export function defineConformanceCommand(program: Command): Command {
       .option('--time-limit <minutes>', `the run stops itself (deleting its tables) after this long; other runs delete its leftovers only once it is past (default ${DEFAULT_TIME_LIMIT_MINUTES})`, minutes)
       .option('--dry-run', 'list the checks and the scratch tables they would create, and send nothing'),
   ).action(async (flags: ConformanceFlags) => {
-    const [suite, { conformanceEndpoint, EMBEDDED_MODULE }, { handleShutdownSignals }] = await Promise.all([
+    const [suite, { conformanceEndpoint, EMBEDDED_MODULE }, { handleShutdownSignals }, { displayBaseUrl }] = await Promise.all([
       import('../../conformance/index.ts'),
       import('../conformance-endpoint.ts'),
       import('../../daemon/shutdown.ts'),
+      import('../../client/base-url.ts'),
     ]);
     const checks = flags.only === undefined ? suite.ALL_CHECKS : suite.ALL_CHECKS.filter((c) => flags.only!.some((p) => c.id.startsWith(p)));
     if (checks.length === 0) throw new UsageError(`--only ${flags.only!.join(', ')}: no check id starts with that (wsmirror conformance --dry-run lists them)`);
