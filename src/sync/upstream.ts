@@ -8,6 +8,11 @@ import type {
   RecordPage, RecordRun, RecordsByIdsOptions, RecordUpdateInput,
 } from '../client/index.ts';
 
+/** `signal` ends the request, its retries and their waits included (a shutdown). */
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
 /**
  * One poll of a change feed, page by page; `asOf` is the first page's `meta.asOf` (the next
  * poll's `since`, minus the lookback), known once the first page arrived.
@@ -30,7 +35,7 @@ export interface Upstream {
   listSchemaChanges(query: ChangesQueryParams): Promise<ChangesPage<SchemaChange>>;
   pollSchemaChanges(options: PollOptions): ChangeFeed<SchemaChange>;
 
-  listRecords(moduleName: string, tableName: string, query?: RecordListParams): Promise<RecordPage>;
+  listRecords(moduleName: string, tableName: string, query?: RecordListParams, options?: RequestOptions): Promise<RecordPage>;
   /** Pages of a table's records in id order, each record once (see `iterateRecordPages`). */
   iterateRecords(moduleName: string, tableName: string, options?: IterateRecordsOptions): AsyncIterable<RecordRun>;
   /** About how many records a table holds (for progress and reports, never for decisions). */
@@ -43,9 +48,9 @@ export interface Upstream {
   pollRecordChanges(moduleName: string, tableName: string, options: PollOptions): ChangeFeed<KnownRecordChange>;
 
   /** Creates records in one transaction (all or nothing); their ids in request order. */
-  createRecords(moduleName: string, tableName: string, records: RecordCreateInput): Promise<{ ids: string[] }>;
+  createRecords(moduleName: string, tableName: string, records: RecordCreateInput, options?: RequestOptions): Promise<{ ids: string[] }>;
   /** Updates records in one transaction (all or nothing). */
-  updateRecords(moduleName: string, tableName: string, records: RecordUpdateInput): Promise<{ updatedIds: string[] }>;
+  updateRecords(moduleName: string, tableName: string, records: RecordUpdateInput, options?: RequestOptions): Promise<{ updatedIds: string[] }>;
   /** Deletes records in one transaction (all or nothing: one missing id refuses the whole batch). */
-  deleteRecords(moduleName: string, tableName: string, ids: RecordIdInput[]): Promise<{ deletedIds: string[] }>;
+  deleteRecords(moduleName: string, tableName: string, ids: RecordIdInput[], options?: RequestOptions): Promise<{ deletedIds: string[] }>;
 }

@@ -107,7 +107,12 @@ forEachDialect('push: edits waiting for a local row', (dialect) => {
         ? Promise.reject(new UpstreamError({ endpoint: 'createRecords', method: 'POST', path: '/records' }, 503, 'down for maintenance', { attempts: 1 }))
         : h.client.createRecords(moduleName, tableName, records)),
     });
-    await new SyncEngine({ client: unavailable, mirror: h.tm.mirror, options: LONG_BACKOFF }).runCycle();
+    const engine = new SyncEngine({ client: unavailable, mirror: h.tm.mirror, options: LONG_BACKOFF });
+    // A 503 is what every request would meet: the push ends there, the deals' edits not looked at.
+    expect((await engine.runCycle()).push).toEqual({ error: expect.objectContaining({ message: expect.stringMatching(/503|maintenance/) }) });
+    expect((await outbox()).slice(1).map((e) => Number(e.attempts))).toEqual([0, 0]);
+    // The next push finds the company's create backing off: the deals' edits wait for it.
+    await engine.runCycle();
     const [insert, ...waiting] = await outbox();
     expect([insert!.operation, insert!.status, Number(insert!.attempts)]).toEqual(['insert', 'pending', 1]);
     expect(waiting.map((e) => [e.operation, e.status, Number(e.attempts)])).toEqual([['insert', 'pending', 0], ['update', 'pending', 0]]);

@@ -11,6 +11,8 @@ import { sameApiValue } from './same-value.ts';
 export interface ReadbackScope {
   upstream: Upstream;
   table: Pick<MirrorTable, 'moduleName' | 'tableName' | 'hasHistory'>;
+  /** A stop (shutdown): the reads end at once, and what they were for is left as it is. */
+  signal?: AbortSignal;
   /** Writable fields: name → type. */
   fieldTypes: ReadonlyMap<string, string>;
   /** Options of the choice and multi fields (the catalog's): name → their ids and names. */
@@ -25,6 +27,8 @@ export interface Readback<T> {
   outcomes: EditOutcome[];
   /** Edits whose records could not be looked for (upstream unreadable): left marked, the next push looks again. */
   unsettled: PendingEdit[];
+  /** Why they could not be: the caller tells whether it ends the push. */
+  error?: unknown;
 }
 
 /** A create about to go out: its edit and the request body it sends. */
@@ -45,9 +49,9 @@ export async function reconcileCreates<T extends PreparedCreate>(scope: Readback
     found = await findCreatedRecords(scope,
       // Recognised by what was sent: the row may have been edited since.
       unsure.map((p) => ({ recordId: p.edit.recordId, since: p.edit.sendingSince!, body: p.edit.sentBody ?? p.body })));
-  } catch {
+  } catch (error) {
     // Cannot tell whether they exist: leave them marked, the next push tries again.
-    return { send: creates.filter((p) => p.edit.sendingSince === null), outcomes: [], unsettled: unsure.map((p) => p.edit) };
+    return { send: creates.filter((p) => p.edit.sendingSince === null), outcomes: [], unsettled: unsure.map((p) => p.edit), error };
   }
   const outcomes: EditOutcome[] = [];
   for (const p of unsure) {
@@ -72,9 +76,9 @@ export async function createdThenDeleted(scope: ReadbackScope, deletes: readonly
   let found: Map<number, number>;
   try {
     found = await findCreatedRecords(scope, unsure.map((e) => ({ recordId: e.recordId, since: e.sendingSince!, body: e.sentBody! })));
-  } catch {
+  } catch (error) {
     // Cannot tell whether the record exists: left as it is, the next push looks again.
-    return { send: [], outcomes, unsettled: unsure };
+    return { send: [], outcomes, unsettled: unsure, error };
   }
   const send: PendingEdit[] = [];
   for (const edit of unsure) {
@@ -108,7 +112,7 @@ const FILTERABLE = new Set(['string', 'number', 'boolean', 'date', 'timestamp', 
  * together bind to distinct records.
  */
 async function findCreatedRecords(
-  { upstream, table, fieldTypes, fieldOptions, lookbackMs }: ReadbackScope,
+  { upstream, table, fieldTypes, fieldOptions, lookbackMs, signal }: ReadbackScope,
   sent: readonly UnsettledCreate[],
 ): Promise<Map<number, number>> {
   const bound = new Map<number, number>();
@@ -116,8 +120,8 @@ async function findCreatedRecords(
   // Upstream stores the option a sent name names: its id is what the record holds.
   const creates = sent.map((c) => ({ ...c, body: withOptionIds(c.body, fieldTypes, fieldOptions) }));
   const candidates = table.hasHistory
-    ? await createdSince(upstream, table, creates, lookbackMs)
-    : await matchingNewest(upstream, table, fieldTypes, creates);
+    ? await createdSince(upstream, table, creates, lookbackMs, signal)
+    : await matchingNewest(upstream, table, fieldTypes, creates, signal);
   candidates.sort((a, b) => Number(a.id) - Number(b.id));
   const taken = new Set<string>();
   for (const create of [...creates].sort((a, b) => b.recordId - a.recordId)) {
@@ -153,15 +157,17 @@ async function createdSince(
   table: Pick<MirrorTable, 'moduleName' | 'tableName'>,
   creates: readonly UnsettledCreate[],
   lookbackMs: number,
+  signal: AbortSignal | undefined,
 ): Promise<ApiRecord[]> {
   const earliest = creates.map((c) => c.since).sort()[0]!;
   const since = nextSince(earliest, lookbackMs);
   const ids = new Set<string>();
-  for await (const page of upstream.pollRecordChanges(table.moduleName, table.tableName, { since })) {
+  const call = signal ? { signal } : {};
+  for await (const page of upstream.pollRecordChanges(table.moduleName, table.tableName, { since, ...call })) {
     for (const change of page) if (change.changeType === 'create') ids.add(change.id);
   }
   if (ids.size === 0) return [];
-  return upstream.getRecordsByIds(table.moduleName, table.tableName, [...ids]);
+  return upstream.getRecordsByIds(table.moduleName, table.tableName, [...ids], call);
 }
 
 async function matchingNewest(
@@ -169,6 +175,7 @@ async function matchingNewest(
   table: Pick<MirrorTable, 'moduleName' | 'tableName'>,
   fieldTypes: ReadonlyMap<string, string>,
   creates: readonly UnsettledCreate[],
+  signal: AbortSignal | undefined,
 ): Promise<ApiRecord[]> {
   const byId = new Map<string, ApiRecord>();
   for (const create of creates) {
@@ -179,7 +186,7 @@ async function matchingNewest(
     }
     let page;
     try {
-      page = await upstream.listRecords(table.moduleName, table.tableName, { filter, sort: '-id', limit: 100 });
+      page = await upstream.listRecords(table.moduleName, table.tableName, { filter, sort: '-id', limit: 100 }, signal ? { signal } : {});
     } catch (error) {
       // Upstream refuses a value of the body even as a filter (a date that is none): it refused
       // the create too, so no record holds it; the create is sent again, and refused on its own.

@@ -1,5 +1,5 @@
 import type { PendingEdit } from '../../mirror/outbox.ts';
-import { classifyPushFailure, type PushFailure } from './push-failure.ts';
+import { classifyPushFailure, endsPush, type PushFailure } from './push-failure.ts';
 
 /** One record's update: its edit and the request body of its changed fields. */
 export interface FieldsUpdate {
@@ -14,7 +14,7 @@ export interface IsolatedFields {
   rejected: { part: FieldsUpdate; message: string }[];
   /** Parts that failed otherwise (404, transient, fatal): the caller decides. */
   failed: { part: FieldsUpdate; failure: Exclude<PushFailure, { kind: 'rejected' }> }[];
-  /** Parts not sent because `signal` asked to stop: left as they are. */
+  /** Parts not sent because `signal` asked to stop, or a failure ended the push: left as they are. */
   unsent: FieldsUpdate[];
 }
 
@@ -22,14 +22,18 @@ export interface IsolatedFields {
  * One record's update that upstream refused on its own (`message`): its fields are sent in
  * halves until the refused ones stand alone, so each column's edit fails or goes through by itself
  * (an edit is one column's change), as `sendIsolatingRejects` does for the records of a batch.
- * Entries of fields not in the body go with the first half.
+ * Entries of fields not in the body go with the first half. Nothing more is sent once `signal` is
+ * aborted or a failure ends the push (`endsPush`).
  */
 export async function sendFieldsApart(
   update: FieldsUpdate, message: string, send: (part: FieldsUpdate) => Promise<unknown>, signal?: AbortSignal,
 ): Promise<IsolatedFields> {
   const out: IsolatedFields = { accepted: [], rejected: [], failed: [], unsent: [] };
+  let ended = false;
+  const stopped = () => signal?.aborted === true;
+  const sendsNoMore = () => ended || stopped();
   const visit = async (part: FieldsUpdate, refusal: string): Promise<void> => {
-    if (signal?.aborted === true) {
+    if (sendsNoMore()) {
       out.unsent.push(part);
       return;
     }
@@ -44,13 +48,26 @@ export async function sendFieldsApart(
     const rest = part.edit.entryIds.filter((id) => !claimed.has(id));
     if (rest.length > 0) halves[0] = { ...halves[0]!, edit: { ...halves[0]!.edit, entryIds: [...halves[0]!.edit.entryIds, ...rest] } };
     for (const h of halves) {
+      if (sendsNoMore()) {
+        out.unsent.push(h);
+        continue;
+      }
       try {
         await send(h);
         out.accepted.push(h);
       } catch (error) {
+        // Stopped on its way (a shutdown): left as it is, as one never sent.
+        if (stopped()) {
+          out.unsent.push(h);
+          continue;
+        }
         const failure = classifyPushFailure(error);
-        if (failure.kind === 'rejected') await visit(h, failure.message);
-        else out.failed.push({ part: h, failure });
+        if (failure.kind === 'rejected') {
+          await visit(h, failure.message);
+        } else {
+          ended ||= endsPush(failure);
+          out.failed.push({ part: h, failure });
+        }
       }
     }
   };

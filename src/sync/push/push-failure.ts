@@ -10,14 +10,20 @@ import { InvalidResponseError, NetworkError, UpstreamError } from '../../errors.
  * - `rejected`: 400/422/413: something in the batch is wrong; split it to find out what.
  * - `not-found`: 404: a record of the batch is gone upstream (or the table is).
  * - `transient`: network error, 429, 5xx: try again later. `maybeApplied` when the request may
- *   have gone through (a reset after sending, a 500, an unreadable 2xx answer).
+ *   have gone through (a reset after sending, a 500, an unreadable 2xx answer). `stopsPush`
+ *   when every request would meet it too: upstream unreachable, timing out, failing or
+ *   throttling once the client has retried what its policy allows (all but an unreadable 2xx
+ *   answer, which is about that answer). The edits that met it are charged an attempt; the push
+ *   sends nothing more this cycle, and fails with that error. A create that may have been
+ *   applied is not repeated by the client, so its failure alone proves little: its read-back
+ *   decides (table-push.ts).
  * - `fatal`: 401/403 and other statuses: every request would fail the same way; the push stops
  *   without charging the edits an attempt.
  */
 export type PushFailure =
   | { kind: 'rejected'; message: string }
   | { kind: 'not-found'; message: string }
-  | { kind: 'transient'; message: string; retryAfterMs: number | undefined; maybeApplied: boolean }
+  | { kind: 'transient'; message: string; retryAfterMs: number | undefined; maybeApplied: boolean; stopsPush?: Error }
   | { kind: 'fatal'; error: unknown };
 
 export function classifyPushFailure(error: unknown): PushFailure {
@@ -28,19 +34,24 @@ export function classifyPushFailure(error: unknown): PushFailure {
     if (status === 404) return { kind: 'not-found', message };
     const attempt: AttemptFailure = { kind: 'status', status };
     if (isRetryable(attempt, 'always')) {
-      return { kind: 'transient', message: error.message, retryAfterMs: error.retryAfterMs, maybeApplied: !isRetryable(attempt, 'safe') };
+      return { kind: 'transient', message: error.message, retryAfterMs: error.retryAfterMs, maybeApplied: !isRetryable(attempt, 'safe'), stopsPush: error };
     }
     return { kind: 'fatal', error };
   }
   if (error instanceof NetworkError) {
     const attempt: AttemptFailure = { kind: 'network', notSent: isNotSentCode(error.causeCode) };
-    return { kind: 'transient', message: error.message, retryAfterMs: undefined, maybeApplied: !isRetryable(attempt, 'safe') };
+    return { kind: 'transient', message: error.message, retryAfterMs: undefined, maybeApplied: !isRetryable(attempt, 'safe'), stopsPush: error };
   }
   if (error instanceof InvalidResponseError) {
     // The upstream answered 2xx: it did apply the request, but its answer cannot be used.
     return { kind: 'transient', message: error.message, retryAfterMs: undefined, maybeApplied: true };
   }
   return { kind: 'fatal', error };
+}
+
+/** Whether nothing more is sent after this failure: one every request would meet (`fatal`, `stopsPush`). */
+export function endsPush(failure: PushFailure): boolean {
+  return failure.kind === 'fatal' || (failure.kind === 'transient' && failure.stopsPush !== undefined);
 }
 
 export interface RetrySchedule {

@@ -36,7 +36,10 @@ export interface PushContext {
  * later round, when that row has its upstream id; one that references a row created upstream
  * before the reference was set (an application kept its temporary id) is pointed at that record,
  * and goes in the next round. Ends when nothing is due or a round settles nothing; a failure
- * that would hit every request (401, 403…) stops it after settling what is done.
+ * that would hit every request (401, 403; upstream unreachable, timing out, failing or throttling
+ * once the client has retried: push-failure.ts) stops it after settling what is done, and the
+ * push fails with it: edits keep coming in while upstream is down, and their rounds would
+ * otherwise go on until it is back.
  * `catalog`: the mirror's, when the caller has just read it.
  */
 export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<PushReport> {
@@ -131,11 +134,11 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<P
         const besides = alongside === undefined ? undefined : await alongside;
         for (const edit of result.unsettled) held.add(rowKey(edit));
         report.unsettled += result.unsettled.length;
-        if (readNext && result.restore.length === 0 && result.fatal === undefined) deferred = result.outcomes;
+        if (readNext && result.restore.length === 0 && result.stop === undefined) deferred = result.outcomes;
         else await settle(ctx, result.outcomes, report);
         if (result.restore.length > 0) await restoreFromUpstream(ctx, target, result.restore);
         settledThisRound += result.outcomes.length;
-        if (result.fatal !== undefined) throw result.fatal;
+        if (result.stop !== undefined) throw result.stop;
         // A failed settle or read surfaces once this round's outcomes are recorded (or deferred,
         // and then settled on the way out).
         if (besides !== undefined) nextRound = unwrap(besides);
@@ -219,7 +222,7 @@ function settle(ctx: PushContext, outcomes: readonly EditOutcome[], report: Push
 async function restoreFromUpstream(ctx: PushContext, target: PushTarget, ids: readonly number[]): Promise<void> {
   const { moduleName, tableName, tableId } = target.table;
   try {
-    const records = await ctx.client.getRecordsByIds(moduleName, tableName, ids);
+    const records = await ctx.client.getRecordsByIds(moduleName, tableName, ids, ctx.signal ? { signal: ctx.signal } : {});
     const found = new Set(records.map((r) => Number(r.id)));
     await ctx.mirror.applyRows(tableId, { upserts: records, deletes: ids.filter((id) => !found.has(id)) });
   } catch (error) {

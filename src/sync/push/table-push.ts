@@ -10,7 +10,7 @@ import { forEachInFlight } from './in-flight.ts';
 import { sendIsolatingRejects, type IsolatedSend } from './isolate-rejects.ts';
 import { sendFieldsApart } from './isolate-fields.ts';
 import { chunkByPayload } from './payload-chunks.ts';
-import { classifyPushFailure, nextAttemptAt, type PushFailure, type RetrySchedule } from './push-failure.ts';
+import { classifyPushFailure, endsPush, nextAttemptAt, type PushFailure, type RetrySchedule } from './push-failure.ts';
 import { settableUpdates } from './settable-updates.ts';
 import { toRequestValue, updateRecord } from './write-shape.ts';
 
@@ -38,7 +38,7 @@ export interface TablePushSettings {
   markSending(creates: readonly SentCreate[]): Promise<void>;
   /** Each field's value before its earliest edit still in the outbox, by record (MirrorOutbox.readBaseValues). */
   baseValues(recordIds: readonly number[]): Promise<Map<number, Map<string, unknown>>>;
-  /** A stop (shutdown): no further request goes out; what was not sent stays as it is. */
+  /** A stop (shutdown): no further request goes out (a retry's wait included); what was not sent stays as it is. */
   signal?: AbortSignal;
 }
 
@@ -48,8 +48,11 @@ export interface TablePushResult {
   restore: number[];
   /** Edits left as they are (their outcome is unknown until the upstream can be read): not settled. */
   unsettled: PendingEdit[];
-  /** A failure that stops the push (401, 403…), raised once the outcomes so far are settled. */
-  fatal?: unknown;
+  /**
+   * A failure every request would meet, which ends the push (401, 403; upstream unreachable or
+   * failing after the client's retries: push-failure.ts), raised once the outcomes so far are settled.
+   */
+  stop?: unknown;
 }
 
 type Body = Record<string, unknown>;
@@ -98,6 +101,8 @@ class TableRun {
   readonly #module: string;
   readonly #table: string;
   readonly #readback: ReadbackScope;
+  /** Every request of the push carries the stop signal, so a stop also cuts a retry's wait short. */
+  readonly #call: { signal?: AbortSignal };
 
   constructor(settings: TablePushSettings, target: PushTarget, result: TablePushResult) {
     this.#s = settings;
@@ -107,7 +112,9 @@ class TableRun {
     this.#table = target.table.tableName;
     this.#readback = {
       upstream: settings.upstream, table: target.table, fieldTypes: target.fieldTypes, fieldOptions: target.fieldOptions, lookbackMs: settings.lookbackMs,
+      ...(settings.signal ? { signal: settings.signal } : {}),
     };
+    this.#call = settings.signal ? { signal: settings.signal } : {};
   }
 
   /** The request body of a create or update: writable fields, in the API's request shapes. */
@@ -127,19 +134,19 @@ class TableRun {
 
   /** Creates whose earlier send was never acknowledged: bound to the records it made, or sent again (create-readback.ts). */
   async reconcileCreates(creates: Prepared[]): Promise<Prepared[]> {
-    return this.#settleReadback(await reconcileCreates(this.#readback, creates));
+    return this.#settleReadback(await reconcileCreates(this.#readback, creates), (p) => p.edit);
   }
 
   /** Deletes of rows inserted here: settled, or deletes of the records their create made (create-readback.ts). */
   async createdThenDeleted(deletes: readonly PendingEdit[]): Promise<PendingEdit[]> {
-    return this.#settleReadback(await createdThenDeleted(this.#readback, deletes));
+    return this.#settleReadback(await createdThenDeleted(this.#readback, deletes), (e) => e);
   }
 
   async sendCreates(creates: Prepared[]): Promise<void> {
     await this.#eachChunk(creates, async (chunk) => {
       const sentAt = new Date(this.#s.now()).toISOString();
       const sent = await sendIsolatingRejects(chunk, (batch) =>
-        this.#s.upstream.createRecords(this.#module, this.#table, batch.map((p) => p.body)), this.#s.signal);
+        this.#s.upstream.createRecords(this.#module, this.#table, batch.map((p) => p.body), this.#call), this.#s.signal);
       this.#unsent(sent);
       for (const { items, result } of sent.accepted) {
         items.forEach((p, i) => {
@@ -150,9 +157,11 @@ class TableRun {
       this.#rejected(sent);
       for (const { items, failure } of sent.failed) {
         if (failure.kind === 'transient' && failure.maybeApplied) {
-          // The records may exist now: read back at once, as after a crash.
+          // The records may exist now: read back at once, as after a crash. A create is not
+          // sent again after such a failure, so one failure tells nothing of upstream as a
+          // whole: the read-back does, and ends the push if upstream does not answer it.
           const again = await this.reconcileCreates(items.map((p) => ({ ...p, edit: { ...p.edit, sendingSince: sentAt } })));
-          this.#retry(again.map((p) => p.edit), failure);
+          this.#charge(again.map((p) => p.edit), failure);
         } else {
           this.#failure(items.map((p) => p.edit), failure);
         }
@@ -178,7 +187,7 @@ class TableRun {
     if (policy === 'local-wins' || updates.length === 0) return updates.map((edit) => ({ edit, body: this.body(edit, 'update') }));
     let upstream: Map<number, ApiRecord>;
     try {
-      const records = await this.#s.upstream.getRecordsByIds(this.#module, this.#table, updates.map((e) => e.recordId));
+      const records = await this.#s.upstream.getRecordsByIds(this.#module, this.#table, updates.map((e) => e.recordId), this.#call);
       upstream = new Map(records.map((r) => [Number(r.id), r]));
     } catch (error) {
       this.#failure(updates, failureOf(error));
@@ -193,7 +202,7 @@ class TableRun {
   async sendUpdates(updates: Prepared[], firstTry: boolean): Promise<void> {
     await this.#eachChunk(updates, async (chunk) => {
       const sent = await sendIsolatingRejects(chunk, (batch) =>
-        this.#s.upstream.updateRecords(this.#module, this.#table, batch.map((p) => updateRecord(p.edit.recordId, p.body))), this.#s.signal);
+        this.#s.upstream.updateRecords(this.#module, this.#table, batch.map((p) => updateRecord(p.edit.recordId, p.body)), this.#call), this.#s.signal);
       this.#unsent(sent);
       for (const { items } of sent.accepted) for (const p of items) this.#r.outcomes.push({ kind: 'pushed', entryIds: p.edit.entryIds });
       for (const { item, message } of sent.rejected) await this.#isolateFields(item, message);
@@ -218,7 +227,7 @@ class TableRun {
   /** One record's update refused on its own: its fields go apart (isolate-fields.ts). */
   async #isolateFields(p: Prepared, message: string): Promise<void> {
     const apart = await sendFieldsApart(p, message, (part) =>
-      this.#s.upstream.updateRecords(this.#module, this.#table, [updateRecord(part.edit.recordId, part.body)]), this.#s.signal);
+      this.#s.upstream.updateRecords(this.#module, this.#table, [updateRecord(part.edit.recordId, part.body)], this.#call), this.#s.signal);
     for (const part of apart.accepted) this.#r.outcomes.push({ kind: 'pushed', entryIds: part.edit.entryIds });
     for (const { part, message: refusal } of apart.rejected) this.#r.outcomes.push({ kind: 'failed', entryIds: part.edit.entryIds, message: refusal });
     for (const { part, failure } of apart.failed) this.#failure([part.edit], failure);
@@ -231,7 +240,7 @@ class TableRun {
     const items = deletes.map((edit) => ({ edit, body: edit.recordId }));
     await this.#eachChunk(items, async (chunk) => {
       const sent = await sendIsolatingRejects(chunk, (batch) =>
-        this.#s.upstream.deleteRecords(this.#module, this.#table, batch.map((p) => p.edit.recordId)), this.#s.signal);
+        this.#s.upstream.deleteRecords(this.#module, this.#table, batch.map((p) => p.edit.recordId), this.#call), this.#s.signal);
       this.#unsent(sent);
       for (const { items: done } of sent.accepted) for (const p of done) this.#r.outcomes.push({ kind: 'pushed', entryIds: p.edit.entryIds });
       this.#rejected(sent);
@@ -256,13 +265,13 @@ class TableRun {
   /**
    * `send` for each batch under the payload limit, `inFlight` batches out at once: they hold
    * different records (one edit per record), so their order does not matter. None is sent once
-   * one has met a failure that stops the push.
+   * one has met a failure that ends the push (those already out finish).
    */
   #eachChunk<T extends { body: unknown; edit: PendingEdit }>(items: readonly T[], send: (chunk: T[]) => Promise<void>): Promise<void> {
     return forEachInFlight(chunkByPayload(items, this.#s.batch, (p) => p.body), this.#s.inFlight, async (chunk) => {
-      // After a failure that would hit every request (401, 403…), or once asked to stop, the
-      // rest stays as it is.
-      if (this.#r.fatal !== undefined || this.#s.signal?.aborted === true) this.#r.unsettled.push(...chunk.map((p) => p.edit));
+      // After a failure that would hit every request (401, 403, upstream unreachable…), or once
+      // asked to stop, the rest stays as it is: not sent, not charged an attempt.
+      if (this.#r.stop !== undefined || this.#s.signal?.aborted === true) this.#r.unsettled.push(...chunk.map((p) => p.edit));
       else await send(chunk);
     });
   }
@@ -270,7 +279,7 @@ class TableRun {
   /** Ids of these edits' records that exist upstream; undefined (edits marked for retry) when that cannot be read. */
   async #existing(edits: readonly PendingEdit[]): Promise<Set<number> | undefined> {
     try {
-      const found = await this.#s.upstream.getRecordsByIds(this.#module, this.#table, edits.map((e) => e.recordId));
+      const found = await this.#s.upstream.getRecordsByIds(this.#module, this.#table, edits.map((e) => e.recordId), this.#call);
       return new Set(found.map((r) => Number(r.id)));
     } catch (error) {
       this.#failure(edits, failureOf(error));
@@ -278,11 +287,17 @@ class TableRun {
     }
   }
 
-  /** Records what a read-back settled, and returns what is left to send. */
-  #settleReadback<T>(readback: Readback<T>): T[] {
+  /**
+   * Records what a read-back settled, and returns what is left to send: nothing, when the read
+   * met a failure that ends the push.
+   */
+  #settleReadback<T>(readback: Readback<T>, editOf: (item: T) => PendingEdit): T[] {
     this.#r.outcomes.push(...readback.outcomes);
     this.#r.unsettled.push(...readback.unsettled);
-    return readback.send;
+    if (readback.error === undefined || !endsPush(failureOf(readback.error))) return readback.send;
+    this.#r.stop ??= readback.error;
+    this.#r.unsettled.push(...readback.send.map(editOf));
+    return [];
   }
 
   /** Edits a stop kept from being sent: left as they are (a create marked as being sent is looked for by the next push). */
@@ -296,7 +311,7 @@ class TableRun {
 
   #failure(edits: readonly PendingEdit[], failure: Exclude<PushFailure, { kind: 'rejected' }>): void {
     if (failure.kind === 'fatal') {
-      this.#r.fatal ??= failure.error;
+      this.#r.stop ??= failure.error;
       this.#r.unsettled.push(...edits);
       return;
     }
@@ -309,7 +324,14 @@ class TableRun {
     this.#retry(edits, failure);
   }
 
+  /** Charges the edits an attempt; a failure every request would meet ends the push too. */
   #retry(edits: readonly PendingEdit[], failure: Extract<PushFailure, { kind: 'transient' }>): void {
+    if (failure.stopsPush !== undefined) this.#r.stop ??= failure.stopsPush;
+    this.#charge(edits, failure);
+  }
+
+  /** The edits are tried again after a backoff (`next_attempt_at`), one attempt more. */
+  #charge(edits: readonly PendingEdit[], failure: Extract<PushFailure, { kind: 'transient' }>): void {
     const now = this.#s.now();
     for (const edit of edits) {
       this.#r.outcomes.push({

@@ -258,7 +258,7 @@ describe('push: rounds', () => {
 });
 
 describe('push: retries', () => {
-  it('keeps edits pending after a 429, honouring Retry-After, with attempts and the error', async () => {
+  it('keeps edits pending after a 429, honouring Retry-After, with attempts and the error; the push ends with it', async () => {
     await people();
     const [a] = await f.upstream.createRecords('crm', 'people', [{ name: 'a' }]);
     const table = await f.tableId('people');
@@ -267,7 +267,7 @@ describe('push: retries', () => {
       updateRecords: () => Promise.reject(new UpstreamError(CALL, 429, 'slow down', { attempts: 3, retryAfterMs: 60_000 })),
     });
     const before = Date.now();
-    expect(await f.push({}, limited)).toMatchObject({ retry: 1, pushed: 0 });
+    await expect(f.push({}, limited)).rejects.toMatchObject({ status: 429 });
     const state = f.outbox.entry(entry!);
     expect(state).toMatchObject({ status: 'pending', attempts: 1, lastError: expect.stringContaining('429') });
     expect(Date.parse(state.nextAttemptAt!)).toBeGreaterThanOrEqual(before + 60_000);
@@ -288,7 +288,7 @@ describe('push: retries', () => {
     const ceilings: number[] = [];
     for (let i = 1; i <= 4; i++) {
       const before = Date.now();
-      await f.push({ pushRetryBaseMs: 1000, pushRetryMaxMs: 1_000_000 }, down);
+      await expect(f.push({ pushRetryBaseMs: 1000, pushRetryMaxMs: 1_000_000 }, down)).rejects.toMatchObject({ status: 503 });
       const state = f.outbox.entry(entry!);
       expect(state.attempts).toBe(i);
       ceilings.push(1000 * 2 ** (i - 1));
@@ -332,6 +332,43 @@ describe('push: retries', () => {
     expect(sent).toBe(2);
     for (const entry of entries) expect(f.outbox.entry(entry)).toMatchObject({ status: 'pending', attempts: 0 });
   });
+
+  for (const [what, failure] of [
+    ['a 503', () => new UpstreamError(CALL, 503, 'maintenance', { attempts: 3 })],
+    ['a refused connection', () => new NetworkError(CALL, 'connect ECONNREFUSED', { attempts: 3, timeout: false, causeCode: 'ECONNREFUSED' })],
+    ['a timeout', () => new NetworkError(CALL, 'no complete response within 30000 ms', { attempts: 3, timeout: true, causeCode: 'TIMEOUT' })],
+  ] as const) {
+    it(`ends at ${what} after the client's retries, which every request would meet: the edits it carried are charged, no further request goes out`, async () => {
+      await people();
+      const ids = await f.upstream.createRecords('crm', 'people', Array.from({ length: 7 }, (_, i) => ({ name: `p${i}` })));
+      const table = await f.tableId('people');
+      const updates = ids.slice(1).map((id) => f.outbox.add({ tableId: table, recordId: Number(id), operation: 'update', values: { name: 'b' } })[0]!);
+      const [create] = f.outbox.add({ tableId: table, recordId: -1, operation: 'create', values: { name: 'new' } });
+      const [remove] = f.outbox.add({ tableId: table, recordId: Number(ids[0]), operation: 'delete' });
+      let sent = 0;
+      let thrown: Error | undefined;
+      const down = overriding(f.client, {
+        updateRecords: async () => {
+          sent += 1;
+          thrown = failure();
+          throw thrown;
+        },
+      });
+      // One batch out at a time, of two: the first meets the failure, and the push fails with it.
+      const error = await f.push({ pushBatchRecords: 2, pushRequestsInFlight: 1 }, down).then(() => undefined, (e: unknown) => e);
+      expect(error).toBeDefined();
+      expect(error).toBe(thrown);
+      expect(sent).toBe(1);
+      const charged = updates.filter((e) => f.outbox.entry(e).attempts === 1);
+      expect(charged).toHaveLength(2);
+      for (const e of charged) expect(f.outbox.entry(e)).toMatchObject({ status: 'pending', nextAttemptAt: expect.any(String) });
+      for (const e of updates.filter((u) => !charged.includes(u))) expect(f.outbox.entry(e)).toMatchObject({ status: 'pending', attempts: 0 });
+      // The create went before the updates; the delete, after them, was not sent.
+      expect(f.outbox.entry(create!)).toMatchObject({ status: 'done' });
+      expect(f.outbox.entry(remove!)).toMatchObject({ status: 'pending', attempts: 0 });
+      expect(f.requests.filter((r) => r.endpoint === 'deleteRecords')).toEqual([]);
+    });
+  }
 });
 
 describe('push: deletes', () => {
@@ -437,6 +474,32 @@ describe('push: creates', () => {
     });
     expect(await f.push({}, lossy)).toMatchObject({ pushed: 1, retry: 0 });
     expect((await f.upstream.allRecords('crm', 'people')).map((r) => r.values.name)).toEqual(['once']);
+  });
+
+  it('after a lost answer to a create, a read-back upstream does not answer ends the push; the create stays marked, uncharged', async () => {
+    await people();
+    const [a] = await f.upstream.createRecords('crm', 'people', [{ name: 'a' }]);
+    const table = await f.tableId('people');
+    const [create] = f.outbox.add({ tableId: table, recordId: -1, operation: 'create', values: { name: 'once' } });
+    const [update] = f.outbox.add({ tableId: table, recordId: Number(a), operation: 'update', values: { name: 'b' } });
+    const refused = () => new NetworkError({ endpoint: 'listRecords', method: 'GET', path: '/records' }, 'connect ECONNREFUSED', {
+      attempts: 3, timeout: false, causeCode: 'ECONNREFUSED',
+    });
+    let patches = 0;
+    const gone = overriding(f.client, {
+      createRecords: () => Promise.reject(new NetworkError({ endpoint: 'createRecords', method: 'POST', path: '/records' }, 'socket hang up', {
+        attempts: 1, timeout: false, causeCode: 'UND_ERR_SOCKET',
+      })),
+      listRecords: () => Promise.reject(refused()),
+      updateRecords: () => {
+        patches += 1;
+        return Promise.reject(refused());
+      },
+    });
+    await expect(f.push({}, gone)).rejects.toMatchObject({ causeCode: 'ECONNREFUSED' });
+    expect(patches).toBe(0);
+    expect(f.outbox.entry(create!)).toMatchObject({ status: 'pending', attempts: 0, sendingSince: expect.any(String) });
+    expect(f.outbox.entry(update!)).toMatchObject({ status: 'pending', attempts: 0 });
   });
 
   it('marks a create the upstream refuses as failed, and creates the others of its batch', async () => {
