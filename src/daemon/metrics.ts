@@ -232,14 +232,14 @@ export class Metrics {
     return this.#lastSuccessAt;
   }
 
-  /** Outbox counts after a push; statuses left out keep their value. */
+  /** Outbox counts, before and after a push; statuses left out keep their value. */
   setOutboxDepth(depth: Partial<Record<OutboxStatus, number>>): void {
     for (const [status, count] of Object.entries(depth)) {
       if (typeof count === 'number') this.#outbox.set({ status }, count);
     }
   }
 
-  /** Pending outbox entries that wait for a row inserted here to be created upstream, after a push. */
+  /** Pending outbox entries that wait for a row inserted here to be created upstream, before and after a push. */
   setWaitingEdits(count: number): void {
     this.#waiting.set(count);
   }

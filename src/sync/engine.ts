@@ -182,8 +182,15 @@ export class SyncEngine {
   }
 
 
+  /**
+   * The push, with the outbox reported before it and again after it when it changed anything or
+   * failed: a push that runs long (a large outbox, an upstream failing slowly) leaves the outbox
+   * metrics as they were when it began, not as the last cycle left them; an idle cycle reads
+   * the outbox once.
+   */
   async #push(ctx: SyncContext, catalog: Catalog): Promise<CycleReport['push']> {
-    const { mirror, logger, observer } = ctx;
+    const { logger } = ctx;
+    await this.#reportOutbox(ctx);
     let result: CycleReport['push'];
     try {
       result = await pushOutbox(ctx, catalog);
@@ -193,17 +200,21 @@ export class SyncEngine {
       logger.error({ err: info }, 'push failed');
       result = { error: info };
     }
-    if (observer.outboxChecked) {
-      const counts = { pending: 0, failed: 0, conflict: 0 };
-      for (const entry of await mirror.outboxSummary()) counts[entry.status] += entry.count;
-      // Nothing pending, nothing to date or wait for: fewer statements on an idle cycle.
-      if (counts.pending === 0) {
-        observer.outboxChecked(counts, null, 0);
-      } else {
-        const waiting = (await mirror.waitingEdits()).reduce((n, w) => n + w.entries, 0);
-        observer.outboxChecked(counts, await mirror.oldestPendingAt(), waiting);
-      }
-    }
+    if ('error' in result || Object.values(result).some((count) => count > 0)) await this.#reportOutbox(ctx);
     return result;
+  }
+
+  /** Outbox entries by status, the oldest pending one and those waiting, to the observer (metrics). */
+  async #reportOutbox({ mirror, observer }: SyncContext): Promise<void> {
+    if (!observer.outboxChecked) return;
+    const counts = { pending: 0, failed: 0, conflict: 0 };
+    for (const entry of await mirror.outboxSummary()) counts[entry.status] += entry.count;
+    // Nothing pending, nothing to date or wait for: fewer statements on an idle cycle.
+    if (counts.pending === 0) {
+      observer.outboxChecked(counts, null, 0);
+    } else {
+      const waiting = (await mirror.waitingEdits()).reduce((n, w) => n + w.entries, 0);
+      observer.outboxChecked(counts, await mirror.oldestPendingAt(), waiting);
+    }
   }
 }

@@ -24,8 +24,9 @@ export interface SyncObserver {
   /** The table is done for this cycle: pulled, or skipped because nothing was due. */
   tableFinished?(table: string): void;
   /**
-   * Once a cycle, after the push: outbox entries by status, when the oldest pending one was made,
-   * and how many of the pending wait for a row inserted here to be created upstream.
+   * Before the push of every cycle, and after it when it changed the outbox or failed: outbox
+   * entries by status, when the oldest pending one was made, and how many of the pending wait
+   * for a row inserted here to be created upstream.
    */
   outboxChecked?(counts: Readonly<Record<OutboxStatus, number>>, oldestPendingAt: string | null, waiting: number): void;
   /**
