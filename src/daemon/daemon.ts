@@ -87,6 +87,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       lastCycle: scheduler.lastOutcome,
       maxLag: metrics.maxLag({ maxLagMs: config.sync.maxLagMs, fullScanEveryMs: config.sync.fullScanEveryMs }),
       stopping: scheduler.stopping,
+      runningSince: scheduler.runningSince,
     });
   const http = await startHttpServer(config.http, {
     metrics,

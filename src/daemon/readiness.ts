@@ -1,6 +1,12 @@
 /**
  * Readiness (`/readyz`): the mirror may be relied on when the last cycle succeeded and no table
  * lags upstream by more than `sync.maxLag`. A pure function, so the rule is tested on its own.
+ *
+ * A cycle still running is judged by the lag alone, not by how long it has run: lag keeps growing
+ * while it runs (a table holds what its last finished pull read), so a cycle stuck for longer than
+ * `sync.maxLag` turns `/readyz` 503 through the tables it has not pulled yet, while a long full
+ * scan stays within its table's bound, which allows for the scan's length. The body says since
+ * when a cycle runs, for whoever looks into a cycle taking long.
  */
 import type { TableLag } from './metrics.ts';
 import type { CycleOutcome } from './scheduler.ts';
@@ -16,6 +22,10 @@ export interface ReadinessInput {
    */
   maxLag: TableLag | null;
   stopping?: boolean;
+  /** When the cycle running now began; absent between cycles. */
+  runningSince?: Date | undefined;
+  /** Milliseconds since the epoch; tests move time. */
+  now?: number;
 }
 
 export interface ReadinessReport {
@@ -23,6 +33,8 @@ export interface ReadinessReport {
   /** Why not ready; absent when ready. */
   reason?: string;
   lastCycle?: { result: string; startedAt: string; finishedAt: string; durationMs: number; error?: string };
+  /** The cycle running now: when it began and for how many seconds it has run. */
+  runningCycle?: { startedAt: string; seconds: number };
   maxLag?: TableLag;
 }
 
@@ -37,6 +49,10 @@ export function evaluateReadiness(input: ReadinessInput): ReadinessReport {
       durationMs: last.durationMs,
       ...(last.error !== undefined ? { error: errorMessage(last.error) } : {}),
     };
+  }
+  if (input.runningSince) {
+    const seconds = ((input.now ?? Date.now()) - input.runningSince.getTime()) / 1000;
+    report.runningCycle = { startedAt: input.runningSince.toISOString(), seconds: round(Math.max(0, seconds)) };
   }
   const lag = input.maxLag;
   if (lag) report.maxLag = { table: lag.table, seconds: round(lag.seconds), boundSeconds: lag.boundSeconds };

@@ -48,6 +48,7 @@ export class Scheduler {
   #stopping: Promise<void> | undefined;
   #lastOutcome: CycleOutcome | undefined;
   #lastSuccess: CycleOutcome | undefined;
+  #runningSince: Date | undefined;
   #cycles = 0;
 
   constructor(options: SchedulerOptions) {
@@ -87,6 +88,11 @@ export class Scheduler {
   /** True while a cycle runs. */
   get busy(): boolean {
     return this.#running !== undefined;
+  }
+
+  /** When the cycle running now began; undefined between cycles. */
+  get runningSince(): Date | undefined {
+    return this.#runningSince;
   }
 
   get stopping(): boolean {
@@ -138,6 +144,7 @@ export class Scheduler {
     const controller = new AbortController();
     this.#controller = controller;
     const startedAt = Date.now();
+    this.#runningSince = new Date(startedAt);
     this.#running = (async () => {
       let result: CycleResult = 'success';
       let error: unknown;
@@ -160,6 +167,7 @@ export class Scheduler {
       if (result === 'success') this.#lastSuccess = outcome;
       this.#controller = undefined;
       this.#running = undefined;
+      this.#runningSince = undefined;
       try {
         this.#options.onCycleEnd?.(outcome);
       } catch (hookError) {

@@ -170,4 +170,23 @@ describe('readiness rule', () => {
     expect(evaluateReadiness({ lastCycle: outcome('aborted'), maxLag: null }).reason).toBe('the last cycle was aborted');
     expect(evaluateReadiness({ lastCycle: outcome('success'), maxLag: null }).ready).toBe(true);
   });
+
+  it('judges a cycle that runs long by lag, which grows while it runs, and shows since when it runs', () => {
+    const pulledAt = Date.parse('2026-01-01T00:00:00Z');
+    let now = pulledAt;
+    const metrics = new Metrics({ processMetrics: false, now: () => now });
+    metrics.setTables([{ table: 'crm.people', mode: 'history', currentAsOf: new Date(pulledAt) }]);
+    const runningSince = new Date(pulledAt + 10_000);
+    const readiness = () => evaluateReadiness({
+      lastCycle: outcome('success'), maxLag: metrics.maxLag({ maxLagMs: 300_000, fullScanEveryMs: 3_600_000 }), runningSince, now,
+    });
+    now = pulledAt + 60_000;
+    expect(readiness()).toMatchObject({ ready: true, runningCycle: { startedAt: '2026-01-01T00:00:10.000Z', seconds: 50 } });
+    // Stuck past sync.maxLag: the table it has not pulled again lags beyond its bound.
+    now = pulledAt + 301_000;
+    expect(readiness()).toMatchObject({
+      ready: false, reason: 'table crm.people lags upstream by 301 s (bound 300 s)', runningCycle: { seconds: 291 },
+    });
+    expect(evaluateReadiness({ lastCycle: outcome('success'), maxLag: null })).not.toHaveProperty('runningCycle');
+  });
 });
