@@ -70,7 +70,7 @@ export class Metrics {
 
     this.#cycleDuration = new Histogram({
       name: 'wsmirror_cycle_duration_seconds',
-      help: 'Duration of sync cycles (push, schema, records).',
+      help: 'Duration of sync cycles (schema, push, records).',
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600],
       registers,
     });

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -84,4 +84,14 @@ it('follows the table patterns: a change of patterns alone adds and drops tables
   const all = await runWsmirror(['sync'], env('patterns.db', { WSMIRROR_TABLES_EXCLUDE: 'shop.ord*', WSMIRROR_SYNC_LOOKBACK: '0s' }));
   expect(all.code, all.stderr).toBe(0);
   expect(tablesIn('patterns.db')).toEqual(['shop__items']);
+});
+
+it('--help names the steps of a cycle in the order the engine runs them, as the README does', async () => {
+  const help = await runWsmirror(['sync', '--help'], {});
+  expect(help.code, help.stderr).toBe(0);
+  // The engine (src/sync/engine.ts) pulls the schema, pushes local edits, then pulls records.
+  const steps = /\(([^)]*records)\)/.exec(help.stdout.replace(/\s+/g, ' '))?.[1];
+  expect(steps).toBe('schema, push local edits, then records');
+  const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+  expect(readme).toContain(`| \`wsmirror sync\` | one full cycle (${steps})`);
 });

@@ -6,7 +6,7 @@ export function defineSyncCommand(program: Command): Command {
   return withConfigOption(
     program
       .command('sync')
-      .description('run one full cycle (push local edits, schema, records) and exit: 0 when the mirror is current')
+      .description('run one full cycle (schema, push local edits, then records) and exit: 0 when the mirror is current')
       .option('--json', 'print the cycle report as JSON on stdout (logs go to stderr)'),
   ).action(async (flags: ConfigFlags & { json?: boolean }) => {
     const [{ openCommand }, { runSingleCycle }, { cycleProblems }, { describeStop }] = await Promise.all([
