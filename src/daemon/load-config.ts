@@ -9,11 +9,12 @@ import type * as z from 'zod';
 import { formatPath } from '../api/issues.ts';
 import { REDACTED, createRedactor } from '../api/secret-redaction.ts';
 import { displayBaseUrl } from '../client/base-url.ts';
-import { displayMirrorUrl } from '../mirror/mirror-url.ts';
+import { DEFAULT_PG_SCHEMA, displayMirrorUrl } from '../mirror/mirror-url.ts';
 import { ConfigError } from '../errors.ts';
 import { CREDENTIAL_NAME, envKeyProblem, nonEmpty, resolveApiKey, type Findings } from './api-key-source.ts';
 import { readConfigFile } from './config-file.ts';
 import { SECTIONS, configFileSchema, type ConfigFile } from './config-schema.ts';
+import { showValue } from './config-values.ts';
 import type { Config, LocalConfig, MirrorConfig, UpstreamConfig } from './config-types.ts';
 import { CONFIG_FILE_VARIABLE, CONFIG_KEYS } from './config-variables.ts';
 import { closestName } from './did-you-mean.ts';
@@ -134,6 +135,9 @@ function build(rawInput: unknown, options: ResolveConfigOptions, label: string, 
           pgSchema: file.mirror.pgSchema,
         }
       : { dialect: 'postgres', url: mirrorUrl, pgSchema: file.mirror.pgSchema };
+  if (mirror.dialect === 'sqlite' && mirror.pgSchema !== DEFAULT_PG_SCHEMA) {
+    warnings.push(unusedPgSchema(mirror, envSources.get('mirror.pgSchema') ?? label));
+  }
 
   return deepFreeze({
     configFile,
@@ -158,6 +162,17 @@ function build(rawInput: unknown, options: ResolveConfigOptions, label: string, 
     log: { level: file.log.level, format: file.log.format, progressIntervalMs: file.log.progressInterval },
     warnings: warnings.map((warning) => scrub(warning, secrets)),
   }) as Config | LocalConfig;
+}
+
+/**
+ * A Postgres schema other than the default set for a SQLite mirror: most likely left from a
+ * Postgres mirror, or a URL meant to be a Postgres one. Not an error (nothing is written to the
+ * wrong place, and a shared environment may set it for every instance), but never silent: the
+ * setting does nothing. The default itself (the example file spells it out) says nothing.
+ */
+function unusedPgSchema(mirror: MirrorConfig, where: string): string {
+  return `${where}: mirror.pgSchema ${showValue(mirror.pgSchema)} is set, but the mirror is a SQLite file (${displayMirrorUrl(mirror.url)}): `
+    + 'a Postgres schema does not apply to it and is ignored; remove the setting, or set mirror.url to a postgres:// URL';
 }
 
 function resolveUpstream(

@@ -539,6 +539,23 @@ describe('the API key', () => {
   });
 });
 
+describe('settings of the other dialect', () => {
+  it('warns, naming the setting, when a Postgres schema other than the default is set for a SQLite mirror', () => {
+    const dir = tempDir();
+    const unused = (where: string) => `${where}: mirror.pgSchema "foo" is set, but the mirror is a SQLite file (sqlite:./m.db): `
+      + 'a Postgres schema does not apply to it and is ignored; remove the setting, or set mirror.url to a postgres:// URL';
+    write(dir, 'wsmirror.yaml', 'mirror:\n  url: sqlite:./m.db\n  pgSchema: foo\n');
+    expect(loadConfig({ env: REQUIRED_ENV, cwd: dir }).warnings).toEqual([unused('wsmirror.yaml')]);
+    write(dir, 'wsmirror.yaml', 'mirror:\n  url: sqlite:./m.db\n');
+    expect(loadConfig({ env: { ...REQUIRED_ENV, WSMIRROR_PG_SCHEMA: 'foo' }, cwd: dir }).warnings).toEqual([unused('WSMIRROR_PG_SCHEMA')]);
+    // Unset or the default on SQLite (as the example file has it), or set on Postgres: nothing to say.
+    expect(loadConfig({ env: { ...REQUIRED_ENV, WSMIRROR_PG_SCHEMA: 'public' }, cwd: dir }).warnings).toEqual([]);
+    expect(loadConfig({ env: REQUIRED_ENV, cwd: dir }).warnings).toEqual([]);
+    const postgres = { ...REQUIRED_ENV, WSMIRROR_MIRROR_URL: 'postgres://bi@db.example.com/bi', WSMIRROR_PG_SCHEMA: 'foo' };
+    expect(loadConfig({ env: postgres, cwd: dir }).warnings).toEqual([]);
+  });
+});
+
 describe('helpers', () => {
   it('redactConfig hides the key and the mirror password', () => {
     const config = loadConfig({
