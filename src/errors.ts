@@ -22,6 +22,18 @@ export class ConfigError extends WsmirrorError {
 }
 
 /**
+ * A command that only opens an existing mirror found no SQLite file at its path (`path`, absolute):
+ * a configuration error, as for any mirror that is not where the configuration says.
+ */
+export class MirrorFileMissingError extends ConfigError {
+  readonly path: string;
+  constructor(message: string, path: string) {
+    super(message);
+    this.path = path;
+  }
+}
+
+/**
  * The mirror's database cannot be reached now, or refuses for a reason that passes: the server
  * is down, starting or restarting, its connections are used up, a statement ran into its
  * statement_timeout. Exit 1, as for an unreachable upstream: no setting needs to change, and

@@ -7,7 +7,7 @@
 import { redactUrlPasswords } from '../api/secret-redaction.ts';
 import { displayBaseUrl } from '../client/base-url.ts';
 import type { Workspace } from '../api/workspace.ts';
-import { InvalidResponseError, NetworkError, UpstreamError } from '../errors.ts';
+import { InvalidResponseError, MirrorFileMissingError, NetworkError, UpstreamError } from '../errors.ts';
 import type { Catalog, MirrorTable, TableMode } from '../mirror/index.ts';
 import { describeOp, displayMirrorUrl, mirrorCreationProblems, planSchema, tableLabel, describeUnmatchedPattern, unmatchedPatterns, type UnmatchedPattern } from '../mirror/index.ts';
 import type { Mirror } from '../mirror/mirror.ts';
@@ -59,6 +59,7 @@ function message(error: unknown): string {
 
 /** Errors of a mustExist open that only mean "not created yet": a first sync creates it. */
 const NOT_CREATED_YET = /run wsmirror sync to create it/;
+const notCreatedYet = (error: unknown) => error instanceof MirrorFileMissingError || NOT_CREATED_YET.test(message(error));
 
 export async function runCheck(config: Config, deps: { logger: Logger }): Promise<CheckReport> {
   const report: CheckReport = {
@@ -93,7 +94,7 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
       report.mirror.problems = await mirror.accessProblems();
       report.mirror.upgrades = await mirror.pendingUpgrades();
     } catch (error) {
-      if (!NOT_CREATED_YET.test(message(error))) report.mirror.problems.push(message(error));
+      if (!notCreatedYet(error)) report.mirror.problems.push(message(error));
       else {
         const pgSchema = config.mirror.dialect === 'postgres' ? { pgSchema: config.mirror.pgSchema } : {};
         report.mirror.problems.push(...await mirrorCreationProblems(mirrorUrlOf(config), pgSchema).catch((e: unknown) => [message(e)]));

@@ -26,14 +26,29 @@ export interface UpstreamConfig {
   readonly maxResponseBytes: number;
 }
 
+/**
+ * Where a setting's value came from, for messages: an environment variable, the configuration
+ * file (`configFile`: its absolute path; null for a configuration given as an object, named by
+ * `label`), or its default.
+ */
+export type SettingSource = { readonly variable: string } | { readonly label: string; readonly configFile: string | null } | 'default';
+
 interface MirrorCommon {
   /** The URL as configured (for Postgres it may hold a password: log `redactConfig()` instead). */
   readonly url: string;
+  /** Where `url` was set. */
+  readonly urlSource: SettingSource;
   /** Postgres schema holding the mirror (kept for SQLite too, where it is unused). */
   readonly pgSchema: string;
 }
 export type MirrorConfig =
-  | (MirrorCommon & { readonly dialect: 'sqlite'; /** absolute path, or `:memory:` */ readonly path: string })
+  | (MirrorCommon & {
+    readonly dialect: 'sqlite';
+    /** absolute path, or `:memory:` */
+    readonly path: string;
+    /** The working directory a relative path in `url` was resolved against; null for an absolute one. */
+    readonly relativeTo: string | null;
+  })
   | (MirrorCommon & { readonly dialect: 'postgres' });
 
 export interface TablesConfig {

@@ -2,9 +2,13 @@
  * The mirror of a validated configuration. Every command opens it here, so `status`, `outbox`
  * and a sync always open the same database (and, on Postgres, the same schema).
  */
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { MirrorFileMissingError } from '../errors.ts';
 import type { Mirror } from '../mirror/mirror.ts';
+import { parseMirrorUrl } from '../mirror/mirror-url.ts';
 import { openMirror } from '../mirror/open-mirror.ts';
-import type { Config, LocalConfig } from './config-types.ts';
+import type { Config, LocalConfig, MirrorConfig } from './config-types.ts';
 import type { Logger } from './logger.ts';
 
 /**
@@ -25,12 +29,39 @@ export interface OpenConfiguredMirrorOptions {
   syncLock?: boolean;
 }
 
-export function openConfiguredMirror(config: Pick<Config | LocalConfig, 'mirror'>, options: OpenConfiguredMirrorOptions): Promise<Mirror> {
-  return openMirror(mirrorUrlOf(config), {
-    pgSchema: config.mirror.pgSchema,
-    logger: options.logger,
-    ...(options.mustExist === true ? { mustExist: true } : {}),
-    ...(options.migrate === true ? { migrate: true } : {}),
-    ...(options.syncLock === true ? { syncLock: true } : {}),
-  });
+export async function openConfiguredMirror(config: Pick<Config | LocalConfig, 'mirror'>, options: OpenConfiguredMirrorOptions): Promise<Mirror> {
+  try {
+    return await openMirror(mirrorUrlOf(config), {
+      pgSchema: config.mirror.pgSchema,
+      logger: options.logger,
+      ...(options.mustExist === true ? { mustExist: true } : {}),
+      ...(options.migrate === true ? { migrate: true } : {}),
+      ...(options.syncLock === true ? { syncLock: true } : {}),
+    });
+  } catch (error) {
+    if (error instanceof MirrorFileMissingError && config.mirror.dialect === 'sqlite' && config.mirror.relativeTo !== null) {
+      throw new MirrorFileMissingError(missingRelativeFile(config.mirror, error.path), error.path);
+    }
+    throw error;
+  }
+}
+
+/**
+ * A relative SQLite path that names no file: most likely a command run from another directory
+ * than the one the mirror was made in. "Run wsmirror sync to create it" would make a second,
+ * empty mirror there, so the message says where the path was resolved, and where it was set.
+ */
+function missingRelativeFile(mirror: Extract<MirrorConfig, { dialect: 'sqlite' }>, file: string): string {
+  const source = mirror.urlSource;
+  const setIn = source === 'default' ? 'not set: its default' : 'variable' in source ? source.variable : `set in ${source.configFile ?? source.label}`;
+  const configFile = typeof source === 'object' && 'configFile' in source ? source.configFile : null;
+  const notThere = configFile === null ? '' : ', not against the configuration file\'s directory';
+  const configured = parseMirrorUrl(mirror.url);
+  const beside = configFile === null || configured.dialect !== 'sqlite' ? undefined : resolve(dirname(configFile), configured.path);
+  const found = beside !== undefined && beside !== file && existsSync(beside) ? `; a file of that name is beside the configuration file: ${beside}` : '';
+  const absolute = found === '' ? `sqlite:/…/${file.slice(file.lastIndexOf('/') + 1)}` : `sqlite:${beside}`;
+  return `the SQLite mirror ${mirror.url} does not exist: mirror.url (${setIn}) is a relative path, resolved against the working directory `
+    + `${mirror.relativeTo}${notThere}, so it names ${file}, and there is no such file${found}. Run wsmirror from the directory that holds the `
+    + `mirror, or set mirror.url to the mirror's absolute path (${absolute}); wsmirror sync run in ${mirror.relativeTo} would make a new, empty `
+    + `mirror at ${file}`;
 }

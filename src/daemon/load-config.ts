@@ -4,7 +4,7 @@
  * `config-schema.ts`. Every error is a ConfigError naming the file and key, or the environment
  * variable, and the bad value; the API key's value never appears in one.
  */
-import { resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import type * as z from 'zod';
 import { formatPath } from '../api/issues.ts';
 import { REDACTED, createRedactor } from '../api/secret-redaction.ts';
@@ -15,7 +15,7 @@ import { CREDENTIAL_NAME, envKeyProblem, nonEmpty, resolveApiKey, type Findings 
 import { readConfigFile } from './config-file.ts';
 import { SECTIONS, configFileSchema, type ConfigFile } from './config-schema.ts';
 import { showValue } from './config-values.ts';
-import type { Config, LocalConfig, MirrorConfig, UpstreamConfig } from './config-types.ts';
+import type { Config, LocalConfig, MirrorConfig, SettingSource, UpstreamConfig } from './config-types.ts';
 import { CONFIG_FILE_VARIABLE, CONFIG_KEYS } from './config-variables.ts';
 import { closestName } from './did-you-mean.ts';
 
@@ -126,15 +126,20 @@ function build(rawInput: unknown, options: ResolveConfigOptions, label: string, 
 
   // The mirror's own reading of the URL, with a relative SQLite path made absolute here.
   const { url: mirrorUrl, location } = file.mirror.url;
+  const urlVariable = envSources.get('mirror.url');
+  const urlSource: SettingSource = urlVariable !== undefined ? { variable: urlVariable }
+    : isPlainObject(raw.mirror) && raw.mirror.url !== undefined ? { label, configFile } : 'default';
   const mirror: MirrorConfig =
     location.dialect === 'sqlite'
       ? {
           dialect: 'sqlite',
           url: mirrorUrl,
+          urlSource,
           path: location.path === ':memory:' ? location.path : resolve(cwd, location.path),
+          relativeTo: location.path === ':memory:' || isAbsolute(location.path) ? null : cwd,
           pgSchema: file.mirror.pgSchema,
         }
-      : { dialect: 'postgres', url: mirrorUrl, pgSchema: file.mirror.pgSchema };
+      : { dialect: 'postgres', url: mirrorUrl, urlSource, pgSchema: file.mirror.pgSchema };
   if (mirror.dialect === 'sqlite' && mirror.pgSchema !== DEFAULT_PG_SCHEMA) {
     warnings.push(unusedPgSchema(mirror, envSources.get('mirror.pgSchema') ?? label));
   }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,5 +31,46 @@ describe('configuration rules are the modules\' own', () => {
     const status = await runWsmirror(['status', '--json'], { WSMIRROR_MIRROR_URL: 'sqlite://data/m.db' }, { cwd });
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout).mirror).toBe(`sqlite:${join(cwd, 'data', 'm.db')}`);
+  });
+
+  it('a relative mirror.url that names no file says it is relative to the working directory, which, and who set it', async () => {
+    // The mirror beside the configuration file, and the command run from another directory.
+    const etc = join(cwd, 'etc');
+    const elsewhere = join(cwd, 'elsewhere');
+    mkdirSync(etc, { recursive: true });
+    mkdirSync(elsewhere, { recursive: true });
+    const configFile = join(etc, 'wsmirror.yaml');
+    writeFileSync(configFile, 'mirror:\n  url: sqlite:./rel.db\n');
+    const sync = await runWsmirror(['sync', '--config', configFile], daemonEnv(emu, { url: '' }, { WSMIRROR_MIRROR_URL: '' }), { cwd: etc });
+    expect(sync.code, sync.stderr).toBe(0);
+
+    const status = await runWsmirror(['status', '--config', configFile], {}, { cwd: elsewhere });
+    expect(status.code, status.stderr).toBe(78);
+    const said = status.stderr.replace(/\s+/g, ' ');
+    expect(said).toContain(`the SQLite mirror sqlite:./rel.db does not exist: mirror.url (set in ${configFile}) is a relative path, `
+      + `resolved against the working directory ${elsewhere}, not against the configuration file's directory, so it names ${join(elsewhere, 'rel.db')}`);
+    expect(said).toContain(`a file of that name is beside the configuration file: ${join(etc, 'rel.db')}`);
+    expect(said).toContain(`set mirror.url to the mirror's absolute path (sqlite:${join(etc, 'rel.db')})`);
+    // Following the message must not make a second mirror in the wrong directory.
+    expect(said).not.toContain('run wsmirror sync to create it');
+    expect(existsSync(join(elsewhere, 'rel.db'))).toBe(false);
+
+    // From the environment, the variable is named, and there is no file to point at.
+    const fromEnv = await runWsmirror(['status'], { WSMIRROR_MIRROR_URL: 'sqlite:other.db' }, { cwd: elsewhere });
+    expect(fromEnv.code, fromEnv.stderr).toBe(78);
+    expect(fromEnv.stderr.replace(/\s+/g, ' ')).toContain(`the SQLite mirror sqlite:other.db does not exist: mirror.url (WSMIRROR_MIRROR_URL) is a relative path, `
+      + `resolved against the working directory ${elsewhere}, so it names ${join(elsewhere, 'other.db')}`);
+
+    // check, run where a first sync is meant to make the mirror, still says the first sync makes it.
+    const check = await runWsmirror(['check'], daemonEnv(emu, { url: 'sqlite:other.db' }), { cwd: elsewhere });
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toContain(`sqlite:${join(elsewhere, 'other.db')}`);
+    expect(check.stdout).toContain('the first sync creates it');
+
+    // An absolute path says only that there is no such file.
+    const absolute = await runWsmirror(['status'], { WSMIRROR_MIRROR_URL: `sqlite:${join(elsewhere, 'abs.db')}` }, { cwd: elsewhere });
+    expect(absolute.code).toBe(78);
+    expect(absolute.stderr).toContain(`the SQLite mirror sqlite:${join(elsewhere, 'abs.db')} does not exist`);
+    expect(absolute.stderr).not.toContain('relative');
   });
 });

@@ -73,7 +73,7 @@ describe('defaults', () => {
         concurrency: 4,
         maxResponseBytes: 32 * 1024 * 1024,
       },
-      mirror: { dialect: 'sqlite', url: 'sqlite:./wsmirror.db', path: join(dir, 'wsmirror.db'), pgSchema: 'public' },
+      mirror: { dialect: 'sqlite', url: 'sqlite:./wsmirror.db', urlSource: 'default', path: join(dir, 'wsmirror.db'), relativeTo: dir, pgSchema: 'public' },
       tables: { include: ['*'], exclude: [], conflictPolicy: 'local-wins', conflictPolicies: [] },
       sync: {
         schedule: { kind: 'interval', everyMs: 30_000 },
@@ -130,7 +130,10 @@ log:
     expect(config.upstream.apiKey).toBe('file-key-0123456789');
     expect(config.upstream.apiKeySource).toBe('wsmirror.yaml upstream.apiKey');
     expect(config.upstream.timeoutMs).toBe(45_000);
-    expect(config.mirror).toMatchObject({ dialect: 'sqlite', path: join(dir, 'data/mirror.db'), pgSchema: 'from_file' });
+    expect(config.mirror).toMatchObject({
+      dialect: 'sqlite', path: join(dir, 'data/mirror.db'), relativeTo: dir, pgSchema: 'from_file',
+      urlSource: { label: 'wsmirror.yaml', configFile: path },
+    });
     expect(config.sync.schedule).toEqual({ kind: 'interval', everyMs: 60_000 });
     expect(config.sync.lookbackMs).toBe(20_000);
     expect(config.http.port).toBe(9000);
@@ -149,7 +152,7 @@ log:
       {
         env: { WSMIRROR_MIRROR_URL: 'postgres://mirror:pw@db.example.com:5432/bi' },
         check: (c) => c.mirror,
-        expected: { dialect: 'postgres', url: 'postgres://mirror:pw@db.example.com:5432/bi', pgSchema: 'from_file' },
+        expected: { dialect: 'postgres', url: 'postgres://mirror:pw@db.example.com:5432/bi', urlSource: { variable: 'WSMIRROR_MIRROR_URL' }, pgSchema: 'from_file' },
       },
       { env: { WSMIRROR_PG_SCHEMA: 'from_env' }, check: (c) => c.mirror.pgSchema, expected: 'from_env' },
       { env: { WSMIRROR_SCHEDULE: '*/5 * * * *' }, check: (c) => c.sync.schedule, expected: { kind: 'cron', expression: '*/5 * * * *' } },

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { CompiledQuery, RawBuilder } from 'kysely';
-import { ConfigError } from '../../errors.ts';
+import { ConfigError, MirrorFileMissingError } from '../../errors.ts';
 import { checkCatalogVersion } from '../catalog-tables.ts';
 import type { CatalogDb, CatalogTableDef } from '../catalog-tables.ts';
 import { catalogTableDdl, catalogTablesOf, oneOfCheckSql } from '../catalog-ddl.ts';
@@ -39,7 +39,8 @@ export async function openSqliteDriver(
 ): Promise<DialectDriver> {
   const mustExist = options.mustExist === true && location.path !== ':memory:';
   if (mustExist && !existsSync(location.path)) {
-    throw new ConfigError(`the SQLite mirror ${location.display} does not exist (no file ${resolve(location.path)}); run wsmirror sync to create it`);
+    const file = resolve(location.path);
+    throw new MirrorFileMissingError(`the SQLite mirror ${location.display} does not exist (no file ${file}); run wsmirror sync to create it`, file);
   }
   if (options.writes === true && location.path !== ':memory:' && existsSync(location.path)) {
     const problems = accessProblems(location.path, false);
