@@ -36,7 +36,7 @@ export class MirrorFileMissingError extends ConfigError {
 /**
  * The mirror's database cannot be reached now, or refuses for a reason that passes: the server
  * is down, starting or restarting, its connections are used up, a statement ran into its
- * statement_timeout. Exit 1, as for an unreachable upstream: no setting needs to change, and
+ * statement_timeout; or another wsmirror process holds its sync lock. Exit 1, as for an unreachable upstream: no setting needs to change, and
  * `wsmirror run` meets it at start as it does later, a failed cycle the next one tries again.
  */
 export class MirrorUnavailableError extends WsmirrorError {

@@ -47,7 +47,8 @@ export async function runSyncDaemon(config: Config, options: SyncDaemonOptions):
       redact: createRedactor([config.upstream.apiKey]),
       runOnStart: options.runOnStart ?? true,
       // Without its sync lock, or with its SQLite file gone, the daemon must not go on; nor when
-      // it cannot open the mirror for a reason no retry removes (a setting, a grant, a lock held).
+      // it cannot open the mirror for a reason no retry removes (a setting, a grant). A lock
+      // another process holds at start passes (MIRROR_UNAVAILABLE): the next cycle tries again.
       stopsOn: (error) => error instanceof MirrorLostError || (cycle === undefined && !retriedAtStart(error)),
       cycle: async (signal) => {
         cycle ??= await openSyncCycle(config, { logger, metrics, progress: true, signal });
@@ -79,8 +80,8 @@ export async function runSyncDaemon(config: Config, options: SyncDaemonOptions):
 
 /**
  * Failures to open the cycle that `run` waits out, trying again at each cycle: the mirror's
- * database or upstream not reachable yet (at boot, during a restart or a failover), upstream
- * failing or throttling. Codes, not classes: the setting hints rewrap errors with their code.
+ * database or upstream not reachable yet (at boot, during a restart or a failover), the mirror
+ * synced by another process for now (a `sync` run by hand), upstream failing or throttling. Codes, not classes: the setting hints rewrap errors with their code.
  */
 const RETRIED_AT_START = new Set(['MIRROR_UNAVAILABLE', 'NETWORK', 'UPSTREAM_SERVER_ERROR', 'UPSTREAM_RATE_LIMITED']);
 

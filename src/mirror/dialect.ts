@@ -103,11 +103,11 @@ export interface Dialect {
   /**
    * Takes the sync lock of the mirror at `location`, whether or not the mirror exists yet, and
    * creates nothing of it: one process syncs a mirror at a time (two would both send the same
-   * local inserts). Undefined when another process holds it. The lock goes with the process
+   * local inserts). When another process holds it: who (SyncLockHeld). The lock goes with the process
    * however it ends; readers and SQL clients never take it. `logger` is told when the lock is
    * lost under the process and taken again.
    */
-  takeSyncLock(location: MirrorLocation, options: { pgSchema: string; logger?: MirrorLogger }): Promise<SyncLock | undefined>;
+  takeSyncLock(location: MirrorLocation, options: { pgSchema: string; logger?: MirrorLogger }): Promise<SyncLock | SyncLockHeld>;
   /**
    * For a mirror not made yet: what would keep this process from creating it at `location`, one
    * line each, naming the missing right (`wsmirror check`). Reads only, creates nothing.
@@ -140,6 +140,11 @@ export interface ForeignKey {
   sqlTable: string;
   column: string;
   refSqlTable: string;
+}
+
+/** The sync lock is another process's (`Dialect.takeSyncLock`): who holds it, when that can be told. */
+export interface SyncLockHeld {
+  readonly heldBy: string | undefined;
 }
 
 /** A held sync lock (`Dialect.takeSyncLock`). */

@@ -201,9 +201,10 @@ export interface OpenMirrorOptions {
   migrate?: boolean;
   /**
    * Make this the one process that syncs the mirror, until `close`: the lock is taken before
-   * anything is created or migrated, and ConfigError (naming the mirror) is thrown, with nothing
-   * created, when another process (a `wsmirror run` or `sync`) holds it. Two would read the same
-   * local inserts and create each record upstream twice.
+   * anything is created or migrated, and MirrorUnavailableError (naming the mirror, and its
+   * holder when known) is thrown, with nothing created, when another process (a `wsmirror run`
+   * or `sync`) holds it: that passes, and `run` tries again at its next cycle. Two would read
+   * the same local inserts and create each record upstream twice.
    */
   syncLock?: boolean;
 }

@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.ts';
+import { MirrorUnavailableError } from '../errors.ts';
 import { createMirror } from './create-mirror.ts';
 import type { DialectDriver, SyncLock } from './dialect.ts';
 import { DIALECTS } from './dialects.ts';
@@ -20,13 +20,15 @@ export async function openMirror(url: string, options: OpenMirrorOptions = {}): 
   const where = location.dialect === 'postgres' ? `${location.display} (schema ${pgSchema})` : location.display;
   let syncLock: SyncLock | undefined;
   if (options.syncLock === true) {
-    syncLock = await dialect.takeSyncLock(location, { pgSchema, logger: options.logger });
-    if (syncLock === undefined) {
-      throw new ConfigError(
-        `the mirror ${where} is in use by another wsmirror process (a run or sync of it): one process syncs a mirror at a time; `
-          + 'stop the other, or give this one its own mirror (mirror.url, or mirror.pgSchema on Postgres)',
+    const taken = await dialect.takeSyncLock(location, { pgSchema, logger: options.logger });
+    if ('heldBy' in taken) {
+      throw new MirrorUnavailableError(
+        `the mirror ${where} is in use by another wsmirror process (a run or sync of it${taken.heldBy === undefined ? '' : `: ${taken.heldBy}`}): one process syncs a mirror at a time; `
+          + 'try again once it has finished (wsmirror run does, at each cycle), or stop the other, or give this one its own mirror '
+          + '(mirror.url, or mirror.pgSchema on Postgres)',
       );
     }
+    syncLock = taken;
   }
   let driver: DialectDriver;
   try {
@@ -42,10 +44,10 @@ export async function openMirror(url: string, options: OpenMirrorOptions = {}): 
         // Never under a process that syncs the mirror: an older version still running would
         // put its own triggers back, and the catalog would claim this version's.
         const lock = syncLock ?? await dialect.takeSyncLock(location, { pgSchema, logger: options.logger });
-        if (lock === undefined) {
-          throw new ConfigError(
-            `the mirror ${where} needs bringing up to this version of wsmirror (an older one made it) and is in use by another wsmirror process, `
-              + 'perhaps that older version: stop it, run wsmirror sync with this version, then this command again',
+        if ('heldBy' in lock) {
+          throw new MirrorUnavailableError(
+            `the mirror ${where} needs bringing up to this version of wsmirror (an older one made it) and is in use by another wsmirror process`
+              + `${lock.heldBy === undefined ? '' : ` (${lock.heldBy})`}, perhaps that older version: stop it, run wsmirror sync with this version, then this command again`,
           );
         }
         try {

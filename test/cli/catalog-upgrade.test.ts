@@ -54,7 +54,7 @@ describe('a mirror of another wsmirror version (real processes)', () => {
     setMeta(file, 'capture_version', String(CAPTURE_VERSION - 1));
     for (const args of [['outbox', 'retry', '--table', 'crm.people'], ['outbox', 'discard', '--table', 'crm.people']]) {
       const res = await runWsmirror(args, env, { cwd: suite.dir });
-      expect(res.code, `${args.join(' ')}: ${res.stderr}`).toBe(78);
+      expect(res.code, `${args.join(' ')}: ${res.stderr}`).toBe(1);
       expect(res.stderr).toMatch(/needs bringing up to this version .* in use by another wsmirror process/);
       expect(res.stderr).toContain('stop it, run wsmirror sync with this version');
       expect(meta(file, 'capture_version')).toBe(String(CAPTURE_VERSION - 1));

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { MirrorSchemaGoneError } from '../../errors.ts';
-import type { SyncLock } from '../dialect.ts';
+import type { SyncLock, SyncLockHeld } from '../dialect.ts';
 import { MirrorError } from '../errors.ts';
 import type { MirrorLogger } from '../mirror-logger.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
@@ -63,6 +63,21 @@ const HOLDER_SQL = `SELECT pid FROM pg_catalog.pg_locks WHERE locktype = 'adviso
   AND classid = ($1::bigint >> 32)::oid AND objid = ($1::bigint & 4294967295)::oid AND objsubid = 1`;
 
 /**
+ * Who holds the lock ($2: the older versions' form, class $3 and the schema's hashtext(), as in
+ * OLDER_LOCK_SQL; else this version's key $1, as in HOLDER_SQL), for the message of a process
+ * refused it. Another role's session shows
+ * only its pid, user and application name to a role that may not read all statistics.
+ */
+const HOLDER_DETAIL_SQL = `SELECT l.pid, a.application_name AS application, a.usename AS user,
+    pg_catalog.host(a.client_addr) AS client, pg_catalog.to_char(a.backend_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS since
+  FROM pg_catalog.pg_locks l LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid = l.pid
+  WHERE l.locktype = 'advisory' AND l.granted AND l.${THIS_DATABASE_SQL} AND l.pid <> pg_catalog.pg_backend_pid()
+    AND CASE WHEN $2::boolean
+      THEN l.classid = $3::bigint::oid AND l.objid = pg_catalog.hashtext($4)::oid AND l.objsubid = 2
+      ELSE l.classid = ($1::bigint >> 32)::oid AND l.objid = ($1::bigint & 4294967295)::oid AND l.objsubid = 1 END
+  ORDER BY l.pid LIMIT 1`;
+
+/**
  * During an upgrade a process of an older version may run beside this one: each must keep the
  * other off the mirror. So the older versions' lock is taken too, once this one's is held; when
  * another session holds it, that is an older wsmirror (refused: true), unless that session
@@ -92,10 +107,10 @@ const CONFIRM_SQL = `SELECT ARRAY(${HOLDER_SQL}) AS pids,
 const SESSION_SQL = `SELECT set_config(name, value, false) FROM pg_settings
   JOIN (VALUES ('idle_session_timeout', '0'), ('tcp_keepalives_idle', '60')) AS s(n, value) ON s.n = name`;
 
-/** Takes the lock; undefined when another session holds it. `logger` hears of its losses. */
+/** Takes the lock, or says which session holds it. `logger` hears of its losses. */
 export async function takePostgresSyncLock(
   location: Extract<MirrorLocation, { dialect: 'postgres' }>, schema: string, logger?: MirrorLogger,
-): Promise<SyncLock | undefined> {
+): Promise<SyncLock | SyncLockHeld> {
   const lock = new HeldLock(location.connectionString, schema, logger);
   try {
     if (await lock.take()) return lock;
@@ -104,7 +119,7 @@ export async function takePostgresSyncLock(
     throw connectFailure('cannot reach', `the Postgres mirror ${location.display}`, error);
   }
   await lock.release();
-  return undefined;
+  return { heldBy: lock.refusedBy() };
 }
 
 class HeldLock implements SyncLock {
@@ -119,6 +134,8 @@ class HeldLock implements SyncLock {
   readonly #earlierPids = new Set<number>();
   /** Set once another session was found holding the lock: it is not this process's any more. */
   #takenByAnother = false;
+  /** Which session that was, when it could be told. */
+  #heldBy: string | undefined;
   /** What of the mirror the last check found dropped; undefined while it is there. */
   #dropped: 'schema' | 'catalog' | undefined;
   #retaking: Promise<void> | undefined;
@@ -155,19 +172,31 @@ class HeldLock implements SyncLock {
       await client.query(`${SET_SEARCH_PATH_SQL}; ${SESSION_SQL}`);
       let { taken, pid } = await this.#tryLock(client);
       if (!taken && (await this.#heldByEarlierConnection(client))) ({ taken, pid } = await this.#tryLock(client));
-      if (taken) taken = await this.#keepOlderVersionsOff(client);
+      let olderHolds = false;
+      if (taken && !(await this.#keepOlderVersionsOff(client))) {
+        taken = false;
+        olderHolds = true;
+      }
       if (taken && !this.#released) {
         this.#client = client;
         this.#pid = pid;
         return true;
       }
-      if (!taken) this.#takenByAnother = true;
+      if (!taken) {
+        this.#takenByAnother = true;
+        this.#heldBy = await this.#holder(client, olderHolds);
+      }
     } catch (error) {
       await client.end().catch(() => {});
       throw error;
     }
     await client.end().catch(() => {});
     return false;
+  }
+
+  /** Which session held the lock when `take` found it taken; undefined when that could not be told. */
+  refusedBy(): string | undefined {
+    return this.#heldBy;
   }
 
   async confirm(): Promise<boolean> {
@@ -253,6 +282,26 @@ class HeldLock implements SyncLock {
   async #tryLock(client: pg.Client): Promise<{ taken: boolean; pid: number | undefined }> {
     const { rows } = await client.query<{ taken: boolean; pid: number }>(TRY_LOCK_SQL, [this.#key]);
     return { taken: rows[0]?.taken === true, pid: rows[0]?.pid };
+  }
+
+  /** The session holding this version's lock, or the older versions' (`older`); undefined when it cannot be told. */
+  async #holder(client: pg.Client, older: boolean): Promise<string | undefined> {
+    try {
+      const { rows } = await client.query<{ pid: number; application: string | null; user: string | null; client: string | null; since: string | null }>(
+        HOLDER_DETAIL_SQL, [this.#key, older, OLDER_LOCK_CLASS, this.#schema],
+      );
+      const h = rows[0];
+      if (h === undefined) return undefined;
+      const about = [
+        h.application ? `application ${JSON.stringify(h.application)}` : undefined,
+        h.user ? `user ${JSON.stringify(h.user)}` : undefined,
+        h.client ? `from ${h.client}` : undefined,
+        h.since ? `connected since ${h.since}` : undefined,
+      ].filter((s) => s !== undefined).join(', ');
+      return `the session of pid ${h.pid}${about === '' ? '' : ` (${about})`}${older ? ', an older version of wsmirror' : ''}`;
+    } catch {
+      return undefined;
+    }
   }
 
   /** False when an older wsmirror holds its lock of this schema (see OLDER_LOCK_SQL). */

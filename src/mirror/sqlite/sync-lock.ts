@@ -2,10 +2,11 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync } fr
 import Database from 'better-sqlite3';
 import { ConfigError } from '../../errors.ts';
 import { explainAccessFailure } from './access-problems.ts';
-import type { SyncLock } from '../dialect.ts';
+import type { SyncLock, SyncLockHeld } from '../dialect.ts';
 import type { MirrorLogger } from '../mirror-logger.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
 import { stillSameFile, type FileIdentity } from './file-identity.ts';
+import { lockHolder } from './lock-holder.ts';
 import { resolvedMirrorPath } from './mirror-path.ts';
 
 /**
@@ -31,18 +32,20 @@ export function syncLockFile(mirrorPath: string): string {
 
 type SqliteLocation = Extract<MirrorLocation, { dialect: 'sqlite' }>;
 
-/** Takes the lock; undefined when another process holds it. `logger` hears of a lock file replaced. */
-export function takeSqliteSyncLock(location: SqliteLocation, logger?: MirrorLogger): SyncLock | undefined {
+/** Takes the lock, or says who holds it. `logger` hears of a lock file replaced. */
+export function takeSqliteSyncLock(location: SqliteLocation, logger?: MirrorLogger): SyncLock | SyncLockHeld {
   const file = syncLockFile(location.path);
-  let held = lockFile(location, file);
-  if (held === undefined) return undefined;
+  const first = lockFile(location, file);
+  if ('heldBy' in first) return first;
+  let held: Held | undefined = first;
   return {
     confirm() {
       if (held === undefined) return false;
       if (stillSameFile(file, held.identity, 'own')) return true;
       logger?.warn({ file }, `the sync lock file ${file} was deleted or replaced; taking the lock again`);
       held.db.close();
-      held = lockFile(location, file);
+      const again = lockFile(location, file);
+      held = 'heldBy' in again ? undefined : again;
       if (held === undefined) return false;
       logger?.warn({ file }, `took the sync lock of the mirror ${location.display} again, on a new lock file`);
       return true;
@@ -53,8 +56,13 @@ export function takeSqliteSyncLock(location: SqliteLocation, logger?: MirrorLogg
   };
 }
 
-/** Locks `file` (creating it); undefined when another process holds it. */
-function lockFile(location: SqliteLocation, file: string): { db: Database.Database; identity: FileIdentity } | undefined {
+interface Held {
+  db: Database.Database;
+  identity: FileIdentity;
+}
+
+/** Locks `file` (creating it), or says who holds it. */
+function lockFile(location: SqliteLocation, file: string): Held | SyncLockHeld {
   const failed = (error: unknown) =>
     new ConfigError(`cannot open the SQLite mirror ${location.display}: its sync lock file ${file}: ${explainAccessFailure(location.path, error)}`, { cause: error });
   const identity = ownLockFile(location, file, failed);
@@ -70,7 +78,7 @@ function lockFile(location: SqliteLocation, file: string): { db: Database.Databa
     db.exec('BEGIN EXCLUSIVE; COMMIT');
   } catch (error) {
     db.close();
-    if ((error as { code?: string }).code === 'SQLITE_BUSY') return undefined;
+    if ((error as { code?: string }).code === 'SQLITE_BUSY') return { heldBy: lockHolder(identity) };
     throw failed(error);
   }
   // SQLite opened the file by its name: it must still be the one made or found above.
@@ -78,7 +86,7 @@ function lockFile(location: SqliteLocation, file: string): { db: Database.Databa
     db.close();
     if (lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink() === true) throw symlinkRefused(location, file);
     // Deleted or replaced again before it was locked: locked, but excluding nobody.
-    return undefined;
+    return { heldBy: undefined };
   }
   return { db, identity };
 }
