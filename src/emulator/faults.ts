@@ -61,7 +61,8 @@ export class FaultInjector {
       if (request.is404 || !request.routeOptions.url?.startsWith('/api/')) return;
       const s = this.#settings;
       const delay = s.latencyMs + (s.latencyJitterMs > 0 ? Math.floor(this.#random() * s.latencyJitterMs) : 0);
-      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+      // Unref'd: a server stopping does not wait out the latency of a request it has cut.
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay).unref());
       const dice = this.#random();
       if (dice < s.dropRate) {
         this.injected.dropped++;

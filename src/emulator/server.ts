@@ -5,6 +5,7 @@ import type { EmulatorContext } from './context.ts';
 import { FaultInjector } from './faults.ts';
 import { Authenticator, registerAuth } from './http/auth.ts';
 import { registerBodyParsers } from './http/body-parsers.ts';
+import { registerClosingConnections } from './http/closing.ts';
 import { answerClientError, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
 import { DEFAULT_WORKSPACE_ID, type EmulatorOptions } from './options.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
@@ -69,6 +70,7 @@ export async function buildServer(options: EmulatorOptions = {}): Promise<Fastif
   });
   app.decorate('emulator', ctx);
   app.addHook('onClose', async () => db.close());
+  registerClosingConnections(app);
   registerErrorHandling(app);
   registerBodyParsers(app);
   registerAuth(app, auth);

@@ -57,6 +57,56 @@ describe('wsmirror emulator (real process)', () => {
     expect(await exitOf(child)).toBe(0);
   });
 
+  it('on SIGTERM answers the request in flight, then exits 0 at once, though a client keeps its connections alive', async () => {
+    const { child, url } = await startCli(['--port', '0', '--api-key', 'dev', '--admin-token', 'adm']);
+    running = child;
+    const { Agent, request } = await import('undici');
+    // A daemon's client: keep-alive connections, kept long after each answer.
+    const agent = new Agent({ connections: 4, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 60_000 });
+    try {
+      const get = (path: string, token = 'dev') => request(`${url}${path}`, { dispatcher: agent, headers: { authorization: `Bearer ${token}` } });
+      const idle = await get('/api/v1/workspace/demo00000001');
+      expect(idle.statusCode).toBe(200);
+      await idle.body.dump();
+      const slow = await request(`${url}/_emulator/faults`, {
+        dispatcher: agent, method: 'PUT', headers: { authorization: 'Bearer adm', 'content-type': 'application/json' },
+        body: JSON.stringify({ latencyMs: 1500 }),
+      });
+      expect(slow.statusCode, await slow.body.text()).toBe(200);
+      // A request in flight when the signal comes, on a connection of its own.
+      const inFlight = get('/api/v1/workspace/demo00000001');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const signalled = Date.now();
+      child.kill('SIGTERM');
+      const answered = await inFlight;
+      expect(answered.statusCode).toBe(200);
+      expect(await answered.body.json()).toEqual({ data: { name: 'Demo workspace', modules: [] } });
+      expect(await exitOf(child)).toBe(0);
+      // The 1.5 s of latency, and not the server's keep-alive timeout (5 s) on top of it.
+      expect(Date.now() - signalled).toBeLessThan(3_500);
+    } finally {
+      await agent.destroy();
+    }
+  });
+
+  it('on SIGTERM cuts a request that is not answered within 5 s, and exits 0', async () => {
+    const { child, url } = await startCli(['--port', '0', '--api-key', 'dev', '--admin-token', 'adm']);
+    running = child;
+    const slow = await fetch(`${url}/_emulator/faults`, {
+      method: 'PUT', headers: { authorization: 'Bearer adm', 'content-type': 'application/json' }, body: JSON.stringify({ latencyMs: 30_000 }),
+    });
+    expect(slow.status).toBe(200);
+    const inFlight = fetch(`${url}/api/v1/workspace/demo00000001`, { headers: { authorization: 'Bearer dev' } }).then(() => 'answered', () => 'cut');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const signalled = Date.now();
+    child.kill('SIGTERM');
+    expect(await exitOf(child)).toBe(0);
+    expect(await inFlight).toBe('cut');
+    const took = Date.now() - signalled;
+    expect(took).toBeGreaterThanOrEqual(4_900);
+    expect(took).toBeLessThan(9_000);
+  }, 30_000);
+
   it('loads --seed, takes --workspace-id and --admin-token', async () => {
     const { child, url } = await startCli([
       '--port', '0', '--api-key', 'dev', '--workspace-id', 'acme00000042', '--admin-token', 'adm',

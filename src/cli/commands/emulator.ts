@@ -32,6 +32,13 @@ async function readSeed(file: string): Promise<unknown> {
   }
 }
 
+/**
+ * How long a stop waits for the requests in flight to be answered before it cuts their
+ * connections: the longest a daemon's request waits for an answer is far longer, but a stop must
+ * end well within a supervisor's own bound (Docker's is 10 s).
+ */
+const STOP_GRACE_MS = 5_000;
+
 export function defineEmulatorCommand(program: Command): Command {
   return program
     .command('emulator')
@@ -48,7 +55,7 @@ export function defineEmulatorCommand(program: Command): Command {
       host: string; port: number; workspaceId: string; apiKey: string[]; adminToken?: string; data?: string;
       seed?: string; logRequests?: boolean;
     }) => {
-      const { ApiKeyFlagError, buildServer, listen, parseApiKeyFlag } = await import('../../emulator/index.ts');
+      const { ApiKeyFlagError, buildServer, closeWithin, listen, parseApiKeyFlag } = await import('../../emulator/index.ts');
       // The flag is named by its place, never by its value: that holds the key.
       const apiKeys = opts.apiKey.map((flag, i) => {
         try {
@@ -79,7 +86,7 @@ export function defineEmulatorCommand(program: Command): Command {
       process.stdout.write(`listening on ${url}\n`);
       await new Promise<void>((resolve) => {
         const stop = () => {
-          void app.close().then(() => resolve());
+          void closeWithin(app, STOP_GRACE_MS).then(() => resolve());
         };
         process.once('SIGTERM', stop);
         process.once('SIGINT', stop);
