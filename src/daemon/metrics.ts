@@ -149,6 +149,21 @@ export class Metrics {
     this.#waiting.set(0);
   }
 
+  /**
+   * A SQLite mirror's -wal file, its size read at each scrape (`walBytes`): it grows while a
+   * reader keeps a read transaction open, and nothing fails meanwhile. Registered for SQLite only.
+   */
+  watchSqliteWal(walBytes: () => number): void {
+    new Gauge({
+      name: 'wsmirror_sqlite_wal_bytes',
+      help: 'Size of the SQLite mirror\'s -wal file in bytes (grows while a reader keeps a read transaction open).',
+      registers: [this.registry],
+      collect() {
+        this.set(walBytes());
+      },
+    });
+  }
+
   /** The scheduler calls this when a cycle ends. */
   observeCycle(result: CycleResult, durationMs: number, finishedAt: number = this.#now()): void {
     this.#cycleDuration.observe(durationMs / 1000);

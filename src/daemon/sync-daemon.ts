@@ -10,6 +10,7 @@ import { startDaemon } from './daemon.ts';
 import { createRedactor } from '../api/secret-redaction.ts';
 import { displayBaseUrl } from '../client/base-url.ts';
 import { displayMirrorUrl } from '../mirror/mirror-url.ts';
+import { sqliteWalBytes } from '../mirror/sqlite/wal-size.ts';
 import { mirrorUrlOf } from './configured-mirror.ts';
 import type { Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
@@ -33,6 +34,8 @@ export interface SyncDaemonOptions {
 export async function runSyncDaemon(config: Config, options: SyncDaemonOptions): Promise<void> {
   const { logger } = options;
   const metrics = options.cycle?.metrics ?? new Metrics();
+  const { mirror } = config;
+  if (mirror.dialect === 'sqlite' && mirror.path !== ':memory:') metrics.watchSqliteWal(() => sqliteWalBytes(mirror.path));
   // Opened by the first cycle that can: a mirror or upstream not reachable yet at start is a
   // failed cycle like any later one, which the next cycle tries again.
   let cycle = options.cycle?.cycle;

@@ -3,7 +3,7 @@ import type Database from 'better-sqlite3';
 import { quoteIdent } from '../sql-text.ts';
 import { fileIdentity, stillSameFile, type FileIdentity } from './file-identity.ts';
 import { mirrorFileGone, walFileGone, type WriteBack } from './gone-file-report.ts';
-import { resolvedMirrorPath } from './mirror-path.ts';
+import { walFileOf } from './mirror-path.ts';
 import { openFileLocation } from './open-file-location.ts';
 
 /**
@@ -36,7 +36,7 @@ export class MirrorFileWatch {
   private constructor(path: string, identity: FileIdentity) {
     this.path = path;
     this.#identity = identity;
-    this.#wal = { path: `${resolvedMirrorPath(path)}-wal`, identity: undefined };
+    this.#wal = { path: walFileOf(path), identity: undefined };
   }
 
   /** Takes the identity of the -wal file, once SQLite has made it. */

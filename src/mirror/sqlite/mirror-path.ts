@@ -36,3 +36,8 @@ function realFolder(dir: string): string {
     return dir;
   }
 }
+
+/** The -wal file SQLite keeps beside the mirror file (beside the file a link points to). */
+export function walFileOf(mirrorPath: string): string {
+  return `${resolvedMirrorPath(mirrorPath)}-wal`;
+}
