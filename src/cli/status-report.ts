@@ -1,4 +1,6 @@
 import type { CycleSummary, Mirror, OutboxStatus, TableError, TableMode, TableState } from '../mirror/index.ts';
+import type { FilesystemRoom } from '../mirror/filesystem-room.ts';
+import { formatSize } from '../daemon/units.ts';
 import { missingTableReason, scanCursorKey, tableLabel } from '../mirror/index.ts';
 import { decodeCheckpoint, decodeRefusals, lagBoundMs, lastPullMs, REFUSED_CURSOR_KEY, tableLagMs, type StoredRefusal } from '../sync/index.ts';
 
@@ -73,12 +75,20 @@ export interface StatusReport {
   oldestPendingAgeMs: number | null;
   /** The last cycles, as the daemon (`run`, `sync`, `resync`) recorded them. */
   cycle: CycleSummary;
+  /**
+   * SQLite: the room on the filesystem holding the mirror file and its -wal, and the free space
+   * below which it needs attention (`minFreeBytes`: `mirror.minFreeSpace`, or a tenth of the
+   * mirror's size if that is more); null on Postgres.
+   */
+  filesystem: (FilesystemRoom & { minFreeBytes: number }) | null;
   /** What needs attention, one line each; empty when nothing does (exit code 0). */
   attention: string[];
 }
 
 export interface StatusOptions {
   pgSchema?: string;
+  /** `mirror.minFreeSpace`: see `StatusReport.filesystem`. */
+  minFreeBytes: number;
   now?: Date;
   bounds: { maxLagMs: number; fullScanEveryMs: number };
 }
@@ -179,11 +189,13 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
   tables.sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));
   const schema = mirror.dialect === 'postgres' ? (options.pgSchema ?? 'public') : null;
   const oldestPendingAt = iso(await mirror.oldestPendingAt());
+  const room = mirror.filesystemRoom();
   const report: StatusReport = {
     mirror: mirror.displayUrl, schema, checkedAt: now.toISOString(), tables, outbox,
     oldestPendingAt,
     oldestPendingAgeMs: oldestPendingAt === null ? null : Math.max(0, now.getTime() - Date.parse(oldestPendingAt)),
     cycle: sync.cycle,
+    filesystem: room === null ? null : { ...room, minFreeBytes: Math.max(options.minFreeBytes, Math.ceil(room.mirrorBytes / MIRROR_SHARE_KEPT_FREE)) },
     attention: [],
   };
   report.attention = attentionOf(report);
@@ -241,5 +253,27 @@ function attentionOf(report: StatusReport): string[] {
   }
   const { failed, conflict } = report.outbox;
   if (failed + conflict > 0) out.push(`${failed} failed and ${conflict} conflicting local edits wait in the outbox (wsmirror outbox)`);
+  const fs = report.filesystem;
+  if (fs !== null && fs.freeBytes < fs.minFreeBytes) out.push(filesystemFilling(fs));
   return out;
+}
+
+/**
+ * Free space kept for the writes of one large change, as a share of the mirror (1/10): a column
+ * dropped or retyped upstream makes SQLite rewrite its whole table, through the -wal, and a
+ * backfill or resync writes a table again before the -wal is folded back into the file.
+ */
+const MIRROR_SHARE_KEPT_FREE = 10;
+
+/**
+ * A full disk fails every write, the record of the failed cycle included: the cycles' summary in
+ * the mirror then says nothing, and the filesystem itself has to.
+ */
+function filesystemFilling(fs: NonNullable<StatusReport['filesystem']>): string {
+  const share = Math.ceil(fs.mirrorBytes / MIRROR_SHARE_KEPT_FREE);
+  const bound = share > 0 && fs.minFreeBytes === share
+    ? `a tenth of the mirror's ${formatSize(fs.mirrorBytes)}` : `${formatSize(fs.minFreeBytes)} (mirror.minFreeSpace)`;
+  return `the filesystem of ${fs.path} (the SQLite mirror and its -wal) has ${formatSize(fs.freeBytes)} free of ${formatSize(fs.totalBytes)}, `
+    + `less than ${bound}: writes to the mirror may fail with "database or disk is full", and so may the record of a failed cycle `
+    + '(the log and /readyz still say it); make room there, or move the mirror (mirror.url) to a larger filesystem while wsmirror is stopped';
 }

@@ -154,6 +154,12 @@ const logFormat = leaf(
 
 const SECTION_ERROR = { error: 'must be a mapping of keys to values' };
 
+/**
+ * The room `wsmirror status` wants on a SQLite mirror's filesystem at the least: what the -wal
+ * may reach between two checkpoints (it is trimmed back to this size, see sqlite/connection.ts).
+ */
+export const DEFAULT_MIN_FREE_BYTES = 64 * 1024 * 1024;
+
 /** The mirror when none is configured: a SQLite file in the working directory. */
 export const DEFAULT_MIRROR_URL = 'sqlite:./wsmirror.db';
 
@@ -175,6 +181,7 @@ export const mirrorSection = z.strictObject(
   {
     url: mirrorUrl.default({ url: DEFAULT_MIRROR_URL, location: parseMirrorUrl(DEFAULT_MIRROR_URL) }),
     pgSchema: pgSchema.default(DEFAULT_PG_SCHEMA),
+    minFreeSpace: size(0).default(DEFAULT_MIN_FREE_BYTES),
   },
   SECTION_ERROR,
 );

@@ -40,6 +40,8 @@ interface MirrorCommon {
   readonly urlSource: SettingSource;
   /** Postgres schema holding the mirror (kept for SQLite too, where it is unused). */
   readonly pgSchema: string;
+  /** SQLite: the free space below which `wsmirror status` lists the mirror's filesystem (unused on Postgres). */
+  readonly minFreeBytes: number;
 }
 export type MirrorConfig =
   | (MirrorCommon & {

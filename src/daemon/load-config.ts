@@ -138,8 +138,9 @@ function build(rawInput: unknown, options: ResolveConfigOptions, label: string, 
           path: location.path === ':memory:' ? location.path : resolve(cwd, location.path),
           relativeTo: location.path === ':memory:' || isAbsolute(location.path) ? null : cwd,
           pgSchema: file.mirror.pgSchema,
+          minFreeBytes: file.mirror.minFreeSpace,
         }
-      : { dialect: 'postgres', url: mirrorUrl, urlSource, pgSchema: file.mirror.pgSchema };
+      : { dialect: 'postgres', url: mirrorUrl, urlSource, pgSchema: file.mirror.pgSchema, minFreeBytes: file.mirror.minFreeSpace };
   if (mirror.dialect === 'sqlite' && mirror.pgSchema !== DEFAULT_PG_SCHEMA) {
     warnings.push(unusedPgSchema(mirror, envSources.get('mirror.pgSchema') ?? label));
   }

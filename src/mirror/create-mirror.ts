@@ -64,6 +64,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
     setTableState: (tableId, patch) => setTableState(ctx, tableId, patch),
     resetTables: (tableIds) => resetTables(ctx, tableIds),
     accessProblems: () => accessProblems(ctx),
+    filesystemRoom: () => driver.filesystemRoom(),
     pendingUpgrades: () => pendingUpgrades(ctx),
     readSyncState: () => readSyncState(ctx),
     recordCycle: (cycle) => recordCycle(ctx, cycle),

@@ -5,6 +5,7 @@ import type { MirrorLocation } from './mirror-url.ts';
 import type { NamingRules } from './naming.ts';
 import type { ReadableView, ViewTypes } from './readable-view.ts';
 import type { DialectName } from './dialect-name.ts';
+import type { FilesystemRoom } from './filesystem-room.ts';
 import type { CaptureTable, SqlNames } from './sql-text.ts';
 import type { ValueKind } from './value-kind.ts';
 import type { MirrorLogger } from './mirror-logger.ts';
@@ -346,6 +347,9 @@ export interface DialectDriver {
    * writing creates when missing) is no problem when missing. Reads only (`wsmirror check`).
    */
   accessProblems(tables: readonly string[], createdWhenMissing: readonly string[]): Promise<string[]>;
+
+  /** The room on the filesystem holding the mirror (see `Mirror.filesystemRoom`); null on a server's storage. */
+  filesystemRoom(): FilesystemRoom | null;
 
   /**
    * Why the mirror this driver opened is no longer at its place, or undefined while it is. SQLite:

@@ -2,6 +2,7 @@ import type { ApiRecord } from '../api/records.ts';
 import type { Catalog, TableState } from './catalog.ts';
 import type { OutboxStatus } from './catalog-tables.ts';
 import type { DialectName } from './dialect-name.ts';
+import type { FilesystemRoom } from './filesystem-room.ts';
 import type { MirrorLogger } from './mirror-logger.ts';
 import type { MirrorOutbox, WaitingEdit } from './outbox.ts';
 import type { SchemaPlan } from './schema-planner.ts';
@@ -117,6 +118,12 @@ export interface Mirror extends MirrorOutbox {
 
   /** What would keep the daemon from writing this mirror (privileges, a read-only file), one line each. */
   accessProblems(): Promise<string[]>;
+
+  /**
+   * The room on the filesystem holding the mirror, read now: SQLite's file and -wal; null for a
+   * mirror whose storage is a server's (Postgres), or when the filesystem cannot be asked.
+   */
+  filesystemRoom(): FilesystemRoom | null;
 
   /** What the next open for writing brings up to this version (an older catalog or capture set-up), one line each. Reads only. */
   pendingUpgrades(): Promise<string[]>;

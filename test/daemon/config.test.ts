@@ -73,7 +73,7 @@ describe('defaults', () => {
         concurrency: 4,
         maxResponseBytes: 32 * 1024 * 1024,
       },
-      mirror: { dialect: 'sqlite', url: 'sqlite:./wsmirror.db', urlSource: 'default', path: join(dir, 'wsmirror.db'), relativeTo: dir, pgSchema: 'public' },
+      mirror: { dialect: 'sqlite', url: 'sqlite:./wsmirror.db', urlSource: 'default', path: join(dir, 'wsmirror.db'), relativeTo: dir, pgSchema: 'public', minFreeBytes: 64 * 1024 ** 2 },
       tables: { include: ['*'], exclude: [], conflictPolicy: 'local-wins', conflictPolicies: [] },
       sync: {
         schedule: { kind: 'interval', everyMs: 30_000 },
@@ -152,7 +152,7 @@ log:
       {
         env: { WSMIRROR_MIRROR_URL: 'postgres://mirror:pw@db.example.com:5432/bi' },
         check: (c) => c.mirror,
-        expected: { dialect: 'postgres', url: 'postgres://mirror:pw@db.example.com:5432/bi', urlSource: { variable: 'WSMIRROR_MIRROR_URL' }, pgSchema: 'from_file' },
+        expected: { dialect: 'postgres', url: 'postgres://mirror:pw@db.example.com:5432/bi', urlSource: { variable: 'WSMIRROR_MIRROR_URL' }, pgSchema: 'from_file', minFreeBytes: 64 * 1024 ** 2 },
       },
       { env: { WSMIRROR_PG_SCHEMA: 'from_env' }, check: (c) => c.mirror.pgSchema, expected: 'from_env' },
       { env: { WSMIRROR_SCHEDULE: '*/5 * * * *' }, check: (c) => c.sync.schedule, expected: { kind: 'cron', expression: '*/5 * * * *' } },
@@ -172,6 +172,7 @@ log:
       'upstream.retries': ['0', (c) => c.upstream.retries, 0],
       'upstream.concurrency': ['16', (c) => c.upstream.concurrency, 16],
       'upstream.maxResponseBytes': ['1.5MB', (c) => c.upstream.maxResponseBytes, 1.5 * 1024 * 1024],
+      'mirror.minFreeSpace': ['1GB', (c) => c.mirror.minFreeBytes, 1024 ** 3],
       'tables.include': ['crm.*, sales.orders', (c) => c.tables.include, ['crm.*', 'sales.orders']],
       'tables.exclude': ['*.audit_log', (c) => c.tables.exclude, ['*.audit_log']],
       'tables.conflictPolicy': ['manual', (c) => c.tables.conflictPolicy, 'manual'],

@@ -98,6 +98,7 @@ export function defineStatusCommand(program: Command): Command {
     try {
       const report = await collectStatus(mirror, {
         pgSchema: config.mirror.pgSchema,
+        minFreeBytes: config.mirror.minFreeBytes,
         bounds: { maxLagMs: config.sync.maxLagMs, fullScanEveryMs: config.sync.fullScanEveryMs },
       });
       process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatusText(report));

@@ -336,6 +336,11 @@ class PostgresDriver implements DialectDriver {
     return typeof value === 'string' ? value : null;
   }
 
+  /** The server's storage: not this process's to watch. */
+  filesystemRoom(): null {
+    return null;
+  }
+
   async mirrorGone(): Promise<undefined> {
     return undefined;
   }

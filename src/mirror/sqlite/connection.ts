@@ -9,6 +9,7 @@ import type { CatalogDb, CatalogTableDef } from '../catalog-tables.ts';
 import { catalogTableDdl, catalogTablesOf, oneOfCheckSql } from '../catalog-ddl.ts';
 import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
 import type { ColumnSpec, Dialect, DialectDriver, RowSink, RowsToKeep, WriteTx } from '../dialect.ts';
+import type { FilesystemRoom } from '../filesystem-room.ts';
 import { MirrorError } from '../errors.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
 import { quoteIdent } from '../sql-text.ts';
@@ -16,7 +17,7 @@ import type { SqlNames } from '../sql-text.ts';
 import { BoundRows } from './bound-rows.ts';
 import { RowWrites } from './row-writes.ts';
 import { accessProblems, explainAccessFailure } from './access-problems.ts';
-import { explainDiskFull } from './disk-full.ts';
+import { explainDiskFull, filesystemRoom } from './disk-full.ts';
 import { MirrorFileWatch } from './mirror-file-watch.ts';
 import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
 import { StatementCache, type Statement } from './statement-cache.ts';
@@ -294,6 +295,10 @@ class SqliteDriver implements DialectDriver {
   /** Takes the identity of the -wal file, once SQLite has made it. */
   noteWalFile(): void {
     this.#watch?.noteWalFile();
+  }
+
+  filesystemRoom(): FilesystemRoom | null {
+    return this.#raw.memory ? null : filesystemRoom(this.#raw.name) ?? null;
   }
 
   async mirrorGone(): Promise<string | undefined> {
