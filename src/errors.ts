@@ -195,8 +195,8 @@ export class MirrorLostError extends WsmirrorError {}
 
 /**
  * Another process took the mirror's sync lock while this one's hold on it was lost (a Postgres
- * connection ended under it, a SQLite lock file deleted). Exit 78, as for a lock refused at start:
- * a restart would be refused too.
+ * connection ended under it, a SQLite lock file deleted). As for a lock refused at start, that
+ * passes (an operator's sync ends): exit 1, and `run` lets the mirror go and waits to take it back.
  */
 export class SyncLockLostError extends MirrorLostError {
   constructor(message: string) {

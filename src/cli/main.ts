@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { redactUrlPasswords } from '../api/secret-redaction.ts';
-import { ConfigError, EXIT, SyncLockLostError, UsageError } from '../errors.ts';
+import { ConfigError, EXIT, UsageError } from '../errors.ts';
 import { defineCheckCommand } from './commands/check.ts';
 import { defineConformanceCommand } from './commands/conformance.ts';
 import { defineDemoCommand } from './commands/demo.ts';
@@ -49,11 +49,6 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof UsageError) {
       process.stderr.write(`wsmirror: ${text}\n`);
       return EXIT.usage;
-    }
-    if (error instanceof SyncLockLostError) {
-      // As when the lock is refused at start: another process syncs the mirror, a restart would be refused.
-      process.stderr.write(`wsmirror: ${text}\n`);
-      return EXIT.config;
     }
     if (error instanceof ConfigError) {
       process.stderr.write(`wsmirror: configuration error: ${text}\n`);

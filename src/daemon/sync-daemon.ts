@@ -3,7 +3,7 @@
  * server fed by it, until SIGTERM or SIGINT. `demo --keep-running` runs the same loop over the
  * cycle it opened itself.
  */
-import { MirrorLostError, WsmirrorError } from '../errors.ts';
+import { MirrorLostError, SyncLockLostError, WsmirrorError } from '../errors.ts';
 import type { CycleReport } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
 import { startDaemon } from './daemon.ts';
@@ -39,6 +39,9 @@ export async function runSyncDaemon(config: Config, options: SyncDaemonOptions):
   // Opened by the first cycle that can: a mirror or upstream not reachable yet at start is a
   // failed cycle like any later one, which the next cycle tries again.
   let cycle = options.cycle?.cycle;
+  // The sync lock lost to another process (an operator's sync took it while the daemon's
+  // connection was down) passes too: waited out on a cycle opened here (a caller's stops).
+  const waitedOut = (error: unknown) => error instanceof SyncLockLostError && options.cycle === undefined;
   try {
     logger.info({ mirror: displayMirrorUrl(mirrorUrlOf(config)), upstream: displayBaseUrl(config.upstream.baseUrl) }, 'wsmirror daemon starting');
     // Each cycle stores when the next one starts, for `wsmirror status` (known once started).
@@ -52,10 +55,22 @@ export async function runSyncDaemon(config: Config, options: SyncDaemonOptions):
       // Without its sync lock, or with its SQLite file gone, the daemon must not go on; nor when
       // it cannot open the mirror for a reason no retry removes (a setting, a grant). A lock
       // another process holds at start passes (MIRROR_UNAVAILABLE): the next cycle tries again.
-      stopsOn: (error) => error instanceof MirrorLostError || (cycle === undefined && !retriedAtStart(error)),
+      stopsOn: (error) => (error instanceof MirrorLostError && !waitedOut(error)) || (cycle === undefined && !retriedAtStart(error) && !waitedOut(error)),
       cycle: async (signal) => {
         cycle ??= await openSyncCycle(config, { logger, metrics, progress: true, signal });
-        const report = await cycle.scheduled(signal, (startedAt, finishedAt) => scheduler?.nextRunAfter(startedAt, finishedAt) ?? null);
+        let report: CycleReport;
+        try {
+          report = await cycle.scheduled(signal, (startedAt, finishedAt) => scheduler?.nextRunAfter(startedAt, finishedAt) ?? null);
+        } catch (error) {
+          if (waitedOut(error)) {
+            // Another process syncs the mirror now: let it go (its lock, connections, file), and
+            // open it anew at a later cycle, which waits for the lock as at start.
+            const lost = cycle;
+            cycle = undefined;
+            await lost.close();
+          }
+          throw error;
+        }
         await options.onCycle?.(report);
         return report;
       },

@@ -78,7 +78,8 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
       if (syncLock === undefined || (await syncLock.confirm())) return;
       throw new SyncLockLostError(
         `the mirror ${where} is now synced by another wsmirror process: this one lost its sync lock (its Postgres connection `
-          + 'ended, or its lock file was deleted) and the other took it meanwhile; this one stops syncing so that the two never send the same local edits twice',
+          + 'ended, or its lock file was deleted) and the other took it meanwhile; this one stops syncing so that the two never send the same local edits twice '
+          + '(wsmirror run lets the mirror go, and takes it back at the first cycle after the other has finished)',
       );
     },
     async close() {
