@@ -6,6 +6,7 @@ import { missingRefusals } from './missing-tables.ts';
 import type { RefusedTable } from './name-rule.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
 import { pushOutbox, type PushReport } from './push/push-step.ts';
+import { upstreamUnusable } from './push/push-failure.ts';
 import { errorInfo } from './error-info.ts';
 import { pullSchema, type SchemaPullResult } from './schema-pull.ts';
 import { tableLabel, type SyncContext } from './sync-context.ts';
@@ -145,7 +146,8 @@ export class SyncEngine {
     // Upstream's schema is applied before the push, so the push sends each waiting edit to its
     // field as upstream has it now: an edit follows a rename, and one whose field was deleted
     // (even if made again under its name) fails instead of landing in another field. A schema
-    // pull that fails does not hold the push back; its error ends the cycle after it.
+    // pull that fails does not hold the push back (unless upstream is unusable, below); its
+    // error ends the cycle after it.
     let pulled: SchemaPullResult | undefined;
     let schemaFailure: { error: unknown } | undefined;
     // Tables whose SQL table is missing, or that carry a trigger of another role, are held the
@@ -163,6 +165,13 @@ export class SyncEngine {
     if (pulled?.reread) {
       catalog = await mirror.readCatalog();
       cursors = await mirror.readCursors();
+    }
+    // An upstream the schema pull could not use (down, failing, refusing the key) would fail the
+    // push too, charging its first edits an attempt and pushing their next try further off at
+    // each cycle of an outage: the cycle ends with the schema's error, the outbox reported.
+    if (schemaFailure !== undefined && upstreamUnusable(schemaFailure.error)) {
+      await this.#reportOutbox(ctx);
+      throw schemaFailure.error;
     }
     // Again before the push, which would send local inserts a second process may send too.
     await mirror.confirmSyncing();

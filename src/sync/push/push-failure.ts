@@ -49,6 +49,17 @@ export function classifyPushFailure(error: unknown): PushFailure {
   return { kind: 'fatal', error };
 }
 
+/**
+ * Whether an error of a request other than the push's (the schema pull's) says upstream cannot be
+ * used now, so that a push would meet it too: unreachable, failing or throttling once retried,
+ * refusing the key. Not an answer wsmirror refused, nor a failure of the mirror.
+ */
+export function upstreamUnusable(error: unknown): boolean {
+  if (!(error instanceof UpstreamError) && !(error instanceof NetworkError)) return false;
+  const failure = classifyPushFailure(error);
+  return failure.kind === 'fatal' || (failure.kind === 'transient' && failure.stopsPush !== undefined);
+}
+
 /** Whether nothing more is sent after this failure: one every request would meet (`fatal`, `stopsPush`). */
 export function endsPush(failure: PushFailure): boolean {
   return failure.kind === 'fatal' || (failure.kind === 'transient' && failure.stopsPush !== undefined);
