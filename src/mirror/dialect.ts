@@ -324,6 +324,15 @@ export interface DialectDriver {
   unreadableViews(tx: WriteTx): Promise<Map<string, string>>;
 
   /**
+   * The views of users' own that read the view `viewName` by its columns' names, as seen inside
+   * `tx`: when a change gives one of those names to another field (two fields swapping names),
+   * they would show that field's values without failing (operations/users-views.ts). SQLite: every
+   * view naming it in its SQL. Postgres: none, its views read a view's columns by position
+   * whatever they are called: found without a query.
+   */
+  viewsReadingByName(tx: WriteTx, viewName: string): Promise<string[]>;
+
+  /**
    * Why the daemon's role may not create tables, views and functions beside the mirror's tables,
    * naming the grant that lets it; undefined when it may. Postgres: CREATE on the schema, which a
    * role that owns its tables but not the schema may lack. SQLite: never (whoever writes the file

@@ -24,6 +24,12 @@ export function viewColumnRenames(before: ReadableView, after: ReadableView): Ma
   return renames;
 }
 
+/** The column names of `before` that `after` gives to another field or companion (names swapped upstream). */
+export function namesGivenToOthers(before: ReadableView, after: ReadableView): string[] {
+  const keyOf = new Map(after.columns.map((c) => [c.name, columnKey(c)]));
+  return before.columns.filter((c) => keyOf.has(c.name) && keyOf.get(c.name) !== columnKey(c)).map((c) => c.name);
+}
+
 /** What a column shows, whatever its name: a system column, or one field's column or companion. */
 function columnKey(column: ViewColumn): string {
   return column.field === null ? `system:${column.name}` : `${column.field.fieldId}:${column.kind}`;

@@ -189,6 +189,33 @@ forEachDialect('pull: views of users\' own on the readable views', (dialect) => 
     expect(await viewColumns(h, deals)).toEqual(['id', '_synced_at', 'headline', 'company', 'company_label']);
   });
 
+  it('two fields swapping names upstream: the user\'s view shows the same field\'s values after (Postgres), or the table is held back until it goes (SQLite, whose views find columns by name)', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('crm');
+    await h.upstream.createTable('crm', 'deals', { hasHistory: true }, [
+      { name: 'title', type: 'string', labels: label('Title') }, { name: 'stage', type: 'string', labels: label('Stage') },
+    ]);
+    await h.upstream.createRecords('crm', 'deals', [{ title: 'big', stage: 'won' }]);
+    await h.sync();
+    const mine = await ownViewOnDeals(h, '"title"');
+    await h.upstream.patchField('crm', 'deals', 'title', { name: 'tmp' });
+    await h.upstream.patchField('crm', 'deals', 'stage', { name: 'title' });
+    await h.upstream.patchField('crm', 'deals', 'tmp', { name: 'stage' });
+    const failed = failedTables(await h.engine.runCycle());
+    // Never another field's values under the column the view read.
+    expect(await h.tm.sql(`SELECT * FROM ${mine}`)).toEqual([{ title: 'big' }]);
+    if (dialect.dialect === 'postgres') {
+      expect(failed).toEqual([]);
+      await h.expectConverged('crm', 'deals');
+      return;
+    }
+    expect(failed.map((t) => t.table)).toEqual(['crm.deals']);
+    expect(failed[0]!.error!.message).toMatch(/mine_sqlite.*title.*drop that object of yours/);
+    await h.tm.sql(`DROP VIEW ${mine}`);
+    expect(failedTables(await h.engine.runCycle())).toEqual([]);
+    await h.expectConverged('crm', 'deals');
+  });
+
   it('a table renamed upstream: Postgres renames its readable view in place and the user\'s view reads on; SQLite holds it back until the user\'s view goes', async () => {
     h = await startSyncHarness(dialect, { lookbackMs: 0 });
     await referencingTables(h);

@@ -6,7 +6,7 @@ import { readableViewOf, type ReadableView } from '../readable-view.ts';
 import { dropViewStatement } from '../view-sql.ts';
 import { absentTablesIn, readCatalogTables } from './read-catalog.ts';
 import { schemaRefusal } from './schema-refusal.ts';
-import { refuseUnreadableViews, type UnreadableBefore } from './users-views.ts';
+import { refuseSwappedColumns, refuseUnreadableViews, type UnreadableBefore } from './users-views.ts';
 
 /**
  * The readable view of every mirrored table (readable-view.ts; each dialect's readable-views.ts
@@ -102,6 +102,7 @@ export async function restoreViews(
     // A referencing table's view has the same columns as before the DDL.
     const before = changeOf === undefined ? kept.get(id) : view;
     if (before === undefined) continue;
+    if (changeOf === undefined) await refuseSwappedColumns(ctx, tx, id, before, view);
     await run(ctx, tx, changeOf ?? id, remakeSql(ctx, before, view));
     if (changeOf === undefined) await refuseUnreadableViews(ctx, tx, scope.unreadableBefore, id);
   }

@@ -1,6 +1,8 @@
 import type { WriteTx } from '../dialect.ts';
 import { TableSchemaError } from '../errors.ts';
 import type { MirrorContext } from '../mirror-context.ts';
+import type { ReadableView } from '../readable-view.ts';
+import { namesGivenToOthers } from '../view-growth.ts';
 
 /**
  * Views of users' own through a schema change. Postgres refuses to drop or alter what a view
@@ -26,4 +28,18 @@ export async function refuseUnreadableViews(ctx: MirrorContext, tx: WriteTx, bef
     if (before.has(name)) continue;
     throw new TableSchemaError(tableId, new Error(`view ${name} would no longer read after this change: ${reason}`), { dependants: true });
   }
+}
+
+/**
+ * Refuses the change of `tableId` when it gives a column name of its readable view `before` to
+ * another field (`after`: two fields swapping names) and a view of a user's reads that view by
+ * its columns' names (SQLite): it would go on reading, and show the other field's values.
+ */
+export async function refuseSwappedColumns(ctx: MirrorContext, tx: WriteTx, tableId: string, before: ReadableView, after: ReadableView): Promise<void> {
+  const swapped = namesGivenToOthers(before, after);
+  if (swapped.length === 0) return;
+  const readers = await ctx.driver.viewsReadingByName(tx, before.viewName);
+  if (readers.length === 0) return;
+  throw new TableSchemaError(tableId, new Error(`view ${readers.join(', ')} reads ${before.viewName} by its columns' names, and this change gives `
+    + `${swapped.map((n) => JSON.stringify(n)).join(', ')} to other fields (names swapped upstream): it would show their values instead`), { dependants: true });
 }

@@ -172,6 +172,11 @@ class PostgresDriver implements DialectDriver {
     return new Map();
   }
 
+  async viewsReadingByName(): Promise<string[]> {
+    // A view binds the columns it reads by position: a name given to another column moves nothing.
+    return [];
+  }
+
   missingCreatePrivilege(tx: WriteTx): Promise<string | undefined> {
     return missingCreatePrivilege(tx.db, this.#schema);
   }

@@ -21,7 +21,7 @@ import { explainDiskFull, filesystemRoom } from './disk-full.ts';
 import { MirrorFileWatch } from './mirror-file-watch.ts';
 import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
 import { StatementCache, type Statement } from './statement-cache.ts';
-import { unreadableViews } from './unreadable-views.ts';
+import { unreadableViews, viewsNaming } from './unreadable-views.ts';
 import { WRITER_TABLE } from './writer-marker.ts';
 
 /** How long a write waits for another connection's write transaction to end. */
@@ -133,6 +133,10 @@ class SqliteDriver implements DialectDriver {
 
   unreadableViews(tx: WriteTx): Promise<Map<string, string>> {
     return unreadableViews(tx.db);
+  }
+
+  viewsReadingByName(tx: WriteTx, viewName: string): Promise<string[]> {
+    return viewsNaming(tx.db, viewName);
   }
 
   async missingCreatePrivilege(): Promise<undefined> {
