@@ -24,9 +24,9 @@ export function summarizeCycle(report: CycleReport): { summary: CycleSummary; te
     failedTables: report.tables.filter((t) => t.action === 'failed').length,
     upserted: report.tables.reduce((sum, t) => sum + t.upserted, 0),
     deleted: report.tables.reduce((sum, t) => sum + t.deleted, 0),
-    pushed: 'error' in report.push ? 0 : report.push.pushed,
-    editsFailed: 'error' in report.push ? 0 : report.push.failed,
-    editsInConflict: 'error' in report.push ? 0 : report.push.conflict,
+    pushed: report.push.pushed,
+    editsFailed: report.push.failed,
+    editsInConflict: report.push.conflict,
     durationMs: report.durationMs,
   };
   const rowsIn = summary.upserted + summary.deleted;
@@ -37,7 +37,8 @@ export function summarizeCycle(report: CycleReport): { summary: CycleSummary; te
   ];
   const problems = [
     ...(summary.failedTables > 0 ? [`${summary.failedTables} failed`] : []),
-    ...('error' in report.push ? ['push failed'] : [refusedEdits(summary)].filter((t) => t !== '')),
+    ...[refusedEdits(summary)].filter((t) => t !== ''),
+    ...(report.push.error !== undefined ? ['push failed'] : []),
   ];
   const text = `cycle ${report.ok ? 'done' : 'ended with problems'} in ${formatDuration(summary.durationMs)}: ${parts.join(', ')}${problems.length > 0 ? `; ${problems.join(', ')}` : ''}`;
   return { summary, text };

@@ -145,7 +145,7 @@ function explainReport(report: CycleReport, upstream: Config['upstream']): Cycle
   const explain = (error: { code: string; message: string }) => ({ ...error, message: explainFailure(error, upstream) });
   return {
     ...report,
-    push: 'error' in report.push ? { error: explain(report.push.error) } : report.push,
+    push: report.push.error === undefined ? report.push : { ...report.push, error: explain(report.push.error) },
     tables: report.tables.map((t) => (t.error ? { ...t, error: explain(t.error) } : t)),
   };
 }

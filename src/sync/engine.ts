@@ -5,7 +5,7 @@ import { foreignTriggerRefusals } from './foreign-trigger-tables.ts';
 import { missingRefusals } from './missing-tables.ts';
 import type { RefusedTable } from './name-rule.ts';
 import { silentLogger, type SyncLogger, type SyncObserver } from './observer.ts';
-import { pushOutbox, type PushReport } from './push/push-step.ts';
+import { emptyPushReport, pushOutbox, type PushReport } from './push/push-step.ts';
 import { upstreamUnusable } from './push/push-failure.ts';
 import { errorInfo } from './error-info.ts';
 import { pullSchema, type SchemaPullResult } from './schema-pull.ts';
@@ -20,8 +20,8 @@ export type { TableReport } from './table-pulls.ts';
 export interface CycleReport {
   startedAt: Date;
   durationMs: number;
-  /** Local edits by what became of them, or why the push stopped. */
-  push: PushReport | { error: { code: string; message: string } };
+  /** Local edits by what became of them, and why the push stopped when it failed. */
+  push: PushReport & { error?: { code: string; message: string } };
   schema: { reread: boolean; operations: string[] };
   tables: TableReport[];
   /** True when every step succeeded: the mirror is current. */
@@ -47,7 +47,7 @@ export interface CycleOptions {
 
 /** What went wrong in a cycle, one line each (`push: …`, `crm.deals: …`); empty when it succeeded. */
 export function cycleProblems(report: CycleReport): string[] {
-  const problems = 'error' in report.push ? [`push: ${report.push.error.message}`] : [];
+  const problems = report.push.error !== undefined ? [`push: ${report.push.error.message}`] : [];
   for (const t of report.tables) if (t.action === 'failed') problems.push(`${t.table}: ${t.error?.message ?? 'failed'}`);
   return problems;
 }
@@ -186,7 +186,7 @@ export class SyncEngine {
     }
     const { tables, schema, schemaCursors } = await pullRecords(ctx, opts, { catalog, cursors, pulled: pulled!, heldBack });
 
-    const ok = !('error' in push) && tables.every((t) => t.action !== 'failed');
+    const ok = push.error === undefined && tables.every((t) => t.action !== 'failed');
     return { report: { startedAt, durationMs: Date.now() - startedAt.getTime(), push, schema, tables, ok }, cursors: schemaCursors };
   }
 
@@ -200,16 +200,17 @@ export class SyncEngine {
   async #push(ctx: SyncContext, catalog: Catalog): Promise<CycleReport['push']> {
     const { logger } = ctx;
     await this.#reportOutbox(ctx);
-    let result: CycleReport['push'];
+    const result: CycleReport['push'] = emptyPushReport();
     try {
-      result = await pushOutbox(ctx, catalog);
+      await pushOutbox(ctx, catalog, result);
     } catch (error) {
       if (ctx.signal?.aborted) throw error;
       const info = errorInfo(error);
       logger.error({ err: info }, 'push failed');
-      result = { error: info };
+      // What it did before it stopped stays counted.
+      result.error = info;
     }
-    if ('error' in result || Object.values(result).some((count) => count > 0)) await this.#reportOutbox(ctx);
+    if (result.error !== undefined || Object.values(result).some((count) => typeof count === 'number' && count > 0)) await this.#reportOutbox(ctx);
     return result;
   }
 

@@ -96,7 +96,7 @@ export function startLiveChanges(o: LiveChangesOptions): LiveChanges {
 
   return {
     async cycleDone(report) {
-      if (!('error' in report.push) && report.push.pushed > 0) {
+      if (report.push.pushed > 0) {
         say(`mirror → upstream: ${report.push.pushed} local ${report.push.pushed === 1 ? 'edit' : 'edits'} pushed`);
       }
       for (const t of report.tables) {

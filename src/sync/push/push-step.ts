@@ -12,6 +12,10 @@ import { pushTableEdits, type PushTarget } from './table-push.ts';
 
 export type { PushReport } from './settle-outcomes.ts';
 
+export function emptyPushReport(): PushReport {
+  return { pushed: 0, failed: 0, conflict: 0, retry: 0, waiting: 0, discarded: 0, unsettled: 0 };
+}
+
 /** What the push needs of the mirror. */
 export type PushMirror = Pick<Mirror, 'readCatalog' | 'applyRows' | 'preferredPushRoundRecords'> & MirrorOutbox;
 
@@ -40,11 +44,11 @@ export interface PushContext {
  * once the client has retried: push-failure.ts) stops it after settling what is done, and the
  * push fails with it: edits keep coming in while upstream is down, and their rounds would
  * otherwise go on until it is back.
- * `catalog`: the mirror's, when the caller has just read it.
+ * `catalog`: the mirror's, when the caller has just read it. `report` is counted into as edits
+ * settle: a push that fails leaves in it what it did before.
  */
-export async function pushOutbox(ctx: PushContext, catalog?: Catalog): Promise<PushReport> {
+export async function pushOutbox(ctx: PushContext, catalog?: Catalog, report: PushReport = emptyPushReport()): Promise<PushReport> {
   const now = ctx.now ?? Date.now;
-  const report: PushReport = { pushed: 0, failed: 0, conflict: 0, retry: 0, waiting: 0, discarded: 0, unsettled: 0 };
   catalog ??= await ctx.mirror.readCatalog();
   const targets = pushTargets(catalog, ctx.options);
   // The edits of tables a catalog migration held back wait for it (their columns are as an older
