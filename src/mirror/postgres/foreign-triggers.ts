@@ -1,6 +1,7 @@
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { CatalogDb } from '../catalog-tables.ts';
-import { quoteLiteral } from '../sql-text.ts';
+import { CATALOG_PREFIX } from '../naming.ts';
+import { quoteIdent, quoteLiteral } from '../sql-text.ts';
 import { CAPTURE_PREFIX } from './capture-triggers.ts';
 
 /**
@@ -14,21 +15,12 @@ import { CAPTURE_PREFIX } from './capture-triggers.ts';
 
 /**
  * The foreign triggers of the tables in `schema`, as rows of (table, trigger, fn, owner, role),
- * `role` being the session's. `firedOnly`: of the tables this transaction wrote, as its locks
- * tell: every row write (INSERT, UPDATE, DELETE, MERGE, COPY) takes ROW EXCLUSIVE on its table,
- * TRUNCATE takes ACCESS EXCLUSIVE and fires only TRUNCATE triggers. DDL, which fires no trigger
- * (the capture triggers and views of a table that references one a schema change touches are made
- * again), takes stronger locks and no ROW EXCLUSIVE: it passes.
+ * `role` being the session's, among the triggers `triggers` gives (a FROM item naming pg_trigger
+ * `t`): `firedTriggers` or `mirrorTriggers`. Both reach pg_trigger and pg_class by their indexes,
+ * from the few relations they name: read whole, the two catalogs cost in proportion to every
+ * table of the database (14 ms a read in one of 10,000 relations), at every commit and cycle.
  */
-function foreignTriggersSql(schemaLiteral: string, firedOnly: boolean): string {
-  // From the few tables the transaction wrote to their triggers: pg_locks is a function of the
-  // server's whole lock table, and read once per trigger of the schema (as an EXISTS per row was),
-  // it made every write commit cost in proportion to the number of mirrored tables.
-  const triggers = firedOnly
-    ? `(SELECT DISTINCT l.relation, l.mode FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid()
-        AND l.locktype = 'relation' AND l.mode IN ('RowExclusiveLock', 'AccessExclusiveLock')) w
-      JOIN pg_catalog.pg_trigger t ON t.tgrelid = w.relation AND (w.mode = 'RowExclusiveLock' OR t.tgtype & ${TRIGGER_TYPE_TRUNCATE} <> 0)`
-    : 'pg_catalog.pg_trigger t';
+function foreignTriggersSql(schemaLiteral: string, triggers: string): string {
   return `SELECT DISTINCT c.relname::text AS "table", t.tgname::text AS "trigger", p.oid::pg_catalog.regprocedure::text AS fn,
       pg_catalog.pg_get_userbyid(p.proowner)::text AS owner, current_user::text AS role
     FROM ${triggers} JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
@@ -39,6 +31,30 @@ function foreignTriggersSql(schemaLiteral: string, firedOnly: boolean): string {
         SELECT 1 FROM pg_catalog.aclexplode(coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) a
         WHERE a.grantee <> p.proowner AND a.privilege_type = 'EXECUTE'))
     ORDER BY 1, 2`;
+}
+
+/**
+ * The triggers that fire on the tables this transaction wrote, as its locks tell: every row write
+ * (INSERT, UPDATE, DELETE, MERGE, COPY) takes ROW EXCLUSIVE on its table, TRUNCATE takes ACCESS
+ * EXCLUSIVE and fires only TRUNCATE triggers. DDL, which fires no trigger (the capture triggers and
+ * views of a table that references one a schema change touches are made again), takes stronger
+ * locks and no ROW EXCLUSIVE: it passes.
+ */
+function firedTriggers(): string {
+  return `(SELECT DISTINCT l.relation, l.mode FROM pg_catalog.pg_locks l WHERE l.pid = pg_catalog.pg_backend_pid()
+      AND l.locktype = 'relation' AND l.mode IN ('RowExclusiveLock', 'AccessExclusiveLock')) w
+    JOIN pg_catalog.pg_trigger t ON t.tgrelid = w.relation AND (w.mode = 'RowExclusiveLock' OR t.tgtype & ${TRIGGER_TYPE_TRUNCATE} <> 0)`;
+}
+
+/** The triggers of the mirror's tables in `schema`: those its catalog names, and its catalog's own (`_wsmirror_*`). */
+function mirrorTriggers(schema: string): string {
+  const literal = quoteLiteral(schema);
+  return `(SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', ${literal}::text, x.name))::oid AS relation
+      FROM (SELECT sql_name AS name FROM ${quoteIdent(schema)}."_wsmirror_tables"
+        UNION SELECT c0.relname::text FROM pg_catalog.pg_class c0
+          WHERE c0.relnamespace = pg_catalog.to_regnamespace(pg_catalog.quote_ident(${literal}))::oid
+          AND c0.relname >= ${quoteLiteral(CATALOG_PREFIX)} AND c0.relname < ${quoteLiteral(`${CATALOG_PREFIX.slice(0, -1)}~`)}) x) w
+    JOIN pg_catalog.pg_trigger t ON t.tgrelid = w.relation`;
 }
 
 /** pg_trigger.tgtype's bit of a TRUNCATE trigger (TRIGGER_TYPE_TRUNCATE in PostgreSQL's trigger.h). */
@@ -66,7 +82,7 @@ export function foreignTriggerGuardSql(schema: string): string {
   const { text, args } = messageFormat();
   const body = `DECLARE r record; schema text := ${quoteLiteral(schema)};
 BEGIN
-  FOR r IN ${foreignTriggersSql('schema', true)} LIMIT 1 LOOP
+  FOR r IN ${foreignTriggersSql('schema', firedTriggers())} LIMIT 1 LOOP
     RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege', MESSAGE = pg_catalog.format(${quoteLiteral(`wsmirror: nothing was written: ${text}`)}, ${args.join(', ')});
   END LOOP;
 END`;
@@ -82,7 +98,7 @@ END`;
 export function foreignTriggersQuery(db: Kysely<CatalogDb>, schema: string): CompiledQuery<{ table: string; message: string }> {
   const { text, args } = messageFormat();
   return sql<{ table: string; message: string }>`SELECT r."table", pg_catalog.format(${text}, ${sql.raw(args.join(', '))}) AS message
-    FROM (SELECT ${schema}::text AS schema) s CROSS JOIN LATERAL (${sql.raw(foreignTriggersSql('s.schema', false))}) r`.compile(db);
+    FROM (SELECT ${schema}::text AS schema) s CROSS JOIN LATERAL (${sql.raw(foreignTriggersSql('s.schema', mirrorTriggers(schema)))}) r`.compile(db);
 }
 
 /** The same, run (`wsmirror check`). */
