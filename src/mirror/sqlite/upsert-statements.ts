@@ -2,10 +2,11 @@ import type { Statement } from './statement-cache.ts';
 
 /**
  * Columns of the upserts kept, all tables together: about 9 MiB. An upsert holds the program of
- * every capture trigger of its table, so its native memory grows with the table's width: 7–8 KiB
- * per column for one row, 11–12 KiB for fifty (bench/README.md, "churn").
+ * every capture trigger of its table, so its native memory grows with the table's width: 17–19 KiB
+ * per column for one row, 22–23 KiB for fifty (bench/README.md, "memory"). A table's two upserts
+ * are kept whatever its width while it is the one written.
  */
-const MAX_COLUMNS = 1_000;
+const MAX_COLUMNS = 450;
 
 interface TableUpserts {
   /** The columns the statements write, as `UpsertStatements.get` is asked for them. */
