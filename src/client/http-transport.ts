@@ -30,6 +30,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Overrides the client's per-attempt time limit (a large upload needs longer). */
   timeoutMs?: number;
+  /** Told the size of the successful answer's body, in bytes, before it is parsed. */
+  onBodyBytes?: (bytes: number) => void;
 }
 
 export interface RequestSpec {
@@ -113,7 +115,7 @@ export class HttpTransport {
       const started = performance.now();
       let outcome: Outcome;
       try {
-        outcome = await this.#attempt(call, target, bodyOf(), responseCheckOf(endpoint), attempt, signal, timeoutMs);
+        outcome = await this.#attempt(call, target, bodyOf(), responseCheckOf(endpoint), attempt, signal, timeoutMs, callOptions.onBodyBytes);
       } finally {
         release();
       }
@@ -152,7 +154,7 @@ export class HttpTransport {
 
   async #attempt(
     call: UpstreamCall, target: string, body: AttemptBody | undefined, schema: ResponseCheck, attempt: number,
-    callerSignal: AbortSignal | undefined, timeoutMs: number,
+    callerSignal: AbortSignal | undefined, timeoutMs: number, onBodyBytes: ((bytes: number) => void) | undefined,
   ): Promise<Outcome> {
     // One signal for the attempt, aborted by its deadline or by the caller: a listener removed
     // when the attempt ends, not AbortSignal.any, which registers every attempt's signal with the
@@ -178,8 +180,10 @@ export class HttpTransport {
       });
       status = res.statusCode;
       if (status >= 200 && status < 300) {
-        const bytes = await readBoundedBody(res.body, this.#options.maxResponseBytes, res.headers['content-length']);
-        return { ok: true, status, value: this.#validate(call, bytes, schema) };
+        // The body's bytes and then its text are each garbage as soon as the next form is made:
+        // neither is held by this frame (a page of large records is tens of MB in each form).
+        const json = this.#parse(call, await this.#readText(call, res.body, res.headers['content-length'], onBodyBytes));
+        return { ok: true, status, value: this.#check(call, json, schema) };
       }
       const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
       let message = res.statusText ?? '';
@@ -221,16 +225,35 @@ export class HttpTransport {
     return { error, failure };
   }
 
-  #validate(call: UpstreamCall, bytes: Buffer, schema: ResponseCheck): unknown {
+  /** A success body as text; within the heap's reach, and UTF-8, or not JSON. */
+  async #readText(
+    call: UpstreamCall, body: Readable, contentLength: string | string[] | undefined, onBodyBytes: ((bytes: number) => void) | undefined,
+  ): Promise<string> {
+    const bytes = await readBoundedBody(body, this.#options.maxResponseBytes, contentLength);
+    onBodyBytes?.(bytes.length);
     const shortfall = heapShortfall(bytes);
     if (shortfall !== undefined) throw new InvalidResponseError(call, 'too-large', describeShortfall(shortfall));
-    let json: unknown;
     try {
-      json = JSON.parse(UTF8.decode(bytes));
+      return UTF8.decode(bytes);
     } catch {
-      const what = bytes.length === 0 ? 'empty body' : `not JSON: ${JSON.stringify(excerpt(bytes))}`;
-      throw new InvalidResponseError(call, 'not-json', this.#redact(what));
+      throw this.#notJson(call, bytes.subarray(0, EXCERPT_CHARS * 4).toString('utf8'));
     }
+  }
+
+  #parse(call: UpstreamCall, text: string): unknown {
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw this.#notJson(call, text.slice(0, EXCERPT_CHARS * 4));
+    }
+  }
+
+  #notJson(call: UpstreamCall, start: string): InvalidResponseError {
+    const what = start === '' ? 'empty body' : `not JSON: ${JSON.stringify(excerpt(start))}`;
+    return new InvalidResponseError(call, 'not-json', this.#redact(what));
+  }
+
+  #check(call: UpstreamCall, json: unknown, schema: ResponseCheck): unknown {
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
       throw new InvalidResponseError(call, 'schema', this.#redact(describeIssues(parsed.error.issues, 'response')));
@@ -268,8 +291,9 @@ export function queryString(query: Record<string, QueryValue> | undefined): stri
   return text === '' ? '' : `?${text}`;
 }
 
-function excerpt(bytes: Buffer): string {
-  const text = bytes.subarray(0, EXCERPT_CHARS * 4).toString('utf8').replace(/\s+/g, ' ').trim();
+/** The start of a body, whitespace runs as one space, cut at EXCERPT_CHARS. */
+function excerpt(start: string): string {
+  const text = start.replace(/\s+/g, ' ').trim();
   return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
 }
 
@@ -281,7 +305,7 @@ function errorMessage(bytes: Buffer): string {
   } catch {
     // Not JSON: a proxy's HTML page, say.
   }
-  return excerpt(bytes);
+  return excerpt(bytes.subarray(0, EXCERPT_CHARS * 4).toString('utf8'));
 }
 
 /** Waits `ms`, or rejects with the signal's reason once it aborts. */

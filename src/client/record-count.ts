@@ -17,19 +17,35 @@ const EXACT_BELOW = 10_000;
  * make it an estimate, never a promise.
  */
 export async function estimateRecordCount(fetch: RecordPageFetcher, signal?: AbortSignal): Promise<number> {
-  const holds = async (offset: number) => (await fetch({ sort: 'id', limit: 1, offset }, signal)).data.length > 0;
-  // `low` holds a record, `high` is past the end.
-  let low = MAX_PAGE_LIMIT;
-  let high = 2 * MAX_PAGE_LIMIT;
   try {
     const first = await fetch({ sort: 'id', limit: MAX_PAGE_LIMIT, offset: 0 }, signal);
     if (!first.page_info.has_more) return first.data.length;
   } catch (error) {
     if (!isRefusedPage(error) || signal?.aborted === true) throw error;
-    if (!await holds(0)) return 0;
-    low = 0;
-    high = 1;
+    if (!await holdsRecordAt(fetch, 0, signal)) return 0;
+    return countBetween(fetch, signal, 0, 1);
   }
+  return countBetween(fetch, signal, MAX_PAGE_LIMIT, 2 * MAX_PAGE_LIMIT);
+}
+
+/**
+ * The same estimate for a table of more than a page, or null for one that fits in a page, told
+ * by one request of one record: what a backfill needs, which reads such a table whole with its
+ * first request. Its records are not read twice, nor is a page of large ones held twice.
+ */
+export async function estimateRecordCountPastOnePage(fetch: RecordPageFetcher, signal?: AbortSignal): Promise<number | null> {
+  if (!(await holdsRecordAt(fetch, MAX_PAGE_LIMIT, signal))) return null;
+  return countBetween(fetch, signal, MAX_PAGE_LIMIT, 2 * MAX_PAGE_LIMIT);
+}
+
+async function holdsRecordAt(fetch: RecordPageFetcher, offset: number, signal: AbortSignal | undefined): Promise<boolean> {
+  return (await fetch({ sort: 'id', limit: 1, offset }, signal)).data.length > 0;
+}
+
+/** The estimate of a table known to hold a record at offset `low`, probing from `high` on. */
+async function countBetween(fetch: RecordPageFetcher, signal: AbortSignal | undefined, low: number, high: number): Promise<number> {
+  const holds = (offset: number) => holdsRecordAt(fetch, offset, signal);
+  // `low` holds a record, `high` is past the end.
   while (await holds(high)) {
     low = high;
     high *= 2;

@@ -21,7 +21,13 @@ export interface RecordPage {
   page_info: PageInfo;
 }
 
-export type RecordPageFetcher = (query: RecordListParams, signal: AbortSignal | undefined) => Promise<RecordPage>;
+/** A page as a fetcher answers it, with the size of its answer when the fetcher knows it. */
+export interface FetchedPage extends RecordPage {
+  /** Bytes of the answer's body. */
+  bodyBytes?: number;
+}
+
+export type RecordPageFetcher = (query: RecordListParams, signal: AbortSignal | undefined) => Promise<FetchedPage>;
 
 /** Field names every record of an answer must carry (see `checkRecordFields`), and who hears of refused pages. */
 interface ExpectFieldsOption {
@@ -56,6 +62,11 @@ export interface IterateRecordsOptions extends ExpectFieldsOption {
   pageSize?: number;
   /** Pages fetched ahead at once, and the most pages held. Default 4. */
   concurrency?: number;
+  /**
+   * Fewer pages are fetched ahead when pages are large: as many as the last one's answer fits in
+   * this many bytes, one at least. Default 16 MiB (DEFAULT_BYTES_IN_FLIGHT).
+   */
+  bytesInFlight?: number;
   signal?: AbortSignal;
 }
 
@@ -120,10 +131,18 @@ function checkPageSize(pageSize: number): void {
 const MAX_PAGES_WITHOUT_NEW_RECORDS = 1000;
 
 /**
+ * Answers in flight, by the size of the last page's answer. A page of large records (up to the
+ * client's maxResponseBytes, 32 MiB by default) is held as its body, its text and its parsed
+ * records; four of them in flight took a first sync past 400 MB. Pages of ordinary records (tens
+ * or hundreds of KB) keep the whole window.
+ */
+export const DEFAULT_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
+
+/**
  * Pages through a table by offset in id order, handing out every record once and in ascending
  * id order, up to `concurrency` pages in flight. The first request goes alone (most tables fit in
- * one page); once a page says `has_more`, the window fills up to `concurrency`. Stopping early
- * aborts what is in flight.
+ * one page); once a page says `has_more`, the window fills up to `concurrency`, or to fewer pages
+ * when the last one's answer was large (`bytesInFlight`). Stopping early aborts what is in flight.
  *
  * Offsets move when upstream inserts or deletes records below them while the table is read, so
  * consecutive pages overlap by one record: a page that starts at or before the last id handed
@@ -155,6 +174,7 @@ export async function* iterateRecordPages(
 ): AsyncGenerator<RecordRun, void, undefined> {
   const pageSize = options.pageSize ?? MAX_PAGE_LIMIT;
   const concurrency = options.concurrency ?? 4;
+  const bytesInFlight = options.bytesInFlight ?? DEFAULT_BYTES_IN_FLIGHT;
   checkPageSize(pageSize);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
@@ -222,7 +242,7 @@ export async function* iterateRecordPages(
   const abortRun = () => run.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', abortRun, { once: true });
   if (options.signal?.aborted) abortRun();
-  let window: Array<{ offset: number; stride: number; page: Promise<RecordPage> }> = [];
+  let window: Array<{ offset: number; stride: number; page: Promise<FetchedPage> }> = [];
   let nextOffset = options.from?.offset ?? 0;
   const launch = () => {
     const offset = nextOffset;
@@ -246,7 +266,7 @@ export async function* iterateRecordPages(
     for (;;) {
       const { offset, stride: pageStride, page: pending } = window.shift()!;
       const limit = pageStride + 1;
-      let page: RecordPage;
+      let page: FetchedPage;
       try {
         page = await pending;
       } catch (error) {
@@ -291,7 +311,8 @@ export async function* iterateRecordPages(
         else stride = Math.min(fullStride, stride * 2);
         acceptedSinceLowered = 0;
       }
-      while (window.length < concurrency) launch();
+      const fits = page.bodyBytes ? Math.max(1, Math.floor(bytesInFlight / page.bodyBytes)) : concurrency;
+      while (window.length < Math.min(concurrency, fits)) launch();
       if (fresh.length > 0) yield fresh;
     }
   } finally {

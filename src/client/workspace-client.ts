@@ -16,7 +16,7 @@ import { ChangePoll, type PollOptions } from './change-poller.ts';
 import { resolveClientOptions, type WorkspaceClientOptions } from './client-options.ts';
 import { HttpTransport, type CallOptions, type QueryValue } from './http-transport.ts';
 import { multipartUpload } from './multipart-upload.ts';
-import { estimateRecordCount } from './record-count.ts';
+import { estimateRecordCount, estimateRecordCountPastOnePage } from './record-count.ts';
 import {
   iterateRecordPages, readRecordsByIds, type IterateRecordsOptions, type RecordRun, type RecordListParams, type RecordPage,
   type RecordsByIdsOptions,
@@ -273,7 +273,11 @@ export class WorkspaceClient {
     moduleName: string, tableName: string, options: IterateRecordsOptions = {},
   ): AsyncGenerator<RecordRun, void, undefined> {
     return iterateRecordPages(
-      (query, signal) => this.listRecords(moduleName, tableName, query, { signal }),
+      async (query, signal) => {
+        let bodyBytes: number | undefined;
+        const page = await this.listRecords(moduleName, tableName, query, { signal, onBodyBytes: (bytes) => { bodyBytes = bytes; } });
+        return { ...page, bodyBytes };
+      },
       options,
       this.#transport.describe('listRecords', this.#tbl(moduleName, tableName)),
     );
@@ -282,6 +286,11 @@ export class WorkspaceClient {
   /** About how many records a table holds (see `estimateRecordCount`). */
   estimateRecordCount(moduleName: string, tableName: string, opts: { signal?: AbortSignal } = {}): Promise<number> {
     return estimateRecordCount((query, signal) => this.listRecords(moduleName, tableName, query, { signal }), opts.signal);
+  }
+
+  /** The same for a table of more than a page; null for one that fits in a page (see `estimateRecordCountPastOnePage`). */
+  estimateRecordCountPastOnePage(moduleName: string, tableName: string, opts: { signal?: AbortSignal } = {}): Promise<number | null> {
+    return estimateRecordCountPastOnePage((query, signal) => this.listRecords(moduleName, tableName, query, { signal }), opts.signal);
   }
 
   /** The records with these ids that still exist, in id order per chunk of 100. */

@@ -203,6 +203,8 @@ export interface RowSink {
   endRow(): void;
   /** Ids of the rows, each once, in the order first seen. */
   readonly ids: readonly number[];
+  /** About how many bytes the values given so far take (a row given again counts twice). */
+  readonly bytes: number;
 }
 
 /** Rows and columns a bulk write must leave as they are (the local edits of `local-edits.ts`). */

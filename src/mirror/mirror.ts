@@ -179,6 +179,8 @@ export interface EncodedRows {
   readonly tableId: string;
   /** Rows held (each id once). */
   readonly count: number;
+  /** About how many bytes their values take. */
+  readonly bytes: number;
 }
 
 export interface OutboxCount {

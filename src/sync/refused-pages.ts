@@ -14,7 +14,7 @@ export function logRefusedPage(logger: SyncLogger, table: string): (refused: Ref
 }
 
 /** The estimate of a table's records, or null when upstream refuses to list them for it: the pull says why. */
-export async function estimateOrNull(estimate: Promise<number>): Promise<number | null> {
+export async function estimateOrNull(estimate: Promise<number | null>): Promise<number | null> {
   try {
     return await estimate;
   } catch (error) {

@@ -33,9 +33,11 @@ export interface FinalWrite {
 }
 
 /**
- * Batches rows of one table into mirror transactions of about `batchRows` rows, with at most one
- * write in flight while the caller goes on fetching: writing overlaps fetching instead of adding
- * to it. Each page is encoded for the mirror as it is added, so the page itself is garbage at
+ * Batches rows of one table into mirror transactions of about `batchRows` rows, or fewer once
+ * their values take `writeBatchBytes` (a page of large records may fill one alone), with at most
+ * one write in flight while the caller goes on fetching: writing overlaps fetching instead of
+ * adding to it, and a pull holds two batches at most besides its pages, whatever the size of its
+ * records. Each page is encoded for the mirror as it is added, so the page itself is garbage at
  * once and a batch waits as the mirror's compact form. The last write carries the cursors and
  * state that the whole run covers, so they commit only with the data they vouch for; each
  * earlier write carries the latest checkpoint given with its rows (a scan's position), so an
@@ -47,6 +49,7 @@ export class RowWriter {
   readonly #tableId: string;
   readonly #label: string;
   readonly #batchRows: number;
+  readonly #batchBytes: number;
   #rows: EncodedRows | undefined;
   #deletes: RecordId[] = [];
   /** Ids of the rows in `#rows`, counted once written. */
@@ -66,6 +69,7 @@ export class RowWriter {
     this.#tableId = table.tableId;
     this.#label = tableLabel(table);
     this.#batchRows = ctx.options.writeBatchRows ?? ctx.mirror.preferredBatchRows;
+    this.#batchBytes = ctx.options.writeBatchBytes;
   }
 
   /** The distinct rows written so far (by every writer sharing the tally). */
@@ -99,7 +103,9 @@ export class RowWriter {
     // Only once the page is queued whole does the checkpoint that vouches for it hold.
     if (checkpoint) this.#checkpoint = checkpoint;
     for (const id of deletes) this.#deletes.push(id);
-    if ((this.#rows?.count ?? 0) + this.#deletes.length >= this.#batchRows) await this.#writeQueued();
+    if ((this.#rows?.count ?? 0) + this.#deletes.length >= this.#batchRows || (this.#rows?.bytes ?? 0) >= this.#batchBytes) {
+      await this.#writeQueued();
+    }
   }
 
   /** Starts writing what is queued, with the latest checkpoint, once the write in flight is done. */

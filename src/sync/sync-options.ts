@@ -11,6 +11,11 @@ export interface SyncOptions {
   backfillConcurrency: number;
   /** Rows per mirror transaction while backfilling or scanning; default: the mirror's preference. */
   writeBatchRows: number | undefined;
+  /**
+   * A batch is also written once its values take about this many bytes: rows of large records
+   * would otherwise wait by the hundred for their transaction (sync/row-writer.ts).
+   */
+  writeBatchBytes: number;
   /** How often tables without history are scanned in full (`run`); `sync` always scans. */
   fullScanEveryMs: number;
   /** A scan that would delete more than this share of a table stops and reports instead. */
@@ -46,6 +51,7 @@ export const SYNC_DEFAULTS: SyncOptions = {
   pageSize: 100,
   backfillConcurrency: 4,
   writeBatchRows: undefined,
+  writeBatchBytes: 4 * 1024 * 1024,
   fullScanEveryMs: 10 * 60_000,
   maxDeleteShare: 0.5,
   deleteShareFloor: 100,

@@ -44,9 +44,10 @@ export async function scanTable(
     shape: table.shape,
     position: null,
     rowsRead: 0,
-    // A backfill's progress is worth a few small requests; a periodic scan's is not.
+    // A backfill's progress is worth a few small requests; a periodic scan's is not, nor that of a
+    // table read whole by the first page.
     estimatedRows: table.state === 'needs_backfill'
-      ? await estimateOrNull(client.estimateRecordCount(table.moduleName, table.tableName, ctx.signal ? { signal: ctx.signal } : {}))
+      ? await estimateOrNull(client.estimateRecordCountPastOnePage(table.moduleName, table.tableName, ctx.signal ? { signal: ctx.signal } : {}))
       : null,
   };
   if (resumed?.position) {

@@ -40,6 +40,8 @@ export interface Upstream {
   iterateRecords(moduleName: string, tableName: string, options?: IterateRecordsOptions): AsyncIterable<RecordRun>;
   /** About how many records a table holds (for progress and reports, never for decisions). */
   estimateRecordCount(moduleName: string, tableName: string, options?: { signal?: AbortSignal }): Promise<number>;
+  /** The same for a table of more than one page; null for one that fits in a page, whose first page tells. */
+  estimateRecordCountPastOnePage(moduleName: string, tableName: string, options?: { signal?: AbortSignal }): Promise<number | null>;
   /** The records with these ids that still exist. */
   getRecordsByIds(
     moduleName: string, tableName: string, ids: readonly RecordIdInput[], options?: RecordsByIdsOptions,

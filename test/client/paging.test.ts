@@ -242,6 +242,26 @@ describe('iterateRecords', () => {
     await iterator.return();
   });
 
+  it('keeps fewer pages in flight when they are large: about `bytesInFlight` of answers, one page at least', async () => {
+    // Pages of 11 records of 100 KB: about 1.1 MB each.
+    const big = 'x'.repeat(100_000);
+    const { fake, client } = await setup((seen) => {
+      const offset = Number(seen.query.get('offset') ?? 0);
+      const limit = Number(seen.query.get('limit') ?? 100);
+      const data = range(offset + 1, offset + limit).map((id) => ({ id: String(id), values: { n: big } }));
+      return json(200, { data, page_info: { has_more: true, limit, offset } });
+    });
+    const iterator = client.iterateRecords('crm', 'deals', { pageSize: 10, concurrency: 4, bytesInFlight: 2 * 1024 * 1024 });
+    await iterator.next();
+    await new Promise((r) => setTimeout(r, 300));
+    // The page handed out plus one in flight: a second would take the answers past 2 MiB.
+    expect(fake.requests.length).toBe(2);
+    await iterator.next();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(fake.requests.length).toBe(3);
+    await iterator.return();
+  });
+
   it('asks once for a table that fits in a page', async () => {
     const { fake, client } = await setup(recordsUpstream(7));
     const pages = await collect(client.iterateRecords('crm', 'deals', { concurrency: 8 }));

@@ -35,6 +35,10 @@ export class TableRows implements EncodedRows {
     return this.sink.ids.length;
   }
 
+  get bytes(): number {
+    return this.sink.bytes;
+  }
+
   /**
    * Encodes records straight into the sink: each value goes from its API form to the driver's
    * form in one step, with no row object in between. A field missing from `values` is NULL.

@@ -31,12 +31,19 @@ export class CopyTextRows implements RowSink {
   readonly #chunks: Buffer[] = [];
   #buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   #used = 0;
+  /** Bytes in `#chunks`. */
+  #chunked = 0;
   #line = '';
   #first = true;
   #repeated = false;
 
   get ids(): readonly number[] {
     return this.#slots.ids;
+  }
+
+  /** Bytes of COPY text written so far. */
+  get bytes(): number {
+    return this.#chunked + this.#used;
   }
 
   /** True when an id came more than once: the write must keep only its last line. */
@@ -65,7 +72,10 @@ export class CopyTextRows implements RowSink {
     // UTF-8 takes at most 3 bytes per UTF-16 code unit.
     const most = line.length * 3;
     if (this.#used + most > this.#buffer.length) {
-      if (this.#used > 0) this.#chunks.push(this.#buffer.subarray(0, this.#used));
+      if (this.#used > 0) {
+        this.#chunks.push(this.#buffer.subarray(0, this.#used));
+        this.#chunked += this.#used;
+      }
       this.#buffer = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, most));
       this.#used = 0;
     }

@@ -11,6 +11,7 @@ export class BoundRows implements RowSink {
   readonly width: number;
   readonly #slots = new RowSlots();
   #next = 0;
+  #bytes = 0;
 
   constructor(width: number) {
     this.width = width;
@@ -20,12 +21,18 @@ export class BoundRows implements RowSink {
     return this.#slots.ids;
   }
 
+  /** A text counts its UTF-16 length (what SQLite binds is about as long), any other value 8. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   beginRow(id: number): void {
     this.#next = this.#slots.slot(id) * this.width;
   }
 
   value(value: SqlValue): void {
     this.values[this.#next++] = value;
+    this.#bytes += typeof value === 'string' ? value.length : 8;
   }
 
   endRow(): void {}
