@@ -1,7 +1,7 @@
 // `npm run bench -- pull`: initial sync of a 200,000-record table into SQLite and Postgres, as a
 // ratio to fetching the same pages with the same client and discarding them (same run), the
 // daemon's peak RSS, an incremental cycle of 1,000 updates, and an idle cycle over 50 tables.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { openMirror } from '../src/mirror/open-mirror.ts';
 import { SyncEngine } from '../src/sync/index.ts';
 import { daemonEnv, machineCpuTicks, processCpuMs, runWsmirror, spawnEmulator, type EmulatorProcess } from '../test/helpers/processes.ts';
 import { UpstreamWorkspace } from '../test/helpers/workspace.ts';
+import { freshBundle } from './fresh-bundle.ts';
 import { dropSchema } from './pg-schema.ts';
 import type { BenchOptions } from './run.ts';
 
@@ -138,20 +139,6 @@ async function syncProcess(emu: EmulatorProcess, mirrorUrl: string, pgSchema: st
     peakRssBytes: result.peakRssBytes,
     daemonCpuMs: Math.round(result.cpuMs ?? 0),
   };
-}
-
-/**
- * The sync should run as it ships: from the bundle `npm ci` builds. A checkout whose sources
- * changed since runs them instead (bin/wsmirror), which starts several times slower, so the
- * bundle is built again first when it is stale.
- */
-async function freshBundle(): Promise<'fresh' | 'rebuilt'> {
-  const bundler = new URL('../bin/bundle.mjs', import.meta.url);
-  const { freshBundle: isFresh } = (await import(bundler.href)) as { freshBundle(): string | undefined };
-  if (isFresh() !== undefined) return 'fresh';
-  const built = spawnSync(process.execPath, [fileURLToPath(bundler)], { stdio: 'inherit' });
-  if (built.status !== 0) throw new Error(`bin/bundle.mjs exited ${built.status}`);
-  return 'rebuilt';
 }
 
 export async function run(options: BenchOptions = {}) {
