@@ -49,7 +49,10 @@ it('opens a mirror, creates its tables and adds fields in round trips that do no
   expect(many.createTables).toBe(few.createTables);
   expect(many.addFields).toBe(few.addFields);
   // Two tables, with their catalog rows, capture and views: 95 round trips before they were
-  // gathered, 491 with 40 fields each; adding 4 or 40 fields to one of them, 45 or 270.
-  expect(few.createTables).toBeLessThan(40);
-  expect(few.addFields).toBeLessThan(40);
+  // gathered, 491 with 40 fields each; adding 4 or 40 fields to one of them, 45 or 270. Now 36
+  // and 35 on PostgreSQL 15, 40 and 40 on 18 (four more there, already before a touched table's
+  // readable view was made again in place, which costs a round trip of its own per table on each
+  // side of the DDL, so that a refusal names its table).
+  expect(few.createTables).toBeLessThan(45);
+  expect(few.addFields).toBeLessThan(45);
 });
