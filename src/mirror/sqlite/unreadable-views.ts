@@ -10,11 +10,8 @@ import { escapeRegExp } from './table-definition.ts';
  * by a query that reads no row.
  */
 export async function unreadableViews(db: Kysely<CatalogDb>): Promise<Map<string, string>> {
-  const { rows } = await sql<{ name: string }>`SELECT name FROM sqlite_schema WHERE type = 'view'
-    AND name NOT IN (SELECT view_name FROM _wsmirror_tables WHERE view_name IS NOT NULL)
-    AND substr(name, 1, ${CATALOG_PREFIX.length}) <> ${CATALOG_PREFIX}`.execute(db);
   const out = new Map<string, string>();
-  for (const { name } of rows) {
+  for (const { name } of await usersViews(db)) {
     try {
       await sql`SELECT 1 FROM ${sql.id(name)} LIMIT 0`.execute(db);
     } catch (error) {
@@ -30,9 +27,15 @@ export async function unreadableViews(db: Kysely<CatalogDb>): Promise<Map<string
  * name now. A mention in a comment or a string counts too: a refusal too many, never one too few.
  */
 export async function viewsNaming(db: Kysely<CatalogDb>, viewName: string): Promise<string[]> {
+  const rows = await usersViews(db);
+  const word = new RegExp(`(^|[^A-Za-z0-9_$])${escapeRegExp(viewName)}($|[^A-Za-z0-9_$])`, 'i');
+  return rows.filter((r) => word.test(r.sql)).map((r) => r.name);
+}
+
+/** The views of the file but the readable views and the catalog's: users' own, with their SQL. */
+async function usersViews(db: Kysely<CatalogDb>): Promise<{ name: string; sql: string }[]> {
   const { rows } = await sql<{ name: string; sql: string }>`SELECT name, sql FROM sqlite_schema WHERE type = 'view'
     AND name NOT IN (SELECT view_name FROM _wsmirror_tables WHERE view_name IS NOT NULL)
     AND substr(name, 1, ${CATALOG_PREFIX.length}) <> ${CATALOG_PREFIX}`.execute(db);
-  const word = new RegExp(`(^|[^A-Za-z0-9_$])${escapeRegExp(viewName)}($|[^A-Za-z0-9_$])`, 'i');
-  return rows.filter((r) => word.test(r.sql)).map((r) => r.name);
+  return rows;
 }
