@@ -202,11 +202,16 @@ forEachDialect('pull: the schema changes during a table\'s pull', (dialect) => {
     await h.expectConverged('shop', 'items');
   });
 
-  /** Swaps the names of fields a and b upstream, and sets a value of one record. */
-  const swap = async ([id]: string[]) => {
+  /** Swaps the names of fields a and b upstream. */
+  const swapNames = async () => {
     await h.upstream.patchField('shop', 'items', 'a', { name: 'tmp' });
     await h.upstream.patchField('shop', 'items', 'b', { name: 'a' });
     await h.upstream.patchField('shop', 'items', 'tmp', { name: 'b' });
+  };
+
+  /** Swaps the names of fields a and b upstream, and sets a value of one record. */
+  const swap = async ([id]: string[]) => {
+    await swapNames();
     await h.upstream.updateRecords('shop', 'items', [{ id, a: 'set after the swap' }]);
   };
 
@@ -251,9 +256,7 @@ forEachDialect('pull: the schema changes during a table\'s pull', (dialect) => {
     h.proxy!.rewrite = async (path) => {
       if (swaps === 2 || !path.includes('/tables/items/records/changes')) return undefined;
       swaps += 1;
-      await h.upstream.patchField('shop', 'items', 'a', { name: 'tmp' });
-      await h.upstream.patchField('shop', 'items', 'b', { name: 'a' });
-      await h.upstream.patchField('shop', 'items', 'tmp', { name: 'b' });
+      await swapNames();
       return undefined;
     };
     const NOW = Date.now() + 3_600_000;
@@ -287,9 +290,7 @@ forEachDialect('pull: the schema changes during a table\'s pull', (dialect) => {
     h.proxy!.rewrite = async (path) => {
       if (swapped || !path.includes('/tables/items/records/changes')) return undefined;
       swapped = true;
-      await h.upstream.patchField('shop', 'items', 'a', { name: 'tmp' });
-      await h.upstream.patchField('shop', 'items', 'b', { name: 'a' });
-      await h.upstream.patchField('shop', 'items', 'tmp', { name: 'b' });
+      await swapNames();
       return undefined;
     };
     // The connection to the mirror is lost once the undo's first write is done: every write after it fails.
