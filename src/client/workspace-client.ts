@@ -17,10 +17,8 @@ import { resolveClientOptions, type WorkspaceClientOptions } from './client-opti
 import { HttpTransport, type CallOptions, type QueryValue } from './http-transport.ts';
 import { multipartUpload } from './multipart-upload.ts';
 import { estimateRecordCount, estimateRecordCountPastOnePage } from './record-count.ts';
-import {
-  iterateRecordPages, readRecordsByIds, type IterateRecordsOptions, type RecordRun, type RecordListParams, type RecordPage,
-  type RecordsByIdsOptions,
-} from './record-pager.ts';
+import { iterateRecordPages, type IterateRecordsOptions, type RecordRun, type RecordListParams, type RecordPage } from './record-pager.ts';
+import { readRecordsByIds, type RecordsByIdsOptions } from './records-by-ids.ts';
 
 export type TableCreateInput = z.input<typeof tableCreateSchema>;
 export type TablePatchInput = z.input<typeof tablePatchSchema>;
