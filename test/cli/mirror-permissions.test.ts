@@ -96,3 +96,42 @@ describe('a read-only SQLite mirror file in a writable directory (real processes
     expect(readFileSync(file).equals(before)).toBe(true);
   }, 60_000);
 });
+
+/**
+ * A SQLite mirror in a directory that does not exist: wsmirror does not create directories (a
+ * typo in `mirror.url` would otherwise leave a tree of them), so every command names the missing
+ * directory instead of a permission it does not lack or the ENOENT of a lock file.
+ */
+describe('a SQLite mirror in a directory that does not exist (real processes)', () => {
+  let emu: RunningEmulator;
+  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-nodir-'));
+  const missing = join(dir, 'data', 'mirrors');
+  const env = () => ({ ...daemonEnv(emu, { url: 'sqlite:data/mirrors/m.db' }), HOME: dir });
+
+  beforeAll(async () => {
+    emu = await startEmulator();
+    const ws = new UpstreamWorkspace(emu);
+    await ws.createModule('crm');
+    await ws.createTable('crm', 'notes', { hasHistory: true }, [{ name: 'body', type: 'string', labels: { '': 'Body' } }]);
+  });
+  afterAll(async () => {
+    await emu?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('check and sync name the missing directory, exit 78 and create nothing', async () => {
+    const said = `the directory ${missing} does not exist`;
+    const check = await runWsmirror(['check'], env(), { cwd: dir });
+    expect(check.code, check.stderr).toBe(78);
+    expect(check.stdout).toMatch(/^FAIL mirror: .*/m);
+    expect(check.stdout).toContain(said);
+    expect(check.stdout).not.toContain('cannot create files');
+    for (const command of ['sync', 'run']) {
+      const res = await runWsmirror([command], env(), { cwd: dir });
+      expect(res.code, `${command}: ${res.stderr}`).toBe(78);
+      expect(res.stderr).toContain(said);
+      expect(res.stderr).not.toContain('ENOENT');
+    }
+    expect(readdirSync(dir)).toEqual([]);
+  }, 60_000);
+});
