@@ -6,9 +6,9 @@ import type { SyncLogger } from '../observer.ts';
 import type { SyncOptions } from '../sync-options.ts';
 import type { Upstream } from '../upstream.ts';
 import { rowKey } from '../../mirror/local-row-wait.ts';
-import { pushTargets, waitsFor } from './push-targets.ts';
+import { pushTargets, waitsFor, type PushTarget } from './push-targets.ts';
 import { settleOutcomes, type PushReport } from './settle-outcomes.ts';
-import { pushTableEdits, type PushTarget } from './table-push.ts';
+import { pushTableEdits } from './table-push.ts';
 
 export type { PushReport } from './settle-outcomes.ts';
 

@@ -1,9 +1,21 @@
-import { fieldsOf, type Catalog } from '../../mirror/catalog.ts';
+import { fieldsOf, type Catalog, type MirrorField, type MirrorTable } from '../../mirror/catalog.ts';
 import { isLocalReferenceField, localReference, rowWaitedFor, type RowRef } from '../../mirror/local-row-wait.ts';
 import type { PendingEdit } from '../../mirror/outbox.ts';
 import type { SyncOptions } from '../sync-options.ts';
-import { compileConflictPolicies } from './conflict-policy.ts';
-import type { PushTarget } from './table-push.ts';
+import { compileConflictPolicies, type ConflictPolicy } from './conflict-policy.ts';
+import type { ReadbackScope } from './create-readback.ts';
+
+/** One mirrored table as the push sees it. */
+export interface PushTarget {
+  table: MirrorTable;
+  /** Writable fields: name → type. */
+  fieldTypes: ReadonlyMap<string, string>;
+  /** Options of the writable choice and multi fields, by field name. */
+  fieldOptions: ReadbackScope['fieldOptions'];
+  /** The writable fields that can point at a row inserted here, by field name (mirror/local-row-wait.ts). */
+  referenceFields: ReadonlyMap<string, MirrorField>;
+  policy: ConflictPolicy;
+}
 
 /** Each mirrored table as the push sends to it: its writable fields and its conflict policy. */
 export function pushTargets(catalog: Catalog, options: SyncOptions): Map<string, PushTarget> {
