@@ -35,7 +35,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
   const driver = ctx.driver;
   let goneReported = false;
   return {
-    dialect: driver.dialect.name,
+    dialect: ctx.dialect.name,
     displayUrl,
     preferredBatchRows: driver.preferredBatchRows,
     preferredPushRoundRecords: driver.preferredPushRoundRecords,

@@ -4,7 +4,8 @@ export type { CursorWrites, EncodedRows, Mirror, OpenMirrorOptions, OutboxCount,
 export type { CycleRecord, CycleSummary, TableError, TableStatePatch, TableSyncState, UnmigratedTable } from './mirror.ts';
 export { openMirror } from './open-mirror.ts';
 export { mirrorCreationProblems } from './creation-problems.ts';
-export type { Dialect, DialectName, SqlValue } from './dialect.ts';
+export type { Dialect, DialectName } from './dialect.ts';
+export type { SqlValue } from './dialect-driver.ts';
 export { DIALECTS, sqlTypeOf } from './dialects.ts';
 export type { Catalog, Labels, MirrorField, MirrorTable, TableMode, TableState } from './catalog.ts';
 export { SCHEMA_CURSOR_KEY, backfillCursorKey, fieldsOf, pickLabel, tableLabel, recordCursorKey, scanCursorKey, tableCursorPrefix } from './catalog.ts';

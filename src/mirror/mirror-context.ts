@@ -1,5 +1,6 @@
 import type { MirrorField, MirrorTable } from './catalog.ts';
-import type { Dialect, DialectDriver } from './dialect.ts';
+import type { Dialect } from './dialect.ts';
+import type { DialectDriver } from './dialect-driver.ts';
 import { MirrorError } from './errors.ts';
 import type { MirrorLogger } from './mirror-logger.ts';
 
@@ -26,8 +27,8 @@ export interface MirrorContext {
   closed: boolean;
 }
 
-export function createContext(driver: DialectDriver, logger: MirrorLogger | undefined): MirrorContext {
-  return { driver, dialect: driver.dialect, logger, tables: undefined, closed: false };
+export function createContext(dialect: Dialect, driver: DialectDriver, logger: MirrorLogger | undefined): MirrorContext {
+  return { driver, dialect, logger, tables: undefined, closed: false };
 }
 
 export function assertOpen(ctx: MirrorContext): void {

@@ -1,6 +1,7 @@
 import { MirrorUnavailableError } from '../errors.ts';
 import { createMirror } from './create-mirror.ts';
-import type { DialectDriver, SyncLock } from './dialect.ts';
+import type { SyncLock } from './dialect.ts';
+import type { DialectDriver } from './dialect-driver.ts';
 import { DIALECTS } from './dialects.ts';
 import type { Mirror, OpenMirrorOptions } from './mirror.ts';
 import { createContext } from './mirror-context.ts';
@@ -37,7 +38,7 @@ export async function openMirror(url: string, options: OpenMirrorOptions = {}): 
     await syncLock?.release();
     throw error;
   }
-  const ctx = createContext(driver, options.logger);
+  const ctx = createContext(dialect, driver, options.logger);
   if (options.mustExist !== true || options.migrate === true) {
     try {
       if ((await catalogVersions(ctx)).older) {

@@ -4,7 +4,8 @@ import { formatTimestamp, isCalendarDate, isCanonicalTimestamp, parseTimestamp }
 import { MirrorValueError } from './errors.ts';
 import { parseSqlTimestamp, withoutBc } from './sql-timestamp.ts';
 import { isUnstorable, storableJson, storableText } from './storable-text.ts';
-import type { DialectName, SqlValue } from './dialect.ts';
+import type { DialectName } from './dialect.ts';
+import type { SqlValue } from './dialect-driver.ts';
 import { DIALECTS } from './dialects.ts';
 import type { ValueKind } from './value-kind.ts';
 import { valueKindOf } from './value-kind.ts';

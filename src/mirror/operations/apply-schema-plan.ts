@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { tableCursorPrefix } from '../catalog.ts';
 import type { MirrorField } from '../catalog.ts';
-import type { WriteTx } from '../dialect.ts';
+import type { WriteTx } from '../dialect-driver.ts';
 import { MirrorError } from '../errors.ts';
 import type { CursorWrites } from '../mirror.ts';
 import { assertOpen } from '../mirror-context.ts';

@@ -1,5 +1,5 @@
 import type { Labels, MirrorField, MirrorTable } from '../catalog.ts';
-import type { WriteTx } from '../dialect.ts';
+import type { WriteTx } from '../dialect-driver.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { chunks } from './outbox-rows.ts';
 

@@ -1,4 +1,4 @@
-import type { WriteTx } from '../dialect.ts';
+import type { WriteTx } from '../dialect-driver.ts';
 import { MirrorError, TableSchemaError } from '../errors.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { MirrorField, MirrorTable } from '../catalog.ts';
-import type { WriteTx } from '../dialect.ts';
+import type { WriteTx } from '../dialect-driver.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { ID_COLUMN, SYNCED_AT_COLUMN, SYSTEM_COLUMN_COMMENTS } from '../naming.ts';
 

@@ -1,5 +1,5 @@
 import type { CursorWrites } from '../mirror.ts';
-import type { WriteTx } from '../dialect.ts';
+import type { WriteTx } from '../dialect-driver.ts';
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext } from '../mirror-context.ts';
-import type { WriteTx } from '../dialect.ts';
+import type { WriteTx } from '../dialect-driver.ts';
 import { ID_COLUMN } from '../naming.ts';
 import type { OutboxFilter } from '../outbox.ts';
 import { chunks, entryIdIn, selectEntryIds } from './outbox-rows.ts';

@@ -1,5 +1,5 @@
 import type { MirrorField } from '../catalog.ts';
-import type { ColumnSpec, RowSink } from '../dialect.ts';
+import type { ColumnSpec, RowSink } from '../dialect-driver.ts';
 import { MirrorError, MirrorValueError } from '../errors.ts';
 import type { EncodedRows, RowBatch } from '../mirror.ts';
 import type { MirrorContext, TableInfo } from '../mirror-context.ts';

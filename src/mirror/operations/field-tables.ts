@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { WriteTx } from '../dialect.ts';
+import type { WriteTx } from '../dialect-driver.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 
 /**

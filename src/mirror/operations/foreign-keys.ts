@@ -1,4 +1,5 @@
-import type { ForeignKey, WriteTx } from '../dialect.ts';
+import type { ForeignKey } from '../dialect.ts';
+import type { WriteTx } from '../dialect-driver.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { fieldObjectName } from '../naming.ts';
 import { readCatalogTables } from './read-catalog.ts';

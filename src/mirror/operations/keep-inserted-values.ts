@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { WriteTx } from '../dialect.ts';
+import type { WriteTx } from '../dialect-driver.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { ID_COLUMN } from '../naming.ts';
 import { jsonSql } from './outbox-rows.ts';

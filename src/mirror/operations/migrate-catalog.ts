@@ -5,7 +5,7 @@ import { columnDdl } from '../catalog-ddl.ts';
 import { sqlTypeOf } from '../dialects.ts';
 import { tableLabel, type MirrorField, type MirrorTable } from '../catalog.ts';
 import { MirrorLockedError, TableSchemaError } from '../errors.ts';
-import type { WriteTx } from '../dialect.ts';
+import type { WriteTx } from '../dialect-driver.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { missingViewNames } from '../schema-planner.ts';
 import { SYNCED_AT_COLUMN } from '../naming.ts';

@@ -3,7 +3,7 @@ import type { FieldType } from '../../api/field-types.ts';
 import type { Catalog, Labels, MirrorField, MirrorTable, TableMode, TableState } from '../catalog.ts';
 import { fieldsOf } from '../catalog.ts';
 import type { CatalogDb } from '../catalog-tables.ts';
-import type { DialectDriver } from '../dialect.ts';
+import type { DialectDriver } from '../dialect-driver.ts';
 import { MirrorError } from '../errors.ts';
 import { assertOpen } from '../mirror-context.ts';
 import type { MirrorContext, TableInfo } from '../mirror-context.ts';

@@ -1,5 +1,5 @@
 import type { MirrorField, MirrorTable } from '../catalog.ts';
-import type { WriteTx } from '../dialect.ts';
+import type { WriteTx } from '../dialect-driver.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { temporaryViewName } from '../naming.ts';
 import { readableViewOf, type ReadableView } from '../readable-view.ts';

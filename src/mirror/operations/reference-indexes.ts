@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { MirrorField } from '../catalog.ts';
-import type { WriteTx } from '../dialect.ts';
+import type { WriteTx } from '../dialect-driver.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { fieldObjectName } from '../naming.ts';
 import { valueKindOf } from '../value-kind.ts';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { fieldsOf, tableCursorPrefix } from '../catalog.ts';
-import type { WriteTx } from '../dialect.ts';
+import type { WriteTx } from '../dialect-driver.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { createSqlTable } from './create-sql-table.ts';
 import { restoreDerivedObjects, setAsideDerivedObjects } from './derived-objects.ts';

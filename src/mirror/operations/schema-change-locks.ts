@@ -1,4 +1,4 @@
-import type { WriteTx } from '../dialect.ts';
+import type { WriteTx } from '../dialect-driver.ts';
 import { TableSchemaError } from '../errors.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { absentTablesIn } from './read-catalog.ts';

@@ -1,4 +1,4 @@
-import type { WriteTx } from '../dialect.ts';
+import type { WriteTx } from '../dialect-driver.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import type { TableStatePatch } from '../mirror.ts';
 import { mirroredTable } from './read-catalog.ts';

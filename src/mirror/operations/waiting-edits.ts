@@ -114,7 +114,7 @@ async function pendingEntries(ctx: MirrorContext, tableId: string, recordIds: re
   const byRecord = new Map<number, EntryRow[]>();
   for (const chunk of chunks(recordIds)) {
     const rows = await d.catalog(d.db).selectFrom('_wsmirror_outbox').select(['record_id', 'operation', 'column_name', 'field_id'])
-      .where('status', '=', 'pending').where('table_id', '=', tableId).where(d.dialect.idIn(sql.ref('record_id'), chunk))
+      .where('status', '=', 'pending').where('table_id', '=', tableId).where(ctx.dialect.idIn(sql.ref('record_id'), chunk))
       .orderBy('entry_id').execute();
     for (const r of rows) {
       const list = byRecord.get(Number(r.record_id));

@@ -4,7 +4,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { CatalogDb } from '../catalog-tables.ts';
-import type { ColumnSpec, RowsToKeep } from '../dialect.ts';
+import type { ColumnSpec, RowsToKeep } from '../dialect-driver.ts';
 import { hash8 } from '../naming.ts';
 import { type CopyTextRows, ROW_NUMBER_COLUMN } from './copy-text.ts';
 

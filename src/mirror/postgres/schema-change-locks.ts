@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { CatalogDb } from '../catalog-tables.ts';
 import { MirrorLockedError } from '../errors.ts';
-import type { SchemaChangeLocks } from '../dialect.ts';
+import type { SchemaChangeLocks } from '../dialect-driver.ts';
 import type { SqlNames } from '../sql-text.ts';
 
 /**

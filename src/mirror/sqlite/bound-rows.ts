@@ -1,4 +1,4 @@
-import type { RowSink, SqlValue } from '../dialect.ts';
+import type { RowSink, SqlValue } from '../dialect-driver.ts';
 import { RowSlots } from '../row-slots.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { ColumnSpec, RowSink, RowsToKeep } from '../dialect.ts';
+import type { ColumnSpec, RowSink, RowsToKeep } from '../dialect-driver.ts';
 import { quoteIdent } from '../sql-text.ts';
 import { BoundRows } from './bound-rows.ts';
 import type { Statement, StatementCache } from './statement-cache.ts';
