@@ -4,10 +4,8 @@ import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { CompiledQuery, RawBuilder } from 'kysely';
 import { ConfigError, MirrorFileMissingError } from '../../errors.ts';
-import { checkCatalogVersion } from '../catalog-tables.ts';
 import type { CatalogDb, CatalogTableDef } from '../catalog-tables.ts';
-import { catalogTableDdl, catalogTablesOf, oneOfCheckSql } from '../catalog-ddl.ts';
-import { initCatalogVersion, readCatalogVersion } from '../catalog-version.ts';
+import { oneOfCheckSql } from '../catalog-ddl.ts';
 import type { Dialect } from '../dialect.ts';
 import type { ColumnSpec, DialectDriver, RowSink, RowsToKeep, WriteTx } from '../dialect-driver.ts';
 import type { FilesystemRoom } from '../filesystem-room.ts';
@@ -18,6 +16,7 @@ import type { SqlNames } from '../sql-text.ts';
 import { BoundRows } from './bound-rows.ts';
 import { RowWrites } from './row-writes.ts';
 import { accessProblems, explainAccessFailure } from './access-problems.ts';
+import { ensureCatalog, verifyCatalog } from './catalog-setup.ts';
 import { explainDiskFull, filesystemRoom } from './disk-full.ts';
 import { MirrorFileWatch } from './mirror-file-watch.ts';
 import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
@@ -59,10 +58,10 @@ export async function openSqliteDriver(
   } catch (error) {
     throw new ConfigError(`cannot open the SQLite mirror ${location.display}: ${explainAccessFailure(location.path, error)}`, { cause: error });
   }
-  const driver = new SqliteDriver(dialect, raw);
+  const driver = new SqliteDriver(raw);
   try {
     // An existing mirror is checked before anything is written to the file (not even the WAL switch).
-    if (mustExist) await driver.verifyCatalog();
+    if (mustExist) await verifyCatalog(driver.db);
     // WAL: readers keep reading the last committed state while the daemon writes.
     const mode = raw.pragma('journal_mode = WAL', { simple: true });
     if (mode !== 'wal' && location.path !== ':memory:') throw new Error(`journal_mode is ${String(mode)}, not wal`);
@@ -74,7 +73,7 @@ export async function openSqliteDriver(
     // fills with pages it never reads again (it appends at the right edge of its b-trees). That was
     // 15 MiB of the daemon's peak RSS, for no speed that the benches could measure (bench/README.md).
     raw.pragma('cache_size = -2000');
-    if (!mustExist) await driver.ensureCatalog();
+    if (!mustExist) await ensureCatalog(driver, dialect);
   } catch (error) {
     await driver.close();
     if (error instanceof ConfigError) throw new ConfigError(`the SQLite mirror ${location.display}: ${error.message}`, { cause: error });
@@ -86,7 +85,6 @@ export async function openSqliteDriver(
 }
 
 class SqliteDriver implements DialectDriver {
-  readonly dialect: Dialect;
   readonly preferredBatchRows = 500;
   readonly preferredPushRoundRecords = 2_000;
   // SQLite declares foreign keys only in CREATE TABLE, and enforces them once switched on.
@@ -100,8 +98,7 @@ class SqliteDriver implements DialectDriver {
   /** Whether the file and its -wal are still at their paths (undefined in memory). */
   readonly #watch: MirrorFileWatch | undefined;
 
-  constructor(dialect: Dialect, raw: Database.Database) {
-    this.dialect = dialect;
+  constructor(raw: Database.Database) {
     this.#raw = raw;
     this.#watch = MirrorFileWatch.of(raw);
     this.#statements = new StatementCache(raw);
@@ -118,15 +115,6 @@ class SqliteDriver implements DialectDriver {
   }
 
   readonly names: SqlNames = { qualify: (name) => quoteIdent(name) };
-
-  async ensureCatalog(): Promise<void> {
-    await this.write(async (tx) => {
-      for (const def of catalogTablesOf(this.dialect)) {
-        for (const stmt of catalogTableDdl(this.dialect, def, (n) => this.table(n))) await stmt.execute(tx.db);
-      }
-      await initCatalogVersion(tx.db);
-    }, false);
-  }
 
   async secureCapture(): Promise<string[]> {
     return [];
@@ -146,15 +134,6 @@ class SqliteDriver implements DialectDriver {
 
   async accessProblems(): Promise<string[]> {
     return this.#raw.memory ? [] : accessProblems(this.#raw.name, this.#raw.readonly);
-  }
-
-  async verifyCatalog(): Promise<void> {
-    const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table' AND name = '_wsmirror_meta'`
-      .execute(this.db);
-    if (Number(rows[0]?.n ?? 0) === 0) {
-      throw new ConfigError('not a wsmirror mirror (the file has no _wsmirror_meta table)');
-    }
-    checkCatalogVersion(await readCatalogVersion(this.db));
   }
 
   namespaceNamesQuery(): CompiledQuery {
