@@ -14,6 +14,7 @@ import type { Mirror } from '../mirror/mirror.ts';
 import { leavingMissingTables, refusedTables, tooWideTables } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
 import { mirrorUrlOf, openConfiguredMirror } from './configured-mirror.ts';
+import { claimProblem, readClaim } from './mirror-claim.ts';
 import type { Logger } from './logger.ts';
 import { createWorkspaceClient } from './upstream-client.ts';
 
@@ -92,6 +93,8 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
       report.mirror.exists = true;
       report.mirror.url = mirror.displayUrl;
       report.mirror.problems = await mirror.accessProblems();
+      const claim = claimProblem(await readClaim(mirror), mirror.displayUrl, config.upstream.workspaceId, config.upstream.baseUrl);
+      if (claim !== undefined) report.mirror.problems.push(claim);
       report.mirror.upgrades = await mirror.pendingUpgrades();
     } catch (error) {
       if (!notCreatedYet(error)) report.mirror.problems.push(message(error));

@@ -1,14 +1,19 @@
 /**
- * Whose mirror this is: the workspace it mirrors and, for the demo's own files, who made it.
- * Both are kept as cursor rows (small text values the mirror stores and the engine never reads),
- * written when a command first opens the mirror. A mirror of another workspace is refused before
- * anything is written to it: a sync would otherwise drop every table the configured workspace
- * does not have.
+ * Whose mirror this is: the workspace it mirrors, the upstream address it was synced from and,
+ * for the demo's own files, who made it. All are kept as cursor rows (small text values the
+ * mirror stores and the engine never reads), written when a command first opens the mirror.
+ * Refused before anything is written to the mirror:
+ * - a mirror of another workspace: a sync would drop every table the configured one lacks;
+ * - the same workspace id at another address (a staging copy, the demo's own emulator): the
+ *   mirror's cursors count the changes the first upstream made, so a sync from another would
+ *   miss changes without a word. `wsmirror resync` of every table binds the mirror to the new
+ *   address (`bindUpstream`).
  */
 import { ConfigError } from '../errors.ts';
 import type { Mirror } from '../mirror/index.ts';
 
 const WORKSPACE_KEY = 'mirror:workspace';
+const UPSTREAM_KEY = 'mirror:upstream';
 const CREATED_BY_KEY = 'mirror:created-by';
 /** The value of `mirror:created-by` on a file `wsmirror demo` created itself. */
 export const DEMO_CREATOR = 'demo';
@@ -16,29 +21,75 @@ export const DEMO_CREATOR = 'demo';
 export interface MirrorClaim {
   /** The workspace the mirror holds; undefined for a new mirror (or one made before claims). */
   workspaceId: string | undefined;
+  /** The upstream address it was synced from (`upstreamAddress`); undefined for a new mirror or one made before. */
+  upstream: string | undefined;
   /** `demo` on a file the demo created and nothing else has written since. */
   createdBy: string | undefined;
 }
 
+/**
+ * The address a mirror follows: the base URL's scheme, host, port and path, without credentials
+ * (never stored) and without a trailing slash, as the URL parser normalises them.
+ */
+export function upstreamAddress(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
+}
+
 /** Reads the claim without writing anything. */
 export async function readClaim(mirror: Pick<Mirror, 'getCursor'>): Promise<MirrorClaim> {
-  return { workspaceId: await mirror.getCursor(WORKSPACE_KEY), createdBy: await mirror.getCursor(CREATED_BY_KEY) };
+  return {
+    workspaceId: await mirror.getCursor(WORKSPACE_KEY),
+    upstream: await mirror.getCursor(UPSTREAM_KEY),
+    createdBy: await mirror.getCursor(CREATED_BY_KEY),
+  };
+}
+
+/** Why the mirror cannot be synced from `workspaceId` at `baseUrl`, or undefined. `wsmirror check` says it too. */
+export function claimProblem(
+  claim: MirrorClaim, mirrorUrl: string, workspaceId: string, baseUrl: string, options: { upstreamMayMove?: boolean } = {},
+): string | undefined {
+  if (claim.workspaceId !== undefined && claim.workspaceId !== workspaceId) {
+    return `the mirror ${mirrorUrl} holds workspace ${claim.workspaceId}, not ${workspaceId} (upstream.workspaceId); `
+      + 'give each workspace its own mirror (mirror.url, or mirror.pgSchema on Postgres)';
+  }
+  const address = upstreamAddress(baseUrl);
+  if (claim.upstream === undefined || claim.upstream === address || options.upstreamMayMove === true) return undefined;
+  const from = claim.createdBy === DEMO_CREATOR ? `was made by wsmirror demo from its own emulator at ${claim.upstream}` : `was synced from upstream ${claim.upstream}`;
+  return `the mirror ${mirrorUrl} ${from}, and upstream.baseUrl now names ${address}: the mirror's cursors count the changes `
+    + `${claim.upstream} made, so a sync from ${address} could miss changes. If ${address} is the same upstream at a new address (a new `
+    + `host name, a proxy), run wsmirror sync --upstream-moved once: the mirror follows it and keeps its cursors. If it is another copy `
+    + `of the workspace, run wsmirror resync: every table is mirrored again from ${address} (rows stay in place meanwhile, and local `
+    + `edits still in the outbox go to ${address}). Otherwise set upstream.baseUrl back to ${claim.upstream}`;
 }
 
 /**
- * Claims the mirror for `workspaceId`: refuses (ConfigError, exit 78) a mirror of another
- * workspace, stamps an unstamped one. The demo marks its file as its own; any other command
- * removes that mark, so the demo never again takes over a file a real sync has written.
+ * What a command does with a mirror synced from another upstream address than the configured one:
+ * refuse it (the default); `follow` the new address, keeping the cursors (`wsmirror sync
+ * --upstream-moved`: the operator says it is the same upstream); or let it open, unbound, for a
+ * resync of every table that `bindUpstream`s once the tables are reset (`rebind`).
  */
-export async function claimMirror(mirror: Mirror, workspaceId: string, options: { demo?: boolean } = {}): Promise<void> {
+export type UpstreamMove = 'refuse' | 'follow' | 'rebind';
+
+/**
+ * Claims the mirror for `workspaceId` at `baseUrl`: refuses (ConfigError, exit 78) what
+ * `claimProblem` finds, stamps what is not stamped yet. The demo marks its file as its own; any
+ * other command removes that mark, so the demo never again takes over a file a real sync has written.
+ */
+export async function claimMirror(
+  mirror: Mirror, workspaceId: string, baseUrl: string, options: { demo?: boolean; upstreamMove?: UpstreamMove } = {},
+): Promise<void> {
+  const move = options.upstreamMove ?? 'refuse';
   const claim = await readClaim(mirror);
-  if (claim.workspaceId !== undefined && claim.workspaceId !== workspaceId) {
-    throw new ConfigError(
-      `the mirror ${mirror.displayUrl} holds workspace ${claim.workspaceId}, not ${workspaceId} (upstream.workspaceId); `
-        + 'give each workspace its own mirror (mirror.url, or mirror.pgSchema on Postgres)',
-    );
-  }
+  const problem = claimProblem(claim, mirror.displayUrl, workspaceId, baseUrl, { upstreamMayMove: move !== 'refuse' });
+  if (problem !== undefined) throw new ConfigError(problem);
   if (claim.workspaceId === undefined) await mirror.setCursor(WORKSPACE_KEY, workspaceId);
+  if (claim.upstream === undefined || (move === 'follow' && claim.upstream !== upstreamAddress(baseUrl))) await bindUpstream(mirror, baseUrl);
   const createdBy = options.demo === true ? DEMO_CREATOR : undefined;
   if (claim.createdBy !== createdBy) await mirror.setCursor(CREATED_BY_KEY, createdBy ?? null);
+}
+
+/** Records that the mirror follows `baseUrl` from now on (after a resync of every table). */
+export async function bindUpstream(mirror: Pick<Mirror, 'setCursor'>, baseUrl: string): Promise<void> {
+  await mirror.setCursor(UPSTREAM_KEY, upstreamAddress(baseUrl));
 }

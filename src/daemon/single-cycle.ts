@@ -8,6 +8,7 @@ import type { CycleReport } from '../sync/index.ts';
 import type { Config } from './config-types.ts';
 import type { CycleTally } from './cycle-observer.ts';
 import type { Logger } from './logger.ts';
+import type { UpstreamMove } from './mirror-claim.ts';
 import { handleShutdownSignals, type ShutdownSignal } from './shutdown.ts';
 import { openSyncCycle, type SyncCycle } from './sync-cycle.ts';
 
@@ -21,6 +22,8 @@ export interface SingleCycleOptions {
   forceFullScan?: boolean;
   /** Show backfills and scans as they go; default true. */
   progress?: boolean;
+  /** What to do with a mirror synced from another upstream address (SyncCycleDeps); refused by default. */
+  upstreamMove?: UpstreamMove;
   /** Runs after the cycle is open and before it runs (e.g. to reset tables); inside the signal handling. */
   before?: (cycle: SyncCycle, signal: AbortSignal) => Promise<void>;
 }
@@ -38,7 +41,9 @@ export async function runSingleCycle(config: Config, options: SingleCycleOptions
     },
   });
   try {
-    cycle = await openSyncCycle(config, { logger, progress: options.progress ?? true, signal: stopping.signal });
+    cycle = await openSyncCycle(config, {
+      logger, progress: options.progress ?? true, signal: stopping.signal, upstreamMove: options.upstreamMove ?? 'refuse',
+    });
     stopping.signal.throwIfAborted();
     await options.before?.(cycle, stopping.signal);
     const report = await cycle.run({ forceFullScan: options.forceFullScan ?? true, signal: stopping.signal });

@@ -13,7 +13,7 @@ import { createCycleObserver, type CycleTally } from './cycle-observer.ts';
 import { summarizeCycle } from './cycle-summary.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
-import { claimMirror } from './mirror-claim.ts';
+import { claimMirror, type UpstreamMove } from './mirror-claim.ts';
 import { createProgress, type ProgressReporter } from './progress.ts';
 import { explainFailure, withSettingHint } from './setting-hints.ts';
 import { isHuman } from './terminal.ts';
@@ -27,6 +27,8 @@ export interface SyncCycleDeps {
   progress?: boolean;
   /** The mirror is a file `wsmirror demo` creates for itself: mark it so (see mirror-claim.ts). */
   demo?: boolean;
+  /** What to do with a mirror synced from another upstream address (mirror-claim.ts); refused by default. */
+  upstreamMove?: UpstreamMove;
   /** Aborts the opening (a shutdown signal during start-up). */
   signal?: AbortSignal;
   /**
@@ -77,7 +79,7 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
     throw error;
   }
   try {
-    await claimMirror(mirror, upstream.workspaceId, { demo: deps.demo === true });
+    await claimMirror(mirror, upstream.workspaceId, upstream.baseUrl, { demo: deps.demo === true, upstreamMove: deps.upstreamMove ?? 'refuse' });
   } catch (error) {
     await client.close();
     await mirror.close();

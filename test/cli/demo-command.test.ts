@@ -168,12 +168,19 @@ describe('wsmirror demo (real process)', () => {
     expect(other.stderr).toContain('mirrors workspace else00000001');
     expect(checksum(marked)).toBe(before);
 
-    // `wsmirror sync` of a workspace with the demo's id into a demo file: the file is no longer the demo's.
+    // A workspace with the demo's id at another address: `wsmirror sync` into a demo file is refused
+    // (its cursors are the demo emulator's, which is gone); a resync of every table takes the file
+    // over, and the file is no longer the demo's.
     const synced = join(dir, 'synced.db');
     expect((await runWsmirror(['demo', '--db', 'synced.db'], {}, { cwd: dir })).code).toBe(0);
     const emu = await startEmulator({ workspaceId: 'demo00000001', seed: JSON.parse(readFileSync(SEED, 'utf8')) });
     try {
-      const res = await runWsmirror(['sync'], daemonEnv(emu, { url: `sqlite:${synced}` }));
+      const demoFile = checksum(synced);
+      const sync = await runWsmirror(['sync'], daemonEnv(emu, { url: `sqlite:${synced}` }));
+      expect(sync.code, sync.stderr).toBe(78);
+      expect(sync.stderr).toContain('was made by wsmirror demo from its own emulator at http://127.0.0.1:');
+      expect(checksum(synced)).toBe(demoFile);
+      const res = await runWsmirror(['resync'], daemonEnv(emu, { url: `sqlite:${synced}` }));
       expect(res.code, res.stderr).toBe(0);
     } finally {
       await emu.close();

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { forEachDialect, quoteId, type TestMirror } from '../helpers/dialects.ts';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
 import { daemonEnv, runWsmirror, type MirrorLocation } from '../helpers/processes.ts';
+import { startRewritingProxy } from '../helpers/rewriting-proxy.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
 
 /**
@@ -68,4 +69,98 @@ forEachDialect('a mirror belongs to one workspace', (dialect) => {
     expect(refused.stderr).toContain('holds workspace frst00000001, not scnd00000001');
     expect(await snapshot(location)).toBe(before);
   }, 30_000);
+});
+
+/**
+ * A mirror follows one upstream: its cursors count changes as the upstream it was synced from
+ * made them, so the same workspace id at another address (a staging copy, the demo's own
+ * emulator) is refused, naming both, until `wsmirror resync` of every table binds the mirror to
+ * the new address. Before, such a sync went on from the old cursors and missed changes.
+ */
+forEachDialect('a mirror follows one upstream', (dialect) => {
+  let first: RunningEmulator;
+  let second: RunningEmulator;
+  let tm: TestMirror;
+  let location: MirrorLocation;
+  beforeAll(async () => {
+    first = await startEmulator({ workspaceId: 'same00000001' });
+    second = await startEmulator({ workspaceId: 'same00000001' });
+    for (const [emu, titles] of [[first, ['one', 'two']], [second, ['three']]] as const) {
+      const upstream = new UpstreamWorkspace(emu);
+      await upstream.createModule('crm');
+      await upstream.createTable('crm', 'deals', { hasHistory: true }, [{ name: 'title', type: 'string', labels: { '': 'Title' } }]);
+      await upstream.createRecords('crm', 'deals', titles.map((title) => ({ title })));
+    }
+    tm = await dialect.fresh();
+    location = tm.dialect === 'sqlite'
+      ? { url: `sqlite:${join(dirname(tm.url.slice('sqlite:'.length)), 'followed.db')}` }
+      : { url: tm.url, pgSchema: `${tm.pgSchema}_followed` };
+  });
+  afterAll(async () => {
+    if (tm?.dialect === 'postgres') await tm.sql(`DROP SCHEMA IF EXISTS ${quoteId(location.pgSchema!)} CASCADE`);
+    await first?.close();
+    await second?.close();
+  });
+
+  const titles = async () => {
+    const table = location.pgSchema ? `${quoteId(location.pgSchema)}.${quoteId('crm__deals')}` : quoteId('crm__deals');
+    if (tm.dialect === 'postgres') return (await tm.sql<{ title: string }>(`SELECT title FROM ${table} ORDER BY title`)).map((r) => r.title);
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(location.url.slice('sqlite:'.length), { readonly: true });
+    try {
+      return (db.prepare(`SELECT title FROM ${table} ORDER BY title`).all() as { title: string }[]).map((r) => r.title);
+    } finally {
+      db.close();
+    }
+  };
+
+  it('refuses another upstream address until a resync of every table, naming both', async () => {
+    const made = await runWsmirror(['sync'], daemonEnv(first, location));
+    expect(made.code, made.stderr).toBe(0);
+    expect(await titles()).toEqual(['one', 'two']);
+
+    const moved = `was synced from upstream ${first.url}, and upstream.baseUrl now names ${second.url}`;
+    const refused = await runWsmirror(['sync'], daemonEnv(second, location));
+    expect(refused.code, refused.stderr).toBe(78);
+    expect(refused.stderr).toContain(moved);
+    expect(refused.stderr).toContain('wsmirror resync');
+    const check = await runWsmirror(['check'], daemonEnv(second, location));
+    expect(check.code, check.stdout).toBe(78);
+    expect(check.stdout).toMatch(/^FAIL mirror: .*was synced from upstream/m);
+    // Some tables only: the others would keep cursors of the first upstream.
+    const some = await runWsmirror(['resync', 'crm.deals'], daemonEnv(second, location));
+    expect(some.code, some.stderr).toBe(78);
+    expect(some.stderr).toContain(moved);
+    expect(await titles()).toEqual(['one', 'two']);
+
+    const all = await runWsmirror(['resync'], daemonEnv(second, location));
+    expect(all.code, all.stderr).toBe(0);
+    expect(await titles()).toEqual(['three']);
+    const after = await runWsmirror(['sync'], daemonEnv(second, location));
+    expect(after.code, after.stderr).toBe(0);
+    const back = await runWsmirror(['sync'], daemonEnv(first, location));
+    expect(back.code, back.stderr).toBe(78);
+    expect(back.stderr).toContain(`was synced from upstream ${second.url}, and upstream.baseUrl now names ${first.url}`);
+
+    // The same upstream at a new address (here a proxy): `sync --upstream-moved` follows it and
+    // keeps the cursors, so the record added meanwhile comes as a change, not by a new backfill.
+    const proxy = await startRewritingProxy(second.url);
+    try {
+      const viaProxy = { ...second, url: proxy.url };
+      const notYet = await runWsmirror(['sync'], daemonEnv(viaProxy, location));
+      expect(notYet.code, notYet.stderr).toBe(78);
+      expect(notYet.stderr).toContain('wsmirror sync --upstream-moved');
+      await new UpstreamWorkspace(second).createRecords('crm', 'deals', [{ title: 'four' }]);
+      const followed = await runWsmirror(['sync', '--upstream-moved', '--json'], daemonEnv(viaProxy, location));
+      expect(followed.code, followed.stderr).toBe(0);
+      expect((JSON.parse(followed.stdout) as { tables: { action: string }[] }).tables.map((t) => t.action)).toEqual(['changes']);
+      expect(await titles()).toEqual(['four', 'three']);
+      const onward = await runWsmirror(['sync'], daemonEnv(viaProxy, location));
+      expect(onward.code, onward.stderr).toBe(0);
+      const direct = await runWsmirror(['sync'], daemonEnv(second, location));
+      expect(direct.code, direct.stderr).toBe(78);
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
 });

@@ -19,7 +19,7 @@ export function defineResyncCommand(program: Command): Command {
   ).action(async (names: string[], flags: ResyncFlags) => {
     const [
       { openCommand }, { runSingleCycle }, { cycleProblems, tableLabel }, { describeStop },
-      { openConfiguredMirror }, { tablesNamed },
+      { openConfiguredMirror }, { tablesNamed }, { bindUpstream },
     ] = await Promise.all([
       import('../command-config.ts'),
       import('../../daemon/single-cycle.ts'),
@@ -27,6 +27,7 @@ export function defineResyncCommand(program: Command): Command {
       import('../../daemon/stop-report.ts'),
       import('../../daemon/configured-mirror.ts'),
       import('../table-names.ts'),
+      import('../../daemon/mirror-claim.ts'),
     ]);
     const say = (line: string) => (flags.json ? process.stderr : process.stdout).write(`${line}\n`);
     const labels = (tables: { moduleName: string; tableName: string }[]) => tables.map(tableLabel).join(', ');
@@ -47,11 +48,15 @@ export function defineResyncCommand(program: Command): Command {
 
     const { config, logger } = openCommand(flags, { toStderr: flags.json === true });
     let chosen = '';
+    // Every table mirrored again: the mirror may then follow another upstream address (mirror-claim.ts).
+    const everyTable = names.length === 0;
     const result = await runSingleCycle(config, {
       logger,
+      upstreamMove: everyTable ? 'rebind' : 'refuse',
       before: async (cycle) => {
         const tables = tablesNamed((await cycle.mirror.readCatalog()).tables, names);
         await cycle.mirror.resetTables(tables.map((t) => t.tableId));
+        if (everyTable) await bindUpstream(cycle.mirror, config.upstream.baseUrl);
         chosen = labels(tables);
         logger.info({ tables: tables.map((t) => tableLabel(t)) }, 'tables marked for a new backfill');
       },

@@ -7,8 +7,10 @@ export function defineSyncCommand(program: Command): Command {
     program
       .command('sync')
       .description('run one full cycle (schema, push local edits, then records) and exit: 0 when the mirror is current')
-      .option('--json', 'print the cycle report as JSON on stdout (logs go to stderr)'),
-  ).action(async (flags: ConfigFlags & { json?: boolean }) => {
+      .option('--json', 'print the cycle report as JSON on stdout (logs go to stderr)')
+      .option('--upstream-moved', 'upstream.baseUrl names the upstream the mirror was synced from, at a new address: '
+        + 'follow it from now on, keeping the mirror\'s cursors'),
+  ).action(async (flags: ConfigFlags & { json?: boolean; upstreamMoved?: boolean }) => {
     const [{ openCommand }, { runSingleCycle }, { cycleProblems }, { describeStop }] = await Promise.all([
       import('../command-config.ts'),
       import('../../daemon/single-cycle.ts'),
@@ -16,7 +18,7 @@ export function defineSyncCommand(program: Command): Command {
       import('../../daemon/stop-report.ts'),
     ]);
     const { config, logger } = openCommand(flags, { toStderr: flags.json === true });
-    const result = await runSingleCycle(config, { logger });
+    const result = await runSingleCycle(config, { logger, upstreamMove: flags.upstreamMoved === true ? 'follow' : 'refuse' });
     if ('stoppedBy' in result) {
       // Not current, so not 0 (DESIGN §2): what was committed stays, the next sync goes on from it.
       process.stderr.write(`wsmirror sync: ${describeStop(result.stoppedBy, result.tally)}; the mirror is not current\n`);
