@@ -1,6 +1,8 @@
 import type { WriteTx } from '../dialect-driver.ts';
 import type { MirrorContext } from '../mirror-context.ts';
+import { MirrorError, TableSchemaError } from '../errors.ts';
 import type { CaptureTable } from '../sql-text.ts';
+import { quoteIdent } from '../sql-text.ts';
 
 /**
  * The capture triggers of every mirrored table (each dialect's capture-triggers.ts writes them).
@@ -31,6 +33,37 @@ export async function dropCapture(ctx: MirrorContext, tx: WriteTx, tables: reado
   await ctx.driver.runScript(tx, tables.flatMap((t) => ctx.dialect.dropCaptureSql(ctx.driver.names, t)));
 }
 
+const SAVEPOINT = quoteIdent('_wsmirror_capture');
+
+/**
+ * Makes the capture of `tables`, all in one script (one round trip on Postgres). One table whose
+ * capture the database refuses (an object of a user's holding the name of one of its triggers or
+ * functions) fails alone: the script is undone to its savepoint and the tables are made one by one
+ * until that table's fails, as a TableSchemaError naming it and the database's reason: the schema
+ * pull holds that table back and applies the others.
+ */
 export async function createCapture(ctx: MirrorContext, tx: WriteTx, tables: readonly CaptureTable[]): Promise<void> {
-  await ctx.driver.runScript(tx, tables.flatMap((t) => ctx.dialect.createCaptureSql(ctx.driver.names, t)));
+  if (tables.length === 0) return;
+  const scriptOf = (t: CaptureTable) => ctx.dialect.createCaptureSql(ctx.driver.names, t);
+  try {
+    await ctx.driver.runScript(tx, [`SAVEPOINT ${SAVEPOINT}`, ...tables.flatMap(scriptOf), `RELEASE SAVEPOINT ${SAVEPOINT}`]);
+    return;
+  } catch (error) {
+    try {
+      await ctx.driver.runScript(tx, [`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`]);
+    } catch {
+      throw error;
+    }
+  }
+  for (const t of tables) {
+    try {
+      await ctx.driver.runScript(tx, scriptOf(t));
+    } catch (error) {
+      // Postgres' hint names the object in the way where its message does not ("Use DROP FUNCTION … first").
+      const hint = (error as { hint?: unknown } | null)?.hint;
+      const reason = `${error instanceof Error ? error.message : String(error)}${typeof hint === 'string' ? ` (${hint})` : ''}`;
+      throw new TableSchemaError(t.tableId, new MirrorError(`the capture of ${t.sqlName} could not be made: ${reason}`, { cause: error }));
+    }
+  }
+  await ctx.driver.runScript(tx, [`RELEASE SAVEPOINT ${SAVEPOINT}`]);
 }

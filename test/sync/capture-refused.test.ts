@@ -1,0 +1,61 @@
+import { afterEach, expect, it } from 'vitest';
+import { hash8 } from '../../src/mirror/naming.ts';
+import { forEachDialect } from '../helpers/dialects.ts';
+import { startSyncHarness, type SyncHarness } from '../helpers/sync-harness.ts';
+
+const label = (text: string) => ({ '': text });
+
+/**
+ * An object of a user's own in the place of one of the capture objects a new table needs: on
+ * SQLite a trigger of the capture trigger's name (on a table of the user's), on Postgres a
+ * function of the capture function's name returning another type. The database refuses to make
+ * that table's capture; the table is held back alone, naming the table and the database's reason,
+ * while the other tables' changes apply; once the object is gone, the table comes in.
+ */
+forEachDialect('pull: a table whose capture the database refuses', (dialect) => {
+  let h: SyncHarness;
+  afterEach(async () => h?.close());
+
+  it('is held back alone, naming the table and the cause; the other tables apply, and it follows once the object in the way is gone', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('crm');
+    await h.upstream.createTable('crm', 'companies', { hasHistory: true }, [{ name: 'name', type: 'string', labels: label('Name') }]);
+    await h.upstream.createRecords('crm', 'companies', [{ name: 'Acme' }]);
+    await h.sync();
+
+    await h.upstream.createTable('crm', 'deals', { hasHistory: true }, [{ name: 'title', type: 'string', labels: label('Title') }]);
+    await h.upstream.createRecords('crm', 'deals', [{ title: 'big' }]);
+    await h.upstream.addFields('crm', 'companies', [{ name: 'city', type: 'string', labels: label('City') }]);
+    await h.upstream.createRecords('crm', 'companies', [{ name: 'Initech', city: 'Austin' }]);
+    const dealsId = String((await h.upstream.getTable('crm', 'deals')).id);
+    let inTheWay: string;
+    let removal: string;
+    if (dialect.dialect === 'sqlite') {
+      inTheWay = '_wsmirror_capture_crm__deals_gu';
+      await h.tm.sql('CREATE TABLE mine (x INTEGER)');
+      await h.tm.sql(`CREATE TRIGGER "${inTheWay}" AFTER INSERT ON mine BEGIN SELECT 1; END`);
+      removal = `DROP TRIGGER "${inTheWay}"`;
+    } else {
+      inTheWay = `_wsmirror_capture_${hash8(dealsId)}_insert`;
+      await h.tm.sql(`CREATE FUNCTION ${h.tm.table(inTheWay)}() RETURNS integer LANGUAGE sql AS 'SELECT 1'`);
+      removal = `DROP FUNCTION ${h.tm.table(inTheWay)}()`;
+    }
+
+    const report = await h.sync({ allowFailure: true });
+    const failed = report.tables.filter((t) => t.action === 'failed');
+    expect(failed.map((t) => t.table)).toEqual(['crm.deals']);
+    expect(failed[0]!.error).toMatchObject({ code: 'MIRROR', message: expect.stringMatching(/refused the schema change of table crm\.deals/) });
+    expect(failed[0]!.error!.message).toContain('capture of crm__deals could not be made');
+    expect(failed[0]!.error!.message).toContain(inTheWay);
+    await h.expectConverged('crm', 'companies');
+
+    await h.tm.sql(removal);
+    await h.sync();
+    await h.expectConverged('crm', 'deals');
+    await h.expectConverged('crm', 'companies');
+    // Its capture is in place: a local edit goes upstream.
+    await h.tm.sql(`UPDATE ${h.tm.table('crm__deals')} SET title = 'bigger'`);
+    await h.sync();
+    expect((await h.upstream.allRecords('crm', 'deals')).map((r) => r.values['title'])).toEqual(['bigger']);
+  });
+});
