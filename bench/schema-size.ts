@@ -1,9 +1,10 @@
 // `npm run bench -- schema-size`: what the capture triggers of a SQLite mirror cost every
 // connection to its file. SQLite parses the whole schema into memory when a connection first
-// reads it, and every ALTER TABLE parses it again. A mirror of `--tables` tables of 4 writable
-// fields (default 300) is made by the mirror itself; then a new process opens the file with
-// better-sqlite3 and reads the RSS its schema took (VmRSS after the first statement less before
-// it), and times an `ALTER TABLE … RENAME COLUMN` (rolled back; best of `--repeat`, default 3).
+// reads it, and every ALTER TABLE parses it again. The mirror makes `--tables` tables (default
+// 300) of `--fields` writable fields (default 4: string, number, boolean, date in turn); then a new
+// process opens the file with better-sqlite3 and reads the RSS its schema took (VmRSS after the
+// first statement less before it), and times an `ALTER TABLE … RENAME COLUMN` (rolled back; best
+// of `--repeat`, default 3).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,19 +15,16 @@ import { openMirror } from '../src/mirror/open-mirror.ts';
 import { planSchema } from '../src/mirror/schema-planner.ts';
 import type { BenchOptions } from './run.ts';
 
-function workspace(tables: number) {
+const TYPES = ['string', 'number', 'boolean', 'date'] as const;
+
+function workspace(tables: number, fields: number) {
   return {
     name: 'bench',
     modules: [{
       id: 'm1', name: 'bench', labels: {},
       tables: Array.from({ length: tables }, (_, t) => ({
         id: `t${t}`, name: `t${t}`, labels: {}, hasHistory: t % 2 === 0,
-        fields: [
-          { id: `t${t}f1`, name: 'name', type: 'string' as const, labels: {} },
-          { id: `t${t}f2`, name: 'amount', type: 'number' as const, labels: {} },
-          { id: `t${t}f3`, name: 'paid', type: 'boolean' as const, labels: {} },
-          { id: `t${t}f4`, name: 'due', type: 'date' as const, labels: {} },
-        ],
+        fields: Array.from({ length: fields }, (_, f) => ({ id: `t${t}f${f}`, name: `c${f}`, type: TYPES[f % TYPES.length]!, labels: {} })),
       })),
     }],
   };
@@ -44,7 +42,7 @@ function measure(path: string, repeat: number): void {
   for (let i = 0; i < repeat; i++) {
     db.exec('BEGIN');
     const start = performance.now();
-    db.exec('ALTER TABLE "bench__t0" RENAME COLUMN "amount" TO "amount2"');
+    db.exec('ALTER TABLE "bench__t0" RENAME COLUMN "c1" TO "c1_renamed"');
     alterMs = Math.min(alterMs, performance.now() - start);
     db.exec('ROLLBACK');
   }
@@ -55,16 +53,17 @@ function measure(path: string, repeat: number): void {
 
 export async function run(options: BenchOptions): Promise<unknown> {
   const tables = Number(options['tables'] ?? 300);
+  const fields = Number(options['fields'] ?? 4);
   const repeat = Number(options['repeat'] ?? 3);
   const dir = mkdtempSync(join(tmpdir(), 'wsm-schema-size-'));
   try {
     const path = join(dir, 'mirror.db');
     const mirror = await openMirror(`sqlite:${path}`);
-    await mirror.applySchemaPlan(planSchema(await mirror.readCatalog(), workspace(tables)));
+    await mirror.applySchemaPlan(planSchema(await mirror.readCatalog(), workspace(tables, fields)));
     await mirror.close();
     const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--measure', path, String(repeat)], { encoding: 'utf8' });
     if (child.status !== 0) throw new Error(`measuring failed: ${child.stderr}`);
-    return { tables, fieldsPerTable: 4, ...(JSON.parse(child.stdout) as object) };
+    return { tables, fieldsPerTable: fields, ...(JSON.parse(child.stdout) as object) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
