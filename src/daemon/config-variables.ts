@@ -2,6 +2,8 @@
  * The environment variables of the configuration: the contract names of DESIGN §2, and
  * `WSMIRROR_<SECTION>_<KEY>` for every other key of the file. A `WSMIRROR_*` variable that
  * configures nothing is most likely misspelt: the daemon warns and suggests the closest name.
+ * The generic name of a key that has a contract name (`WSMIRROR_MIRROR_PG_SCHEMA`) is not
+ * accepted, so that each key has one variable, but it is answered with the contract name.
  */
 import { SECTIONS } from './config-schema.ts';
 import { closestName } from './did-you-mean.ts';
@@ -64,6 +66,8 @@ export function unknownEnvironmentVariables(env: Env = process.env): string[] {
 
 /** `WSMIRROR_API_KY (did you mean WSMIRROR_API_KEY?)`, or the name alone when nothing is close. */
 export function describeUnknownVariable(name: string): string {
+  const contract = CONFIG_KEYS.find((k) => k.env !== genericVariable(k.section, k.key) && genericVariable(k.section, k.key) === name);
+  if (contract !== undefined) return `${name} (did you mean ${contract.env}, the variable of ${contract.path}?)`;
   const known = [...CONFIG_KEYS.map((k) => k.env), CONFIG_FILE_VARIABLE];
   const close = closestName(name.replace(/^WSMIRROR_/, ''), known.map((k) => k.replace(/^WSMIRROR_/, '')));
   return close === undefined ? name : `${name} (did you mean WSMIRROR_${close}?)`;

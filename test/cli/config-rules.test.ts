@@ -73,4 +73,23 @@ describe('configuration rules are the modules\' own', () => {
     expect(absolute.stderr).toContain(`the SQLite mirror sqlite:${join(elsewhere, 'abs.db')} does not exist`);
     expect(absolute.stderr).not.toContain('relative');
   });
+
+  it('a variable named by the generic rule for a key that has a contract name is warned about, naming the right variable', async () => {
+    const env = {
+      WSMIRROR_MIRROR_URL: `sqlite:${join(cwd, 'none.db')}`,
+      WSMIRROR_LOG_FORMAT: 'json',
+      WSMIRROR_MIRROR_PG_SCHEMA: 'mirror',
+      WSMIRROR_UPSTREAM_BASE_URL: 'http://127.0.0.1:1',
+      WSMIRROR_SYNC_SCHEDULE: '5s',
+      WSMIRROR_UPSTREAM_API_KEY: 'not-shown-0123',
+    };
+    const status = await runWsmirror(['status'], env, { cwd });
+    const warning = (status.stdout + status.stderr).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l['level'] === 40 || l['level'] === 'warn');
+    expect(String(warning?.['msg']), status.stdout + status.stderr).toContain('WSMIRROR_MIRROR_PG_SCHEMA (did you mean WSMIRROR_PG_SCHEMA, the variable of mirror.pgSchema?)');
+    expect(String(warning?.['msg'])).toContain('WSMIRROR_UPSTREAM_BASE_URL (did you mean WSMIRROR_BASE_URL, the variable of upstream.baseUrl?)');
+    expect(String(warning?.['msg'])).toContain('WSMIRROR_SYNC_SCHEDULE (did you mean WSMIRROR_SCHEDULE, the variable of sync.schedule?)');
+    expect(String(warning?.['msg'])).toContain('WSMIRROR_UPSTREAM_API_KEY (did you mean WSMIRROR_API_KEY, the variable of upstream.apiKey?)');
+    expect(status.stdout + status.stderr).not.toContain('not-shown-0123');
+  });
 });
