@@ -96,6 +96,10 @@ describe('wsmirror demo (real process)', () => {
       expect(names.filter((n) => n !== null).length).toBeGreaterThan(0);
       for (const n of names) if (n !== null) expect(options.map((o) => o.name)).toContain(n);
       expect(names.some((n) => options.some((o) => o.option_id === n))).toBe(false);
+      // It shows what the readable view shows (and docs/querying.md joins): the option's label.
+      expect(query.sql).toContain('o.label AS industry');
+      const viewed = db.prepare('SELECT "industry_label" FROM "crm__companies_v" ORDER BY "id"').all() as { industry_label: string | null }[];
+      expect(names).toEqual(viewed.map((v) => v.industry_label));
     } finally {
       db.close();
     }

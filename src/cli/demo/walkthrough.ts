@@ -48,7 +48,7 @@ export interface ExampleQuery {
 
 /**
  * A query over the first table with rows and a choice column: a few columns, with the choice's
- * option ids joined to `_wsmirror_choice_options` for their names.
+ * option ids joined to `_wsmirror_choice_options` for their labels (what the readable view shows).
  */
 export function exampleQuery(catalog: Catalog, rows: ReadonlyMap<string, number>): ExampleQuery | undefined {
   const tables = [...catalog.tables].sort((a, b) => (a.sqlName < b.sqlName ? -1 : 1));
@@ -61,7 +61,7 @@ export function exampleQuery(catalog: Catalog, rows: ReadonlyMap<string, number>
     const number = fields.find((f) => f.fieldType === 'number' && !f.readOnly);
     const columns = [
       text ? `t.${text.columnName}` : 't.id',
-      `o.name AS ${choice.columnName}`,
+      `o.label AS ${choice.columnName}`,
       ...(number ? [`t.${number.columnName}`] : []),
     ];
     const sql = `SELECT ${columns.join(', ')} FROM ${t.sqlName} t LEFT JOIN _wsmirror_choice_options o`
@@ -156,7 +156,7 @@ export async function walkthrough(mirror: Mirror, o: WalkthroughOptions): Promis
   if (example) {
     out.push(
       '',
-      `Try a query (${example.module}.${example.table}, with choice option ids joined to their names):`,
+      `Try a query (${example.module}.${example.table}, with choice option ids joined to their labels):`,
       '',
       `  sqlite3 ${shellWord(o.file)} ${shellDoubleQuoted(example.sql)}`,
     );
