@@ -5,9 +5,9 @@
 #     -v /etc/wsmirror/api-key:/run/secrets/wsmirror-api-key:ro \
 #     -e WSMIRROR_BASE_URL=https://workspace.example.com -e WSMIRROR_WORKSPACE_ID=demo00000001 \
 #     -e WSMIRROR_API_KEY_FILE=/run/secrets/wsmirror-api-key wsmirror
-# The key file is mounted read-only where WSMIRROR_API_KEY_FILE points; wsmirror refuses one that
-# other users can read, so on the host: chown 1000 /etc/wsmirror/api-key && chmod 600 it (1000 is
-# the image's user, node). With Compose or Swarm, a secret named wsmirror-api-key lands at the same
+# The key file is mounted read-only where WSMIRROR_API_KEY_FILE points; one that other users can
+# read still works, with a warning in the log, so on the host: chown 1000 /etc/wsmirror/api-key &&
+# chmod 600 it (1000 is the image's user, node). With Compose or Swarm, a secret named wsmirror-api-key lands at the same
 # path. /data is the working directory: it holds the SQLite mirror (sqlite:./wsmirror.db) and is
 # where a wsmirror.yaml is looked for. Other commands: docker run --rm -v wsmirror-data:/data wsmirror status
 
