@@ -58,6 +58,8 @@ export interface TablesConfig {
   readonly include: readonly string[];
   /** …and none of these. */
   readonly exclude: readonly string[];
+  /** Where each list was set (settingSourceName: a variable, a file's path, or `default`). */
+  readonly sources: { readonly include: string; readonly exclude: string };
   /** Conflict policy of local edits in tables that no rule of `conflictPolicies` names. */
   readonly conflictPolicy: ConflictPolicy;
   /** Per-table conflict policies, in file order; the first matching pattern wins. */

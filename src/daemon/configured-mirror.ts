@@ -10,6 +10,7 @@ import { parseMirrorUrl } from '../mirror/mirror-url.ts';
 import { openMirror } from '../mirror/open-mirror.ts';
 import type { Config, LocalConfig, MirrorConfig } from './config-types.ts';
 import type { Logger } from './logger.ts';
+import { describeSettingSource } from './setting-source.ts';
 
 /**
  * The mirror URL to open: for SQLite, `sqlite:` plus the path the configuration already made
@@ -53,7 +54,7 @@ export async function openConfiguredMirror(config: Pick<Config | LocalConfig, 'm
  */
 function missingRelativeFile(mirror: Extract<MirrorConfig, { dialect: 'sqlite' }>, file: string): string {
   const source = mirror.urlSource;
-  const setIn = source === 'default' ? 'not set: its default' : 'variable' in source ? source.variable : `set in ${source.configFile ?? source.label}`;
+  const setIn = describeSettingSource(source);
   const configFile = typeof source === 'object' && 'configFile' in source ? source.configFile : null;
   const notThere = configFile === null ? '' : ', not against the configuration file\'s directory';
   const configured = parseMirrorUrl(mirror.url);

@@ -18,6 +18,7 @@ import { showValue } from './config-values.ts';
 import type { Config, LocalConfig, MirrorConfig, SettingSource, UpstreamConfig } from './config-types.ts';
 import { CONFIG_FILE_VARIABLE, CONFIG_KEYS } from './config-variables.ts';
 import { closestName } from './did-you-mean.ts';
+import { settingSourceName } from './setting-source.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -126,9 +127,13 @@ function build(rawInput: unknown, options: ResolveConfigOptions, label: string, 
 
   // The mirror's own reading of the URL, with a relative SQLite path made absolute here.
   const { url: mirrorUrl, location } = file.mirror.url;
-  const urlVariable = envSources.get('mirror.url');
-  const urlSource: SettingSource = urlVariable !== undefined ? { variable: urlVariable }
-    : isPlainObject(raw.mirror) && raw.mirror.url !== undefined ? { label, configFile } : 'default';
+  const sourceOf = (section: keyof typeof SECTIONS, key: string): SettingSource => {
+    const variable = envSources.get(`${section}.${key}`);
+    if (variable !== undefined) return { variable };
+    const inFile = raw[section];
+    return isPlainObject(inFile) && inFile[key] !== undefined ? { label, configFile } : 'default';
+  };
+  const urlSource = sourceOf('mirror', 'url');
   const mirror: MirrorConfig =
     location.dialect === 'sqlite'
       ? {
@@ -152,6 +157,7 @@ function build(rawInput: unknown, options: ResolveConfigOptions, label: string, 
     tables: {
       include: file.tables.include,
       exclude: file.tables.exclude,
+      sources: { include: settingSourceName(sourceOf('tables', 'include')), exclude: settingSourceName(sourceOf('tables', 'exclude')) },
       conflictPolicy: file.tables.conflictPolicy,
       conflictPolicies: file.tables.conflictPolicies,
     },

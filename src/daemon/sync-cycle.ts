@@ -103,7 +103,7 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
       backfillConcurrency: sync.backfillConcurrency,
       fullScanEveryMs: sync.fullScanEveryMs,
       maxDeleteShare: sync.maxDeleteShare,
-      tables: { include: tables.include, exclude: tables.exclude },
+      tables: { include: tables.include, exclude: tables.exclude, sources: tables.sources },
       conflictPolicy: tables.conflictPolicy,
       conflictPolicies: tables.conflictPolicies,
     },

@@ -10,6 +10,8 @@ import { ConfigError } from '../errors.ts';
 export interface TableFilter {
   include?: readonly string[];
   exclude?: readonly string[];
+  /** Where each list was set (a variable, a file), for messages about its patterns. */
+  sources?: { readonly include?: string; readonly exclude?: string };
 }
 
 const TABLE_PATTERN = /^(?:\*|[a-z0-9_*?]+\.[a-z0-9_*?]+)$/;
@@ -47,6 +49,8 @@ export function compileTableFilter(filter: TableFilter = {}): (moduleName: strin
 export interface UnmatchedPattern {
   setting: 'tables.include' | 'tables.exclude';
   pattern: string;
+  /** Where the list was set: a variable, or a configuration file's path. */
+  source?: string;
 }
 
 /**
@@ -59,7 +63,9 @@ export function unmatchedPatterns(filter: TableFilter, workspace: Workspace): Un
   const unmatched: UnmatchedPattern[] = [];
   for (const list of ['include', 'exclude'] as const) {
     for (const { pattern, re } of compileList(filter, list)) {
-      if (pattern !== '*' && !names.some((name) => re.test(name))) unmatched.push({ setting: `tables.${list}`, pattern });
+      if (pattern === '*' || names.some((name) => re.test(name))) continue;
+      const source = filter.sources?.[list];
+      unmatched.push({ setting: `tables.${list}`, pattern, ...(source === undefined ? {} : { source }) });
     }
   }
   return unmatched;
@@ -67,7 +73,9 @@ export function unmatchedPatterns(filter: TableFilter, workspace: Workspace): Un
 
 /** The warning about one unmatched pattern, in the words `check` and the daemon's log share. */
 export function describeUnmatchedPattern(unmatched: UnmatchedPattern): string {
-  const variable = unmatched.setting === 'tables.include' ? 'WSMIRROR_TABLES_INCLUDE' : 'WSMIRROR_TABLES_EXCLUDE';
   const effect = unmatched.setting === 'tables.include' ? 'nothing is mirrored through it' : 'it excludes nothing';
-  return `${unmatched.setting} pattern ${JSON.stringify(unmatched.pattern)} (${variable}) matches no upstream table: ${effect}`;
+  // A variable is named as it is, a file as `set in FILE`; a default names nothing.
+  const { source } = unmatched;
+  const where = source === undefined || source === 'default' ? '' : ` (${source.startsWith('WSMIRROR_') ? source : `set in ${source}`})`;
+  return `${unmatched.setting} pattern ${JSON.stringify(unmatched.pattern)}${where} matches no upstream table: ${effect}`;
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,9 +40,28 @@ describe('table patterns that match no upstream table (real processes)', () => {
     const json = await runWsmirror(['check', '--json'], env, { cwd: dir });
     expect(json.code, json.stderr).toBe(0);
     expect((JSON.parse(json.stdout) as { unmatchedPatterns: unknown }).unmatchedPatterns).toEqual([
-      { setting: 'tables.include', pattern: 'crm.dealz', message: warnings[0]!.slice('warn '.length) },
-      { setting: 'tables.exclude', pattern: 'hr.*', message: warnings[1]!.slice('warn '.length) },
+      { setting: 'tables.include', pattern: 'crm.dealz', source: 'WSMIRROR_TABLES_INCLUDE', message: warnings[0]!.slice('warn '.length) },
+      { setting: 'tables.exclude', pattern: 'hr.*', source: 'WSMIRROR_TABLES_EXCLUDE', message: warnings[1]!.slice('warn '.length) },
     ]);
+  });
+
+  it('names the configuration file when the pattern was set there, not a variable that is unset', async () => {
+    const configFile = join(dir, 'patterns.yaml');
+    writeFileSync(configFile, 'tables:\n  include: [crm.dealz, crm.notes]\n');
+    const env = daemonEnv(emu, { url: `sqlite:${join(dir, 'check-file.db')}` });
+    const text = await runWsmirror(['check', '--config', configFile], env, { cwd: dir });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout.split('\n').filter((l) => l.startsWith('warn'))).toEqual([
+      `warn tables.include pattern "crm.dealz" (set in ${configFile}) matches no upstream table: nothing is mirrored through it`,
+    ]);
+    const json = await runWsmirror(['check', '--json', '--config', configFile], env, { cwd: dir });
+    expect((JSON.parse(json.stdout) as { unmatchedPatterns: unknown }).unmatchedPatterns).toEqual([
+      { setting: 'tables.include', pattern: 'crm.dealz', source: configFile, message: `tables.include pattern "crm.dealz" (set in ${configFile}) matches no upstream table: nothing is mirrored through it` },
+    ]);
+    const sync = await runWsmirror(['sync', '--log-format', 'json', '--config', configFile], { ...env, WSMIRROR_MIRROR_URL: `sqlite:${join(dir, 'sync-file.db')}` }, { cwd: dir });
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(sync.stdout).toContain(`tables.include pattern \\"crm.dealz\\" (set in ${configFile})`);
+    expect(sync.stdout).not.toContain('WSMIRROR_TABLES_INCLUDE');
   });
 
   it('a sync logs a warning naming each of them when it reads the workspace', async () => {

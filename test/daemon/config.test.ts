@@ -74,7 +74,7 @@ describe('defaults', () => {
         maxResponseBytes: 32 * 1024 * 1024,
       },
       mirror: { dialect: 'sqlite', url: 'sqlite:./wsmirror.db', urlSource: 'default', path: join(dir, 'wsmirror.db'), relativeTo: dir, pgSchema: 'public', minFreeBytes: 64 * 1024 ** 2 },
-      tables: { include: ['*'], exclude: [], conflictPolicy: 'local-wins', conflictPolicies: [] },
+      tables: { include: ['*'], exclude: [], sources: { include: 'default', exclude: 'default' }, conflictPolicy: 'local-wins', conflictPolicies: [] },
       sync: {
         schedule: { kind: 'interval', everyMs: 30_000 },
         lookbackMs: 10_000,
