@@ -1,4 +1,4 @@
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { SyncEngine } from '../../src/sync/index.ts';
 import { forEachDialect, questionMarkSql } from '../helpers/dialects.ts';
 import { catalogEntry } from '../helpers/mirror-snapshot.ts';
@@ -151,4 +151,16 @@ forEachDialect('wsmirror outbox (real process)', (dialect) => {
     await h.sync();
     expect(await list()).toEqual([]);
   }, 60_000);
+});
+
+describe('wsmirror outbox --help (real process)', () => {
+  it('says that outbox alone lists, and shows the options of the listing', async () => {
+    const res = await runWsmirror(['outbox', '--help'], {});
+    expect(res.code, res.stderr).toBe(0);
+    const help = res.stdout.replace(/\s+/g, ' ');
+    expect(help).toContain('wsmirror outbox alone runs wsmirror outbox list');
+    for (const option of ['--status <status>', '--table <module.table>', '--json', '--config <file>']) expect(help).toContain(option);
+    // The subcommands are still listed.
+    for (const command of ['list [options]', 'retry [options] [ids...]', 'discard [options] [ids...]']) expect(help).toContain(command);
+  });
 });

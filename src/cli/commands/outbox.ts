@@ -83,14 +83,15 @@ export function defineOutboxCommand(program: Command): Command {
     .command('outbox')
     .description('list, retry or discard local edits waiting to be pushed upstream (pending, failed, conflict)');
 
-  withConfigOption(
+  const list = withConfigOption(
     outbox
       .command('list', { isDefault: true })
       .description('list outbox entries: table, record, column, old → new, status, attempts, the row a pending one waits for, last error')
       .option('--status <status>', 'only these statuses (pending, failed, conflict; repeatable or comma-separated)', collect)
       .option('--table <module.table>', 'only this table (repeatable or comma-separated)', collect)
       .option('--json', 'print the entries as one JSON document'),
-  ).action(async (flags: SelectionFlags & { status?: string[]; json?: boolean }) => {
+  );
+  list.action(async (flags: SelectionFlags & { status?: string[]; json?: boolean }) => {
     const statuses = parseStatuses(flags.status);
     const { listOutbox, outboxFilter } = await import('../../sync/push/outbox-admin.ts');
     const mirror = await openLocal(flags);
@@ -101,6 +102,16 @@ export function defineOutboxCommand(program: Command): Command {
     } finally {
       await mirror.close();
     }
+  });
+
+  // `outbox` alone is `outbox list`, whose options commander's help shows only under `outbox list
+  // --help`: the parent's help lists them too, formatted by the list command's own helper.
+  outbox.addHelpText('after', () => {
+    const help = list.createHelp();
+    const options = help.visibleOptions(list).filter((option) => option.long !== '--help');
+    const width = Math.max(...options.map((option) => help.optionTerm(option).length));
+    const items = options.map((option) => help.formatItem(help.optionTerm(option), width, help.optionDescription(option), help));
+    return `\n${help.formatItemList('wsmirror outbox alone runs wsmirror outbox list, with these options:', items, help).join('\n')}`;
   });
 
   withConfigOption(
