@@ -40,11 +40,22 @@ export async function openConfiguredMirror(config: Pick<Config | LocalConfig, 'm
       ...(options.syncLock === true ? { syncLock: true } : {}),
     });
   } catch (error) {
-    if (error instanceof MirrorFileMissingError && config.mirror.dialect === 'sqlite' && config.mirror.relativeTo !== null) {
+    if (error instanceof MirrorFileMissingError && config.mirror.dialect === 'sqlite' && mayBeElsewhere(config.mirror)) {
       throw new MirrorFileMissingError(missingRelativeFile(config.mirror, error.path), error.path);
     }
     throw error;
   }
+}
+
+/**
+ * A relative SQLite path set in a configuration file of another directory than the working one:
+ * the mirror may well be beside that file. Otherwise (no file, or the file here), the missing
+ * mirror is one not made yet, and the plain message (run wsmirror sync) is the right one.
+ */
+function mayBeElsewhere(mirror: Extract<MirrorConfig, { dialect: 'sqlite' }>): boolean {
+  const source = mirror.urlSource;
+  if (mirror.relativeTo === null || typeof source !== 'object' || !('configFile' in source) || source.configFile === null) return false;
+  return resolve(dirname(source.configFile)) !== resolve(mirror.relativeTo);
 }
 
 /**

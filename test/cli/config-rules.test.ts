@@ -55,11 +55,12 @@ describe('configuration rules are the modules\' own', () => {
     expect(said).not.toContain('run wsmirror sync to create it');
     expect(existsSync(join(elsewhere, 'rel.db'))).toBe(false);
 
-    // From the environment, the variable is named, and there is no file to point at.
+    // From the environment, with no configuration file elsewhere, nothing suggests the mirror is
+    // elsewhere: it does not exist yet, and a sync here creates it.
     const fromEnv = await runWsmirror(['status'], { WSMIRROR_MIRROR_URL: 'sqlite:other.db' }, { cwd: elsewhere });
     expect(fromEnv.code, fromEnv.stderr).toBe(78);
-    expect(fromEnv.stderr.replace(/\s+/g, ' ')).toContain(`the SQLite mirror sqlite:other.db does not exist: mirror.url (WSMIRROR_MIRROR_URL) is a relative path, `
-      + `resolved against the working directory ${elsewhere}, so it names ${join(elsewhere, 'other.db')}`);
+    expect(fromEnv.stderr.trim()).toBe(`wsmirror: configuration error: the SQLite mirror sqlite:${join(elsewhere, 'other.db')} does not exist `
+      + `(no file ${join(elsewhere, 'other.db')}); run wsmirror sync to create it`);
 
     // check, run where a first sync is meant to make the mirror, still says the first sync makes it.
     const check = await runWsmirror(['check'], daemonEnv(emu, { url: 'sqlite:other.db' }), { cwd: elsewhere });
@@ -72,6 +73,22 @@ describe('configuration rules are the modules\' own', () => {
     expect(absolute.code).toBe(78);
     expect(absolute.stderr).toContain(`the SQLite mirror sqlite:${join(elsewhere, 'abs.db')} does not exist`);
     expect(absolute.stderr).not.toContain('relative');
+  });
+
+  it('before the first sync, status run beside its configuration file (or with none) says only that a sync creates the mirror', async () => {
+    const here = join(cwd, 'first-sync');
+    mkdirSync(here, { recursive: true });
+    const expected = `wsmirror: configuration error: the SQLite mirror sqlite:${join(here, 'wsmirror.db')} does not exist `
+      + `(no file ${join(here, 'wsmirror.db')}); run wsmirror sync to create it`;
+    // No configuration file: the default mirror.url.
+    const none = await runWsmirror(['status'], {}, { cwd: here });
+    expect(none.code, none.stderr).toBe(78);
+    expect(none.stderr.trim()).toBe(expected);
+    // ./wsmirror.yaml in the working directory, with a relative mirror.url.
+    writeFileSync(join(here, 'wsmirror.yaml'), 'mirror:\n  url: sqlite:./wsmirror.db\n');
+    const beside = await runWsmirror(['status'], {}, { cwd: here });
+    expect(beside.code, beside.stderr).toBe(78);
+    expect(beside.stderr.trim()).toBe(expected);
   });
 
   it('a variable named by the generic rule for a key that has a contract name is warned about, naming the right variable', async () => {
