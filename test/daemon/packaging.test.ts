@@ -33,8 +33,13 @@ describe('config/wsmirror.example.yaml', () => {
   it('states the real defaults', () => {
     const fromExample = loadConfig({ file: `${root}config/wsmirror.example.yaml`, env: {}, cwd: root, upstream: 'optional' });
     const defaults = resolveConfig({}, { env: {}, cwd: root, upstream: 'optional' });
-    // The same values; only where the mirror URL was set differs.
-    expect({ ...fromExample, configFile: null, mirror: { ...fromExample.mirror, urlSource: 'default' } }).toEqual(defaults);
+    // The same values; only where the mirror URL and the table lists were set differs.
+    expect({
+      ...fromExample,
+      configFile: null,
+      mirror: { ...fromExample.mirror, urlSource: 'default' },
+      tables: { ...fromExample.tables, sources: { include: 'default', exclude: 'default' } },
+    }).toEqual(defaults);
   });
 });
 
