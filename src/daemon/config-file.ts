@@ -17,7 +17,12 @@ export interface ConfigFileRead {
   /** Absolute path, or null when the default file is absent. */
   absolute: string | null;
   raw: unknown;
+  /** Unquoted values YAML read as a number or boolean, by their path: for messages about them. */
+  unquoted: UnquotedValues;
 }
+
+/** Path (JSON of the key path, as zod reports it) → the value's text in the file and what YAML made of it. */
+export type UnquotedValues = ReadonlyMap<string, { source: string; value: number | boolean }>;
 
 /** Parses the YAML file; a missing default file (`explicit` false) reads as empty. */
 export function readConfigFile(name: string, explicit: boolean, cwd: string): ConfigFileRead {
@@ -26,13 +31,14 @@ export function readConfigFile(name: string, explicit: boolean, cwd: string): Co
   try {
     read = readBounded(absolute, MAX_CONFIG_FILE_BYTES);
   } catch (error) {
-    if (!explicit && errorCode(error) === 'ENOENT') return { label: name, absolute: null, raw: {} };
+    if (!explicit && errorCode(error) === 'ENOENT') return { label: name, absolute: null, raw: {}, unquoted: new Map() };
     throw new ConfigError(`${name}: cannot read the configuration file: ${describeFsError(error)}`, { cause: error });
   }
   if (read.tooLarge) throw new ConfigError(`${name}: the configuration file is larger than ${formatSize(MAX_CONFIG_FILE_BYTES)}`);
   // Loaded only when there is a file to parse: most runs configure through the environment, and
   // the parser is some seventy modules of start-up.
-  const { LineCounter, parseDocument } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  const yaml = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  const { LineCounter, parseDocument } = yaml;
   const lineCounter = new LineCounter();
   const doc = parseDocument(read.text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   // YAML errors carry no value text once prettyErrors is off; their position is enough.
@@ -43,10 +49,32 @@ export function readConfigFile(name: string, explicit: boolean, cwd: string): Co
   });
   if (problems.length > 0) throw new ConfigError(problems.join('; '));
   try {
-    return { label: name, absolute, raw: doc.toJS() };
+    return { label: name, absolute, raw: doc.toJS(), unquoted: unquotedValues(yaml, doc.contents) };
   } catch (error) {
     throw new ConfigError(`${name}: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/**
+ * The plain (unquoted) scalars YAML resolved to a number or boolean: `workspaceId: 000000000001`
+ * is the number 1 once parsed, and only the document still holds the text the user wrote.
+ */
+function unquotedValues(yaml: typeof import('yaml'), root: unknown): UnquotedValues {
+  const found = new Map<string, { source: string; value: number | boolean }>();
+  const walk = (node: unknown, path: (string | number)[]) => {
+    if (yaml.isMap(node)) {
+      for (const pair of node.items) {
+        if (yaml.isScalar(pair.key) && (typeof pair.key.value === 'string' || typeof pair.key.value === 'number')) walk(pair.value, [...path, pair.key.value]);
+      }
+    } else if (yaml.isSeq(node)) {
+      node.items.forEach((item, i) => walk(item, [...path, i]));
+    } else if (yaml.isScalar(node) && node.type === 'PLAIN' && node.source !== undefined
+      && (typeof node.value === 'number' || typeof node.value === 'boolean')) {
+      found.set(JSON.stringify(path), { source: node.source, value: node.value });
+    }
+  };
+  walk(root, []);
+  return found;
 }
 
 export interface BoundedRead {

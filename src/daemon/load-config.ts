@@ -12,7 +12,7 @@ import { displayBaseUrl } from '../client/base-url.ts';
 import { DEFAULT_PG_SCHEMA, displayMirrorUrl } from '../mirror/mirror-url.ts';
 import { ConfigError } from '../errors.ts';
 import { CREDENTIAL_NAME, envKeyProblem, nonEmpty, resolveApiKey, type Findings } from './api-key-source.ts';
-import { readConfigFile } from './config-file.ts';
+import { readConfigFile, type UnquotedValues } from './config-file.ts';
 import { SECTIONS, configFileSchema, type ConfigFile } from './config-schema.ts';
 import { showValue } from './config-values.ts';
 import type { Config, LocalConfig, MirrorConfig, SettingSource, UpstreamConfig } from './config-types.ts';
@@ -48,7 +48,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config | LocalConfi
   const cwd = options.cwd ?? process.cwd();
   const named = options.file ?? nonEmpty(env[CONFIG_FILE_VARIABLE]);
   const file = readConfigFile(named ?? DEFAULT_FILE, named !== undefined, cwd);
-  return build(file.raw, { ...options, env, cwd }, file.label, file.absolute);
+  return build(file.raw, { ...options, env, cwd }, file.label, file.absolute, file.unquoted);
 }
 
 /**
@@ -81,7 +81,9 @@ export function redactConfig(config: Config | LocalConfig): unknown {
 
 // ---------------------------------------------------------------------------------------------
 
-function build(rawInput: unknown, options: ResolveConfigOptions, label: string, configFile: string | null): Config | LocalConfig {
+function build(
+  rawInput: unknown, options: ResolveConfigOptions, label: string, configFile: string | null, unquoted: UnquotedValues = new Map(),
+): Config | LocalConfig {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const raw = stripNulls(rawInput ?? {});
@@ -114,7 +116,11 @@ function build(rawInput: unknown, options: ResolveConfigOptions, label: string, 
 
   const parsed = configFileSchema.safeParse(merged);
   if (!parsed.success) {
-    const messages = parsed.error.issues.flatMap((issue) => describeIssue(issue, label, envSources));
+    const quotingFixes = (path: readonly PropertyKey[]) => {
+      const read = unquoted.get(JSON.stringify(path));
+      return read !== undefined && !issueAt(withValueAt(merged, path, read.source), path) ? read : undefined;
+    };
+    const messages = parsed.error.issues.flatMap((issue) => describeIssue(issue, label, envSources, quotingFixes));
     // Problems of the key variables do not depend on the file: report them in the same pass.
     const keyProblem = envKeyProblem(env);
     if (keyProblem !== undefined) messages.push(keyProblem);
@@ -232,7 +238,25 @@ function resolveUpstream(
 
 // ---------------------------------------------------------------------------------------------
 
-function describeIssue(issue: z.core.$ZodIssue, label: string, envSources: Map<string, string>): string[] {
+/** Whether the configuration has a problem at this path or inside its value. */
+function issueAt(raw: unknown, path: readonly PropertyKey[]): boolean {
+  const parsed = configFileSchema.safeParse(raw);
+  return !parsed.success && parsed.error.issues.some((issue) => path.every((key, i) => issue.path[i] === key));
+}
+
+/** A copy of `raw` with the value at `path` replaced. */
+function withValueAt(raw: Record<string, unknown>, path: readonly PropertyKey[], value: unknown): Record<string, unknown> {
+  const copy = structuredClone(raw);
+  let node: unknown = copy;
+  for (const key of path.slice(0, -1)) node = (node as Record<PropertyKey, unknown>)[key];
+  (node as Record<PropertyKey, unknown>)[path.at(-1)!] = value;
+  return copy;
+}
+
+function describeIssue(
+  issue: z.core.$ZodIssue, label: string, envSources: Map<string, string>,
+  quotingFixes: (path: readonly PropertyKey[]) => { source: string; value: number | boolean } | undefined,
+): string[] {
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map(
       (key) => `${label}: ${formatPath('', [...issue.path, key])}: unknown key${suggest(issue.path, key)}`,
@@ -242,7 +266,24 @@ function describeIssue(issue: z.core.$ZodIssue, label: string, envSources: Map<s
     const variable = envSources.get(issue.path.slice(0, length).map(String).join('.'));
     if (variable !== undefined) return [`${variable}: ${issue.message}`];
   }
-  return [`${label}: ${formatPath('', issue.path)}: ${issue.message}`];
+  // A value that is wrong only because YAML read it as a number says so; one wrong either way keeps its message.
+  const read = quotingFixes(issue.path);
+  return [`${label}: ${formatPath('', issue.path)}: ${read === undefined ? issue.message : readAsNumber(issue.path, read)}`];
+}
+
+/**
+ * A value YAML read as a number or boolean where text was wanted (`workspaceId: 000000000001` is
+ * the number 1): the value as written, and the quoting that keeps it text. The key is never shown.
+ */
+function readAsNumber(path: readonly PropertyKey[], read: { source: string; value: number | boolean }): string {
+  const kind = typeof read.value === 'number' ? 'number' : 'boolean';
+  const key = path.at(-1);
+  const quoted = (text: string) => (typeof key === 'string' ? `${key}: ${JSON.stringify(text)}` : JSON.stringify(text));
+  if (path.join('.') === 'upstream.apiKey') {
+    return `YAML read the API key (unquoted) as a ${kind}: quote it, as in ${quoted('…')} (value not shown)`;
+  }
+  const as = String(read.value) === read.source ? `a ${kind}` : `the ${kind} ${String(read.value)}`;
+  return `YAML read ${read.source} (unquoted) as ${as}: quote it, as in ${quoted(read.source)}`;
 }
 
 /** "did you mean apiKey?" for a misspelt key, else the list of keys allowed there. */

@@ -328,6 +328,33 @@ describe('bad values name the file, the key and the value', () => {
       .toMatch(/^wsmirror\.yaml: mirror\.url: "postgres:\/\/u:\[Redacted\]" is not a valid postgres:\/\/ URL/);
   });
 
+  it('says YAML read an unquoted value as a number, with its source text, and to quote it', () => {
+    const fileOnly = { WSMIRROR_API_KEY: KEY };
+    expect(yamlError('upstream:\n  workspaceId: 123456789012\n', fileOnly)).toBe(
+      'wsmirror.yaml: upstream.workspaceId: YAML read 123456789012 (unquoted) as a number: quote it, as in workspaceId: "123456789012"',
+    );
+    expect(yamlError('upstream:\n  workspaceId: 000000000001\n', fileOnly)).toBe(
+      'wsmirror.yaml: upstream.workspaceId: YAML read 000000000001 (unquoted) as the number 1: quote it, as in workspaceId: "000000000001"',
+    );
+    expect(yamlError('mirror:\n  pgSchema: 2024\n')).toBe(
+      'wsmirror.yaml: mirror.pgSchema: YAML read 2024 (unquoted) as a number: quote it, as in pgSchema: "2024"',
+    );
+    expect(yamlError('tables:\n  include: [crm.*, 2024.10]\n')).toBe(
+      'wsmirror.yaml: tables.include[1]: YAML read 2024.10 (unquoted) as the number 2024.1: quote it, as in "2024.10"',
+    );
+    // A number that would be wrong as text too keeps the plain message.
+    expect(yamlError('tables:\n  include: [1e3]\n')).toBe(
+      'wsmirror.yaml: tables.include[0]: 1000 is not a table pattern such as crm.* or sales.orders (module.table, wildcards * and ?)',
+    );
+    // The key is never shown, not even as YAML read it.
+    const key = yamlError('upstream:\n  apiKey: 0123\n', {});
+    expect(key).toBe('wsmirror.yaml: upstream.apiKey: YAML read the API key (unquoted) as a number: quote it, as in apiKey: "…" (value not shown)');
+    // Quoted, the same values are accepted; numbers where numbers belong are still numbers.
+    const config = loadYaml('upstream:\n  workspaceId: "000000000001"\nsync:\n  pageSize: 50\n', { WSMIRROR_API_KEY: KEY, WSMIRROR_BASE_URL: 'https://upstream.example.com' });
+    expect(config.upstream.workspaceId).toBe('000000000001');
+    expect(config.sync.pageSize).toBe(50);
+  });
+
   it('reports a bad key variable together with the file\'s errors', () => {
     const message = yamlError('sync:\n  lookback: ten\n', { ...REQUIRED_ENV, WSMIRROR_API_KEY: 'has a space' });
     expect(message).toBe(
