@@ -77,12 +77,23 @@ function hiddenParameter(parameter: string): string {
 /**
  * A value that is no URL, as a message may show it: everything after the first `:` that follows
  * the user part (after `scheme:/` or `scheme://`, else from the start) is hidden, since where a
- * password ends cannot be known in it (`postgres:/u:[Redacted]`, `u:[Redacted]`).
+ * password ends cannot be known in it (`postgres:/u:[Redacted]`, `u:[Redacted]`); a user part
+ * without a colon is hidden up to its `@`. But a host and port with no `@` anywhere
+ * (`127.0.0.1:8787`, `localhost:8787/base`, `[::1]:8787`) hold no user part, and a port is not a
+ * password: such a value is shown as given, less any password parameter. Without `keepUser`
+ * (a user there may be a token, as in a base URL), all before the last `@` is one [Redacted].
  */
-export function unparsedUrlForMessages(value: string): string {
+export function unparsedUrlForMessages(value: string, options: { keepUser?: boolean } = {}): string {
   const scheme = /^[a-z][a-z0-9+.-]*:\/+/i.exec(value)?.[0].length ?? 0;
-  const colon = value.indexOf(':', scheme);
-  return colon < 0 ? value : `${value.slice(0, colon + 1)}${REDACTED}`;
+  const bracket = value[scheme] === '[' ? value.indexOf(']', scheme) : -1; // an IPv6 address's colons are its own
+  const colon = value.indexOf(':', bracket < 0 ? scheme : bracket);
+  const at = value.lastIndexOf('@');
+  if (at >= scheme && (options.keepUser === false || colon < 0 || colon > at)) {
+    return `${value.slice(0, scheme)}${REDACTED}${redactUrlPasswords(value.slice(at))}`;
+  }
+  if (colon < 0) return value;
+  if (at < scheme && /^\d+(?:[/?#]|$)/.test(value.slice(colon + 1))) return redactUrlPasswords(value);
+  return `${value.slice(0, colon + 1)}${REDACTED}`;
 }
 
 function hideParameter(match: string, name: string, equals: string): string {

@@ -7,9 +7,16 @@ import { unparsedUrlForMessages, urlForMessages } from '../api/secret-redaction.
 
 export const BASE_URL_RULE = 'an http:// or https:// URL without query or fragment, such as https://db.example.com';
 
+/** `scheme://` in front: without it, `localhost:8787` would read as a URL of scheme `localhost`. */
+const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
+
 /** The URL normalised (no trailing slash), or why it is refused. */
 export function checkBaseUrl(value: unknown): { url: string } | { problem: string } {
   if (typeof value !== 'string') return { problem: `is not ${BASE_URL_RULE}` };
+  if (!SCHEME.test(value.trim())) {
+    // Not the rule's example URL before the hint: text redaction would read `example.com: … @` as a password.
+    return { problem: `is not an http:// or https:// URL: add http:// or https:// in front (http://${unparsedUrlForMessages(value.trim(), { keepUser: false })})` };
+  }
   let url: URL;
   try {
     url = new URL(value.trim());
@@ -29,11 +36,12 @@ export function checkBaseUrl(value: unknown): { url: string } | { problem: strin
  * everything after its user part hidden.
  */
 export function displayBaseUrl(value: string): string {
+  if (!SCHEME.test(value.trim())) return unparsedUrlForMessages(value.trim(), { keepUser: false });
   let url: URL;
   try {
     url = new URL(value.trim());
   } catch {
-    return unparsedUrlForMessages(value.trim());
+    return unparsedUrlForMessages(value.trim(), { keepUser: false });
   }
   const shown = urlForMessages(url);
   return url.search === '' ? shown.replace(/\/+$/, '') : shown;

@@ -7,6 +7,7 @@
 import { redactUrlPasswords } from '../api/secret-redaction.ts';
 import { displayBaseUrl } from '../client/base-url.ts';
 import type { Workspace } from '../api/workspace.ts';
+import { withSettingHint } from './setting-hints.ts';
 import { InvalidResponseError, MirrorFileMissingError, NetworkError, UpstreamError } from '../errors.ts';
 import type { Catalog, MirrorTable, TableMode } from '../mirror/index.ts';
 import { describeOp, displayMirrorUrl, mirrorCreationProblems, planSchema, tableLabel, describeUnmatchedPattern, unmatchedPatterns, type UnmatchedPattern } from '../mirror/index.ts';
@@ -85,7 +86,8 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
       report.upstream.ok = true;
       report.unmatchedPatterns = unmatchedPatterns(config.tables, workspace).map((u) => ({ ...u, message: describeUnmatchedPattern(u) }));
     } catch (error) {
-      report.upstream.error = message(error);
+      // As a sync says it: a refused key names where it came from, an unknown workspace its setting.
+      report.upstream.error = message(withSettingHint(error, config.upstream, { workspaceCheck: true }));
     }
 
     try {
@@ -115,7 +117,7 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
         // A failure of the plan is a FAIL of the side it came from, like the checks above.
         if (isUpstreamFailure(error)) {
           report.upstream.ok = false;
-          report.upstream.error = message(error);
+          report.upstream.error = message(withSettingHint(error, config.upstream));
         } else {
           // Said once: the same cause may have failed the access check above.
           if (!report.mirror.problems.includes(message(error))) report.mirror.problems.push(message(error));

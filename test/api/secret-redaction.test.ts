@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRedactor, redactUrlPasswords } from '../../src/api/secret-redaction.ts';
+import { createRedactor, redactUrlPasswords, unparsedUrlForMessages } from '../../src/api/secret-redaction.ts';
 
 describe('redactUrlPasswords', () => {
   it('hides a password whatever it holds, up to the last @ before the host', () => {
@@ -53,5 +53,26 @@ describe('redactUrlPasswords', () => {
   it('hides a password given as a parameter, and the secrets given to a redactor', () => {
     expect(redactUrlPasswords('postgres://h/db?user=u&password=pw1 x')).toBe('postgres://h/db?user=u&password=[Redacted] x');
     expect(createRedactor(['key-0123456789'])('Bearer abc and key-0123456789')).toBe('Bearer [Redacted] and [Redacted]');
+  });
+});
+
+describe('unparsedUrlForMessages', () => {
+  it('shows host:port as given: a port is not a password', () => {
+    for (const value of ['127.0.0.1:8787', 'localhost:8787', 'db.example.com:443/base', '[::1]:8787', 'localhost']) {
+      expect(unparsedUrlForMessages(value)).toBe(value);
+    }
+  });
+
+  it('hides whatever could be credentials: a user part before an @, text after a colon that is no port, a password parameter', () => {
+    expect(unparsedUrlForMessages('us3r:s3cret@127.0.0.1:8787')).toBe('us3r:[Redacted]');
+    expect(unparsedUrlForMessages('us3r:8787@db')).toBe('us3r:[Redacted]');
+    expect(unparsedUrlForMessages('postgres:/u:s3cret@db/x')).toBe('postgres:/u:[Redacted]');
+    expect(unparsedUrlForMessages('u:s3cret')).toBe('u:[Redacted]');
+    expect(unparsedUrlForMessages('u:8787s3cret')).toBe('u:[Redacted]');
+    expect(unparsedUrlForMessages('db:5432/x?password=s3cret')).toBe('db:5432/x?password=[Redacted]');
+    expect(unparsedUrlForMessages('t0ken@db:5432')).toBe('[Redacted]@db:5432');
+    // Where a user may be a token (a base URL), the whole user part goes.
+    expect(unparsedUrlForMessages('us3r:s3cret@127.0.0.1:8787', { keepUser: false })).toBe('[Redacted]@127.0.0.1:8787');
+    expect(unparsedUrlForMessages('http://us3r:s3c@ret@127.0.0.1:99999', { keepUser: false })).toBe('http://[Redacted]@127.0.0.1:99999');
   });
 });

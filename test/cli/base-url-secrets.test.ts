@@ -72,4 +72,17 @@ describe('credentials in upstream.baseUrl in what commands print (real processes
       expect(res.stdout + res.stderr, url).toContain('WSMIRROR_BASE_URL: "');
     }
   }, 60_000);
+
+  it('a base URL without a scheme is shown as given when it holds no credentials, with what to add', async () => {
+    for (const url of ['127.0.0.1:8787', 'localhost:8787']) {
+      const res = await runWsmirror(['check'], env(url));
+      expect(res.code, res.stderr).toBe(78);
+      expect(res.stderr, url).toContain(`WSMIRROR_BASE_URL: "${url}" is not an http:// or https:// URL`);
+      expect(res.stderr, url).toContain(`add http:// or https:// in front (http://${url})`);
+    }
+    const withUser = await runWsmirror(['check'], env('us3rname:s3cr@127.0.0.1:8787'));
+    expect(withUser.code).toBe(78);
+    expect(leaks(withUser.stdout + withUser.stderr)).toBe('');
+    expect(withUser.stderr).toContain('add http:// or https:// in front');
+  }, 60_000);
 });

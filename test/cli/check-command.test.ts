@@ -102,6 +102,9 @@ forEachDialect('wsmirror check (real processes)', ({ dialect, fresh }) => {
     expect(badKey.code).toBe(78);
     expect(badKey.report!.upstream.ok).toBe(false);
     expect(badKey.text).toMatch(/FAIL upstream: .*401/);
+    // Where the key came from, as sync says it; no header with a redacted value in it.
+    expect(badKey.text).toContain('upstream refused the API key (HTTP 401) from WSMIRROR_API_KEY');
+    expect(badKey.text).not.toContain('Bearer');
     expect(badKey.report!.mirror.ok).toBe(true);
 
     const unreachable: MirrorLocation = dialect === 'sqlite'
