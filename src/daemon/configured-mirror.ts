@@ -40,10 +40,10 @@ export async function openConfiguredMirror(config: Pick<Config | LocalConfig, 'm
       ...(options.syncLock === true ? { syncLock: true } : {}),
     });
   } catch (error) {
-    if (error instanceof MirrorFileMissingError && config.mirror.dialect === 'sqlite' && mayBeElsewhere(config.mirror)) {
-      throw new MirrorFileMissingError(missingRelativeFile(config.mirror, error.path), error.path);
-    }
-    throw error;
+    if (!(error instanceof MirrorFileMissingError) || config.mirror.dialect !== 'sqlite') throw error;
+    const configFile = configFileElsewhere(config.mirror);
+    if (configFile === null) throw error;
+    throw new MirrorFileMissingError(missingRelativeFile(config.mirror, configFile, error.path), error.path);
   }
 }
 
@@ -52,10 +52,10 @@ export async function openConfiguredMirror(config: Pick<Config | LocalConfig, 'm
  * the mirror may well be beside that file. Otherwise (no file, or the file here), the missing
  * mirror is one not made yet, and the plain message (run wsmirror sync) is the right one.
  */
-function mayBeElsewhere(mirror: Extract<MirrorConfig, { dialect: 'sqlite' }>): boolean {
+function configFileElsewhere(mirror: Extract<MirrorConfig, { dialect: 'sqlite' }>): string | null {
   const source = mirror.urlSource;
-  if (mirror.relativeTo === null || typeof source !== 'object' || !('configFile' in source) || source.configFile === null) return false;
-  return resolve(dirname(source.configFile)) !== resolve(mirror.relativeTo);
+  if (mirror.relativeTo === null || typeof source !== 'object' || !('configFile' in source) || source.configFile === null) return null;
+  return resolve(dirname(source.configFile)) === resolve(mirror.relativeTo) ? null : source.configFile;
 }
 
 /**
@@ -63,13 +63,11 @@ function mayBeElsewhere(mirror: Extract<MirrorConfig, { dialect: 'sqlite' }>): b
  * than the one the mirror was made in. "Run wsmirror sync to create it" would make a second,
  * empty mirror there, so the message says where the path was resolved, and where it was set.
  */
-function missingRelativeFile(mirror: Extract<MirrorConfig, { dialect: 'sqlite' }>, file: string): string {
-  const source = mirror.urlSource;
-  const setIn = describeSettingSource(source);
-  const configFile = typeof source === 'object' && 'configFile' in source ? source.configFile : null;
-  const notThere = configFile === null ? '' : ', not against the configuration file\'s directory';
+function missingRelativeFile(mirror: Extract<MirrorConfig, { dialect: 'sqlite' }>, configFile: string, file: string): string {
+  const setIn = describeSettingSource(mirror.urlSource);
+  const notThere = ', not against the configuration file\'s directory';
   const configured = parseMirrorUrl(mirror.url);
-  const beside = configFile === null || configured.dialect !== 'sqlite' ? undefined : resolve(dirname(configFile), configured.path);
+  const beside = configured.dialect !== 'sqlite' ? undefined : resolve(dirname(configFile), configured.path);
   const found = beside !== undefined && beside !== file && existsSync(beside) ? `; a file of that name is beside the configuration file: ${beside}` : '';
   const absolute = found === '' ? `sqlite:/…/${file.slice(file.lastIndexOf('/') + 1)}` : `sqlite:${beside}`;
   return `the SQLite mirror ${mirror.url} does not exist: mirror.url (${setIn}) is a relative path, resolved against the working directory `
