@@ -12,6 +12,12 @@ export interface SchemaChangeLocks {
   readonly tables: readonly string[];
 }
 
+/** What a schema change drops whole (views, tables) and the columns it drops, by their SQL names. */
+export interface DroppedRelations {
+  readonly relations: readonly string[];
+  readonly columns: readonly { readonly table: string; readonly column: string }[];
+}
+
 /** A write transaction: a Kysely bound to it, plus whatever the driver needs (e.g. the client). */
 export interface WriteTx {
   readonly db: Kysely<CatalogDb>;
@@ -146,6 +152,15 @@ export interface DialectDriver {
    * naming the sessions that hold them. A no-op on SQLite, whose readers never block its writer.
    */
   lockForSchemaChange(tx: WriteTx, locks: SchemaChangeLocks): Promise<void>;
+
+  /**
+   * The views of users' own that read what a schema change drops (`own`: the mirror's views, left
+   * out), each described as the database would name it in its refusal, found before the change
+   * takes any lock (operations/users-views.ts). Postgres locks each such view once it holds what
+   * the view reads, and refuses the change; SQLite lets the change through (its views are checked
+   * as the change goes, unreadableViews): always none there.
+   */
+  viewsDependingOn(tx: WriteTx, dropped: DroppedRelations, own: readonly string[]): Promise<string[]>;
 
   /**
    * The views of users' own in the mirror's namespace that do not read, each with the database's

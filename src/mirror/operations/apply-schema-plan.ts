@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { tableCursorPrefix } from '../catalog.ts';
 import type { MirrorField } from '../catalog.ts';
-import type { WriteTx } from '../dialect-driver.ts';
+import type { DroppedRelations, WriteTx } from '../dialect-driver.ts';
 import { MirrorError } from '../errors.ts';
 import type { CursorWrites } from '../mirror.ts';
 import { assertOpen } from '../mirror-context.ts';
@@ -17,7 +17,7 @@ import { createSqlTable } from './create-sql-table.ts';
 import { keepInsertedValues } from './keep-inserted-values.ts';
 import { createReferenceIndex, dropReferenceIndex, referenceIndexSql } from './reference-indexes.ts';
 import { absentTablesIn, readRevision } from './read-catalog.ts';
-import type { ViewChanges } from './readable-views.ts';
+import { viewsDroppedBy, type ViewChanges } from './readable-views.ts';
 import { lockChangedTables } from './schema-change-locks.ts';
 import { schemaRefusal } from './schema-refusal.ts';
 import { refuseUnreadableViews } from './users-views.ts';
@@ -38,12 +38,12 @@ export async function applySchemaPlan(ctx: MirrorContext, plan: SchemaPlan, opti
         );
       }
       const touched = touchedTables(plan.ops);
+      const changes = viewChangesOf(plan.ops);
       if (touched.size > 0) {
-        const dropped = new Set(plan.ops.flatMap((op) => (op.op === 'dropTable' ? [op.table.tableId] : [])));
-        await refuseChangesThatCreate(ctx, tx, touched, dropped);
-        await lockChangedTables(ctx, tx, touched);
+        await refuseChangesThatCreate(ctx, tx, touched, changes.droppedTables);
+        await lockChangedTables(ctx, tx, touched, droppedBy(plan.ops, await viewsDroppedBy(ctx, tx, touched, changes)));
       }
-      const setAside = touched.size > 0 ? await setAsideDerivedObjects(ctx, tx, touched, viewChangesOf(plan.ops)) : undefined;
+      const setAside = touched.size > 0 ? await setAsideDerivedObjects(ctx, tx, touched, changes) : undefined;
       for (const step of inSteps(plan.ops)) {
         for (const op of step.ops) ctx.logger?.info({ op: op.op }, describeOp(op));
         try {
@@ -94,6 +94,18 @@ function viewChangesOf(ops: readonly SchemaOp[]): ViewChanges {
     else if (op.op === 'updateTable' && op.table.viewName !== null) viewNames.set(op.table.tableId, op.table.viewName);
   }
   return { goingFields, droppedTables, viewNames };
+}
+
+/** What the ops' DDL drops of each table they touch: its view (`views`: those not made again in place), the table, columns. */
+function droppedBy(ops: readonly SchemaOp[], views: ReadonlyMap<string, string>): Map<string, DroppedRelations> {
+  const out = new Map<string, { relations: string[]; columns: { table: string; column: string }[] }>();
+  const of = (tableId: string) => out.get(tableId) ?? out.set(tableId, { relations: [], columns: [] }).get(tableId)!;
+  for (const [tableId, view] of views) of(tableId).relations.push(view);
+  for (const op of ops) {
+    if (op.op === 'dropTable') of(op.table.tableId).relations.push(op.table.sqlName);
+    else if (op.op === 'dropColumn' || (op.op === 'retypeColumn' && op.rebuild)) of(op.field.tableId).columns.push({ table: op.sqlTable, column: op.field.columnName });
+  }
+  return out;
 }
 
 type AddColumnOp = Extract<SchemaOp, { op: 'addColumn' }>;

@@ -50,28 +50,17 @@ export type KeptViews = ReadonlyMap<string, ReadableView>;
 
 /** Before the DDL: each view of the scope made ready for it (see above); returns those kept standing. */
 export async function setAsideViews(ctx: MirrorContext, tx: WriteTx, scope: ViewScope, changes?: ViewChanges): Promise<KeptViews> {
-  const { names } = ctx.driver;
   const catalog = await readCatalogTables(ctx.driver, ctx.driver.catalog(tx.db));
   const absent = new Set(await absentTablesIn(ctx.driver, tx.db, catalog.tables));
+  const kept = new Map<string, ReadableView>();
+  for (const { table, statements, interim } of touchedViewsSetAside(ctx, catalog, absent, scope.touched, changes)) {
+    await run(ctx, tx, table.tableId, statements);
+    if (interim) kept.set(table.tableId, interim);
+    // Not a view dropped only to be created after the DDL: a view of a user's on it reads it again then.
+    if (interim || changes?.droppedTables.has(table.tableId)) await refuseUnreadableViews(ctx, tx, scope.unreadableBefore, table.tableId);
+  }
   const all = targetsOf(catalog.tables, absent);
   const untouched = targetsOf(catalog.tables, new Set([...absent, ...scope.touched]));
-  const kept = new Map<string, ReadableView>();
-  let renamed = 0;
-  for (const table of catalog.tables) {
-    if (!scope.touched.has(table.tableId) || table.viewName === null) continue;
-    let interim: ReadableView | undefined;
-    if (changes !== undefined && !absent.has(table.tableId) && !changes.droppedTables.has(table.tableId)) {
-      const newName = changes.viewNames.get(table.tableId) ?? table.viewName;
-      const viewName = newName === table.viewName ? table.viewName : temporaryViewName(renamed++);
-      const fields = catalog.fields.filter((f) => !changes.goingFields.has(f.fieldId));
-      interim = viewOf({ ...table, viewName }, fields, untouched, ctx);
-    }
-    const remake = interim && ctx.dialect.remakeViewSql(names, viewOf(table, catalog.fields, all, ctx), interim);
-    await run(ctx, tx, table.tableId, remake ?? [dropViewStatement(names, table.viewName)]);
-    if (remake) kept.set(table.tableId, interim!);
-    // Not a view dropped only to be created after the DDL: a view of a user's on it reads it again then.
-    if (remake || changes?.droppedTables.has(table.tableId)) await refuseUnreadableViews(ctx, tx, scope.unreadableBefore, table.tableId);
-  }
   for (const table of catalog.tables) {
     const changeOf = scope.referencing.get(table.tableId);
     if (changeOf === undefined || table.viewName === null || absent.has(table.tableId)) continue;
@@ -79,6 +68,38 @@ export async function setAsideViews(ctx: MirrorContext, tx: WriteTx, scope: View
     await run(ctx, tx, changeOf, remakeSql(ctx, viewOf(table, catalog.fields, all, ctx), viewOf(table, catalog.fields, untouched, ctx)));
   }
   return kept;
+}
+
+/**
+ * The views of the `touched` tables that a change (`changes`) drops rather than making them again
+ * in place, by table id: what setAsideViews will do, known before any of it runs.
+ */
+export async function viewsDroppedBy(ctx: MirrorContext, tx: WriteTx, touched: ReadonlySet<string>, changes?: ViewChanges): Promise<Map<string, string>> {
+  const catalog = await readCatalogTables(ctx.driver, ctx.driver.catalog(tx.db));
+  const absent = new Set(await absentTablesIn(ctx.driver, tx.db, catalog.tables));
+  return new Map(touchedViewsSetAside(ctx, catalog, absent, touched, changes)
+    .flatMap(({ table, interim }) => (interim || absent.has(table.tableId) ? [] : [[table.tableId, table.viewName!] as const])));
+}
+
+/** How the view of each touched table makes way for the DDL: `statements`, leaving it standing as `interim` (made again in place), or dropped. */
+function touchedViewsSetAside(
+  ctx: MirrorContext, catalog: { tables: readonly MirrorTable[]; fields: readonly MirrorField[] }, absent: ReadonlySet<string>, touched: ReadonlySet<string>, changes?: ViewChanges,
+): { table: MirrorTable; statements: string[]; interim: ReadableView | undefined }[] {
+  const { names } = ctx.driver;
+  const all = targetsOf(catalog.tables, absent);
+  const untouched = targetsOf(catalog.tables, new Set([...absent, ...touched]));
+  let renamed = 0;
+  return catalog.tables.filter((t) => touched.has(t.tableId) && t.viewName !== null).map((table) => {
+    let interim: ReadableView | undefined;
+    if (changes !== undefined && !absent.has(table.tableId) && !changes.droppedTables.has(table.tableId)) {
+      const newName = changes.viewNames.get(table.tableId) ?? table.viewName!;
+      const viewName = newName === table.viewName ? table.viewName : temporaryViewName(renamed++);
+      const fields = catalog.fields.filter((f) => !changes.goingFields.has(f.fieldId));
+      interim = viewOf({ ...table, viewName }, fields, untouched, ctx);
+    }
+    const remake = interim && ctx.dialect.remakeViewSql(names, viewOf(table, catalog.fields, all, ctx), interim);
+    return remake ? { table, statements: remake, interim } : { table, statements: [dropViewStatement(names, table.viewName!)], interim: undefined };
+  });
 }
 
 /**

@@ -1,7 +1,8 @@
-import type { WriteTx } from '../dialect-driver.ts';
+import type { DroppedRelations, WriteTx } from '../dialect-driver.ts';
 import { TableSchemaError } from '../errors.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import { absentTablesIn } from './read-catalog.ts';
+import { refuseDroppingWhatViewsRead } from './users-views.ts';
 
 /**
  * Before a schema change's DDL, the locks of each table it changes, one table at a time in the
@@ -10,9 +11,13 @@ import { absentTablesIn } from './read-catalog.ts';
  * Taken up front, no DDL waits behind a reader while holding another table's lock, which would
  * stall that table's readers too; and a table whose locks another session holds past the bound
  * fails alone, as a TableSchemaError, so the schema pull holds back that table and applies the
- * others. Tables the plan creates are not in the catalog yet, and need none.
+ * others. Tables the plan creates are not in the catalog yet, and need none. A table whose
+ * change drops what views of users' own read (`dropped`, by table id) is refused before its locks
+ * are taken (users-views.ts).
  */
-export async function lockChangedTables(ctx: MirrorContext, tx: WriteTx, tableIds: Iterable<string>): Promise<void> {
+export async function lockChangedTables(
+  ctx: MirrorContext, tx: WriteTx, tableIds: Iterable<string>, dropped?: ReadonlyMap<string, DroppedRelations>,
+): Promise<void> {
   const cat = ctx.driver.catalog(tx.db);
   const all = await cat.selectFrom('_wsmirror_tables').select(['table_id', 'sql_name', 'view_name']).execute();
   // A table whose SQL table is missing (dropped outside wsmirror) has nothing to lock.
@@ -21,8 +26,11 @@ export async function lockChangedTables(ctx: MirrorContext, tx: WriteTx, tableId
   const byId = new Map(rows.map((t) => [t.table_id, t]));
   const references = await cat.selectFrom('_wsmirror_fields').select(['table_id', 'ref_table_id'])
     .where('ref_table_id', 'is not', null).execute();
+  const own = all.flatMap((t) => (t.view_name === null ? [] : [t.view_name]));
   for (const tableId of tableIds) {
     if (!byId.has(tableId)) continue;
+    const drops = dropped?.get(tableId);
+    if (drops !== undefined) await refuseDroppingWhatViewsRead(ctx, tx, tableId, drops, own);
     const scope = new Set([tableId, ...references.filter((r) => r.ref_table_id === tableId).map((r) => r.table_id)]);
     const tables = [...scope].flatMap((id) => byId.get(id) ?? []);
     try {

@@ -1,4 +1,4 @@
-import type { WriteTx } from '../dialect-driver.ts';
+import type { DroppedRelations, WriteTx } from '../dialect-driver.ts';
 import { TableSchemaError } from '../errors.ts';
 import type { MirrorContext } from '../mirror-context.ts';
 import type { ReadableView } from '../readable-view.ts';
@@ -42,4 +42,20 @@ export async function refuseSwappedColumns(ctx: MirrorContext, tx: WriteTx, tabl
   if (readers.length === 0) return;
   throw new TableSchemaError(tableId, new Error(`view ${readers.join(', ')} reads ${before.viewName} by its columns' names, and this change gives `
     + `${swapped.map((n) => JSON.stringify(n)).join(', ')} to other fields (names swapped upstream): it would show their values instead`), { dependants: true });
+}
+
+/**
+ * Refuses the change of `tableId` before it takes any lock when views of users' own read what it
+ * drops (`dropped`; `own`: the mirror's views), as the database would refuse its DDL. Postgres
+ * finds such a view only once it holds the locks of what the view reads, and then waits for the
+ * view's own lock: a query of the view holds that and waits for what it reads, and one of the
+ * two failed with a deadlock. Checked first, a refused change locks nothing, and the query only
+ * waits as long as the change's other locks are held.
+ */
+export async function refuseDroppingWhatViewsRead(
+  ctx: MirrorContext, tx: WriteTx, tableId: string, dropped: DroppedRelations, own: readonly string[],
+): Promise<void> {
+  const readers = await ctx.driver.viewsDependingOn(tx, dropped, own);
+  if (readers.length === 0) return;
+  throw new TableSchemaError(tableId, new Error(`other objects depend on what this change drops: ${readers.join('; ')}`), { dependants: true });
 }

@@ -5,7 +5,7 @@ import { ConfigError } from '../../errors.ts';
 import { MirrorLockedError } from '../errors.ts';
 import type { CatalogDb } from '../catalog-tables.ts';
 import type { Dialect } from '../dialect.ts';
-import type { ColumnSpec, CommentOn, DialectDriver, RowSink, RowsToKeep, SchemaChangeLocks, WriteTx } from '../dialect-driver.ts';
+import type { ColumnSpec, CommentOn, DialectDriver, DroppedRelations, RowSink, RowsToKeep, SchemaChangeLocks, WriteTx } from '../dialect-driver.ts';
 import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-url.ts';
 import { accessProblems } from './access-problems.ts';
 import { secureCaptureFunctions } from './capture-grants.ts';
@@ -16,6 +16,7 @@ import { revokeExtraGrants } from './table-grants.ts';
 import { connectFailure, sessionEndedError } from './connect-failure.ts';
 import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
+import { viewsDependingOn } from './dependent-views.ts';
 import { missingCreatePrivilege } from './create-privilege.ts';
 import { inlineParameters } from './inline-parameters.ts';
 import { refreshOutboxStatistics } from './outbox-statistics.ts';
@@ -191,6 +192,10 @@ class PostgresDriver implements DialectDriver {
     } catch (error) {
       throw await lockTimeoutError(error, this.db, this.#schema, locks, sessionPid(tx));
     }
+  }
+
+  viewsDependingOn(tx: WriteTx, dropped: DroppedRelations, own: readonly string[]): Promise<string[]> {
+    return viewsDependingOn(tx.db, this.names, dropped, own);
   }
 
   fromBool(value: unknown): boolean {

@@ -128,6 +128,11 @@ class SqliteDriver implements DialectDriver {
     return viewsNaming(tx.db, viewName);
   }
 
+  async viewsDependingOn(): Promise<string[]> {
+    // SQLite drops what views read (unreadableViews checks them as the change goes).
+    return [];
+  }
+
   async missingCreatePrivilege(): Promise<undefined> {
     return undefined;
   }
