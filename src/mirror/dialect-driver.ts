@@ -145,13 +145,15 @@ export interface DialectDriver {
    */
   runScript(tx: WriteTx, statements: readonly string[]): Promise<void>;
   /**
-   * Takes inside `tx`, before a schema change's DDL, the locks it needs on one table: `locks`
-   * are that table's relations and those its change rebuilds. Postgres waits a bounded time for
-   * them (a long query or an open transaction holding one would otherwise stall the change, and
-   * every query queued behind it, for as long as it lasts) and then throws MirrorLockedError
-   * naming the sessions that hold them. A no-op on SQLite, whose readers never block its writer.
+   * Takes inside `tx`, before a schema change's DDL, the locks it needs: each of `scopes` is one
+   * table's relations and those its change rebuilds, taken in order. Postgres waits a bounded time
+   * for them (a long query or an open transaction holding one would otherwise stall the change, and
+   * every query queued behind it, for as long as it lasts), in attempts that never hold a lock
+   * while waiting long for another (postgres/schema-change-locks.ts); returns the scope whose locks
+   * did not come, with a MirrorLockedError naming the sessions that hold them, or undefined. A
+   * no-op on SQLite, whose readers never block its writer.
    */
-  lockForSchemaChange(tx: WriteTx, locks: SchemaChangeLocks): Promise<void>;
+  lockForSchemaChange(tx: WriteTx, scopes: readonly SchemaChangeLocks[]): Promise<{ scope: number; error: unknown } | undefined>;
 
   /**
    * The views of users' own that read what a schema change drops (`own`: the mirror's views, left

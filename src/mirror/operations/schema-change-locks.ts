@@ -5,13 +5,12 @@ import { absentTablesIn } from './read-catalog.ts';
 import { refuseDroppingWhatViewsRead } from './users-views.ts';
 
 /**
- * Before a schema change's DDL, the locks of each table it changes, one table at a time in the
- * plan's order: the table, the tables whose derived objects its change rebuilds with it (those
- * referencing it, derived-objects.ts) and their readable views (DialectDriver.lockForSchemaChange).
- * Taken up front, no DDL waits behind a reader while holding another table's lock, which would
- * stall that table's readers too; and a table whose locks another session holds past the bound
- * fails alone, as a TableSchemaError, so the schema pull holds back that table and applies the
- * others. Tables the plan creates are not in the catalog yet, and need none. A table whose
+ * Before a schema change's DDL, the locks of each table it changes, in the plan's order: the
+ * table, the tables whose derived objects its change rebuilds with it (those referencing it,
+ * derived-objects.ts) and their readable views (DialectDriver.lockForSchemaChange). Taken up
+ * front, no DDL waits behind a reader while holding another table's lock, which would stall that
+ * table's readers too; and a table whose locks another session holds past the bound fails alone,
+ * as a TableSchemaError, so the schema pull holds back that table and applies the others. Tables the plan creates are not in the catalog yet, and need none. A table whose
  * change drops what views of users' own read (`dropped`, by table id) is refused before its locks
  * are taken (users-views.ts).
  */
@@ -27,21 +26,17 @@ export async function lockChangedTables(
   const references = await cat.selectFrom('_wsmirror_fields').select(['table_id', 'ref_table_id'])
     .where('ref_table_id', 'is not', null).execute();
   const own = all.flatMap((t) => (t.view_name === null ? [] : [t.view_name]));
-  for (const tableId of tableIds) {
-    if (!byId.has(tableId)) continue;
+  const changed = [...tableIds].filter((id) => byId.has(id));
+  for (const tableId of changed) {
     const drops = dropped?.get(tableId);
     if (drops !== undefined) await refuseDroppingWhatViewsRead(ctx, tx, tableId, drops, own);
+  }
+  const failed = await ctx.driver.lockForSchemaChange(tx, changed.map((tableId) => {
     const scope = new Set([tableId, ...references.filter((r) => r.ref_table_id === tableId).map((r) => r.table_id)]);
     const tables = [...scope].flatMap((id) => byId.get(id) ?? []);
-    try {
-      await ctx.driver.lockForSchemaChange(tx, {
-        views: tables.flatMap((t) => (t.view_name === null ? [] : [t.view_name])),
-        tables: tables.map((t) => t.sql_name),
-      });
-    } catch (error) {
-      throw new TableSchemaError(tableId, error);
-    }
-  }
+    return { views: tables.flatMap((t) => (t.view_name === null ? [] : [t.view_name])), tables: tables.map((t) => t.sql_name) };
+  }));
+  if (failed !== undefined) throw new TableSchemaError(changed[failed.scope]!, failed.error);
 }
 
 /**
@@ -57,8 +52,9 @@ export async function lockForMigration(
 ): Promise<void> {
   const rows = tableIds.size === 0 && viewTableIds.size === 0 ? []
     : await ctx.driver.catalog(tx.db).selectFrom('_wsmirror_tables').select(['table_id', 'sql_name', 'view_name']).execute();
-  await ctx.driver.lockForSchemaChange(tx, {
+  const failed = await ctx.driver.lockForSchemaChange(tx, [{
     views: rows.flatMap((t) => (viewTableIds.has(t.table_id) && t.view_name !== null ? [t.view_name] : [])),
     tables: [...catalogTables, ...rows.flatMap((t) => (tableIds.has(t.table_id) ? [t.sql_name] : []))],
-  });
+  }]);
+  if (failed !== undefined) throw failed.error;
 }

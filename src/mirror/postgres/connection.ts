@@ -20,7 +20,7 @@ import { viewsDependingOn } from './dependent-views.ts';
 import { missingCreatePrivilege } from './create-privilege.ts';
 import { inlineParameters } from './inline-parameters.ts';
 import { refreshOutboxStatistics } from './outbox-statistics.ts';
-import { lockTimeoutError, schemaChangeLockSql } from './schema-change-locks.ts';
+import { takeSchemaChangeLocks } from './schema-change-locks.ts';
 import { withServerDetail } from './server-detail.ts';
 import { explainingPool, mirrorPool } from './mirror-pool.ts';
 import { quoteIdent } from '../sql-text.ts';
@@ -186,12 +186,8 @@ class PostgresDriver implements DialectDriver {
     if (statements.length > 0) await sql.raw(statements.join(';\n')).execute(tx.db);
   }
 
-  async lockForSchemaChange(tx: WriteTx, locks: SchemaChangeLocks): Promise<void> {
-    try {
-      await this.runScript(tx, schemaChangeLockSql(this.names, locks));
-    } catch (error) {
-      throw await lockTimeoutError(error, this.db, this.#schema, locks, sessionPid(tx));
-    }
+  lockForSchemaChange(tx: WriteTx, scopes: readonly SchemaChangeLocks[]): Promise<{ scope: number; error: unknown } | undefined> {
+    return takeSchemaChangeLocks(tx.db, this.db, this.names, this.#schema, scopes, sessionPid(tx));
   }
 
   viewsDependingOn(tx: WriteTx, dropped: DroppedRelations, own: readonly string[]): Promise<string[]> {

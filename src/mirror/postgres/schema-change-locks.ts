@@ -2,34 +2,87 @@ import { sql, type Kysely } from 'kysely';
 import type { CatalogDb } from '../catalog-tables.ts';
 import { MirrorLockedError } from '../errors.ts';
 import type { SchemaChangeLocks } from '../dialect-driver.ts';
-import type { SqlNames } from '../sql-text.ts';
+import { quoteLiteral, type SqlNames } from '../sql-text.ts';
 
 /**
- * How long a schema change waits for a lock. ALTER, DROP and DROP TRIGGER need a table's ACCESS
+ * How long a schema change waits for its locks. ALTER, DROP and DROP TRIGGER need a table's ACCESS
  * EXCLUSIVE lock, which waits for every query that reads the table (or its view) to end, and
  * every later query of the table queues behind that wait: without a bound, one long BI query or
  * a transaction left open stalled the daemon's cycle and every dashboard on the table for as
- * long as it lasted. A few seconds cover the dashboards' own queries; it is what a dashboard
- * waits at most, per attempt.
+ * long as it lasted. A few seconds cover the dashboards' own queries; a dashboard waits behind
+ * one attempt at them at a time (takeSchemaChangeLocks). Its DDL, once they are held, waits as
+ * long at most for any other lock.
  */
 export const SCHEMA_LOCK_TIMEOUT = '5s';
 
 /** SQLSTATE lock_not_available: `lock_timeout` expired. */
 const LOCK_NOT_AVAILABLE = '55P03';
 
+/** The whole wait for a schema change's locks, over its attempts (SCHEMA_LOCK_TIMEOUT). */
+const SCHEMA_LOCK_WAIT_MS = 5_000;
+
+/** Between two attempts: the queries that waited behind the last one go first. */
+const ATTEMPT_PAUSE_MS = 20;
+
+const SAVEPOINT = '"_wsmirror_locks"';
+
 /**
- * The statements that take the locks of `locks` within the write transaction, views first:
- * a query of a view locks the view before its tables, and taking them the other way round
- * deadlocks with a query that arrived while the schema change waited. The bound stays on the
- * transaction (SET LOCAL), so its later DDL cannot wait without bound either.
+ * Takes the locks of every scope of `scopes` within the write transaction `db`, in order, each
+ * scope views first (a query of a view locks the view before its tables), without ever waiting
+ * long while holding one. A query holds what it read first while it waits for the rest, and locks
+ * in its own order (a join of two readable views, a view of a user's before the view it reads):
+ * a schema change that held a lock such a query waited for, while it waited for one the query
+ * held, deadlocked with it, and Postgres ended one of the two after deadlock_timeout. So the
+ * locks are taken in attempts, each within half of deadlock_timeout in all, and an attempt that
+ * does not get them all gives back those it got (a savepoint) and the change tries again, for 5 s
+ * in all: a query waits behind an attempt, never long enough for the deadlock check. Returns the
+ * scope whose locks did not come in time, with the error to report (MirrorLockedError naming the
+ * sessions holding them, looked up on `pool`; `ownPid` is the transaction's), or undefined once
+ * all are held. The later DDL of the transaction waits at most 5 s for a lock (SET LOCAL).
  */
-export function schemaChangeLockSql(names: SqlNames, locks: SchemaChangeLocks): string[] {
+export async function takeSchemaChangeLocks(
+  db: Kysely<CatalogDb>, pool: Kysely<CatalogDb>, names: SqlNames, schema: string, scopes: readonly SchemaChangeLocks[], ownPid: number,
+): Promise<{ scope: number; error: unknown } | undefined> {
+  const deadline = Date.now() + SCHEMA_LOCK_WAIT_MS;
+  const attempt = `SAVEPOINT ${SAVEPOINT}; ${attemptSql(names, scopes)}; SET LOCAL lock_timeout = '${SCHEMA_LOCK_TIMEOUT}'; RELEASE SAVEPOINT ${SAVEPOINT}`;
+  for (;;) {
+    try {
+      // One round trip an attempt: its bound counts the server's time only.
+      await sql.raw(attempt).execute(db);
+      return undefined;
+    } catch (error) {
+      await sql.raw(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}; RELEASE SAVEPOINT ${SAVEPOINT}`).execute(db);
+      if (!isLockTimeout(error)) throw error;
+      const scope = Number((error as { hint?: unknown }).hint);
+      if (!Number.isInteger(scope) || scopes[scope] === undefined) throw error;
+      if (Date.now() >= deadline) return { scope, error: await lockTimeoutError(error, pool, schema, scopes[scope], ownPid) };
+    }
+    await new Promise((resolve) => setTimeout(resolve, ATTEMPT_PAUSE_MS));
+  }
+}
+
+/**
+ * One attempt, as a DO block: before each lock, lock_timeout is set to what is left of the
+ * attempt (read when a wait begins, it bounds that wait); a lock that does not come in time ends
+ * it with lock_not_available, whose HINT is the index of the scope it was for.
+ */
+function attemptSql(names: SqlNames, scopes: readonly SchemaChangeLocks[]): string {
+  const bound = 'PERFORM pg_catalog.set_config(\'lock_timeout\', GREATEST(1, budget - extract(epoch FROM pg_catalog.clock_timestamp() - started) * 1000)::int::text || \'ms\', true);';
+  const body = scopes.map((locks, i) => [`scope := ${i};`, ...lockStatements(names, locks).map((s) => `${bound} EXECUTE ${quoteLiteral(s)};`)].join(' ')).join(' ');
+  let tag = '$wsmirror_locks$';
+  while (body.includes(tag)) tag = `${tag.slice(0, -1)}_$`;
+  return `DO ${tag} DECLARE started timestamptz := pg_catalog.clock_timestamp(); `
+    + 'budget float8 := extract(epoch FROM pg_catalog.current_setting(\'deadlock_timeout\')::interval) * 500; scope int; '
+    + `BEGIN ${body} EXCEPTION WHEN lock_not_available THEN RAISE lock_not_available USING MESSAGE = SQLERRM, HINT = scope::text; END ${tag}`;
+}
+
+/** One statement a lock (a table locked alone waits alone: its wait is bounded by itself). */
+function lockStatements(names: SqlNames, locks: SchemaChangeLocks): string[] {
   return [
-    `SET LOCAL lock_timeout = '${SCHEMA_LOCK_TIMEOUT}'`,
     // LOCK TABLE on a view would lock every table its query reads too (the referenced tables,
     // the option catalog); this no-op ALTER takes the view's own lock only.
     ...locks.views.map((view) => `ALTER VIEW IF EXISTS ${names.qualify(view)} OWNER TO CURRENT_USER`),
-    ...(locks.tables.length === 0 ? [] : [`LOCK TABLE ${locks.tables.map((t) => names.qualify(t)).join(', ')} IN ACCESS EXCLUSIVE MODE`]),
+    ...locks.tables.map((table) => `LOCK TABLE ${names.qualify(table)} IN ACCESS EXCLUSIVE MODE`),
   ];
 }
 

@@ -265,8 +265,9 @@ class SqliteDriver implements DialectDriver {
     for (const text of statements) await sql.raw(text).execute(tx.db);
   }
 
-  async lockForSchemaChange(): Promise<void> {
+  async lockForSchemaChange(): Promise<undefined> {
     // The write transaction holds the whole file already, and in WAL mode readers never block it.
+    return undefined;
   }
 
   fromBool(value: unknown): boolean {
