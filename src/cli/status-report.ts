@@ -56,7 +56,8 @@ export interface TableStatus {
   progress: { rowsRead: number; estimatedRows: number | null; percent: number | null; startedAt: string } | null;
   /** Why the last pull failed, and when; null once one succeeded. */
   lastError: TableError | null;
-  outbox: OutboxCounts;
+  /** Null when this role may not read the outbox (see `StatusReport.outboxUnreadable`). */
+  outbox: OutboxCounts | null;
   error?: string;
 }
 
@@ -67,8 +68,14 @@ export interface StatusReport {
   schema: string | null;
   checkedAt: string;
   tables: TableStatus[];
-  /** Every outbox entry, including those of tables no longer mirrored. */
-  outbox: OutboxCounts;
+  /** Every outbox entry, including those of tables no longer mirrored; null when this role may not read the outbox. */
+  outbox: OutboxCounts | null;
+  /**
+   * Why the outbox could not be counted (Postgres: the role has no SELECT on `_wsmirror_outbox`,
+   * as the read-only role of docs/querying.md), naming the GRANT that would show it; null when it
+   * was. Not a matter of the mirror's health: it needs no attention.
+   */
+  outboxUnreadable: string | null;
   /** When the oldest pending local edit was made (ISO 8601), null when none is pending. */
   oldestPendingAt: string | null;
   /** `checkedAt` − `oldestPendingAt` in milliseconds; null when none is pending. */
@@ -115,7 +122,9 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
   const catalog = await mirror.readCatalog();
   const sync = await mirror.readSyncState();
   const syncOf = new Map(sync.tables.map((t) => [t.tableId, t]));
-  const summary = await mirror.outboxSummary();
+  const outboxUnreadable = await mirror.outboxUnreadable();
+  const readable = outboxUnreadable === null;
+  const summary = readable ? await mirror.outboxSummary() : [];
   const outbox = noEntries();
   const perTable = new Map<string, OutboxCounts>();
   const countsOf = (tableId: string) => {
@@ -127,7 +136,7 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
     outbox[entry.status] += entry.count;
     countsOf(entry.tableId)[entry.status] += entry.count;
   }
-  for (const wait of outbox.pending === 0 ? [] : await mirror.waitingEdits()) {
+  for (const wait of !readable || outbox.pending === 0 ? [] : await mirror.waitingEdits()) {
     outbox.waiting += wait.entries;
     countsOf(wait.tableId).waiting += wait.entries;
   }
@@ -177,21 +186,21 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
         ? { rowsRead: checkpoint.rowsRead, estimatedRows: checkpoint.estimatedRows, percent, startedAt: checkpoint.startedAt }
         : null,
       lastError,
-      outbox: perTable.get(t.tableId) ?? noEntries(),
+      outbox: readable ? perTable.get(t.tableId) ?? noEntries() : null,
       ...(error === undefined ? {} : { error }),
     });
   }
   // A table refused before it was made has no catalog row: only the schema pull's list knows it.
   const mirrored = new Set(catalog.tables.map((t) => t.tableId));
   for (const r of decodeRefusals(await mirror.getCursor(REFUSED_CURSOR_KEY))) {
-    if (!mirrored.has(r.tableId)) tables.push(refusedStatus(r, perTable.get(r.tableId) ?? noEntries(), sync.cycle.lastFailureAt ?? now.toISOString(), options));
+    if (!mirrored.has(r.tableId)) tables.push(refusedStatus(r, readable ? perTable.get(r.tableId) ?? noEntries() : null, sync.cycle.lastFailureAt ?? now.toISOString(), options));
   }
   tables.sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));
   const schema = mirror.dialect === 'postgres' ? (options.pgSchema ?? 'public') : null;
-  const oldestPendingAt = iso(await mirror.oldestPendingAt());
+  const oldestPendingAt = readable ? iso(await mirror.oldestPendingAt()) : null;
   const room = mirror.filesystemRoom();
   const report: StatusReport = {
-    mirror: mirror.displayUrl, schema, checkedAt: now.toISOString(), tables, outbox,
+    mirror: mirror.displayUrl, schema, checkedAt: now.toISOString(), tables, outbox: readable ? outbox : null, outboxUnreadable,
     oldestPendingAt,
     oldestPendingAgeMs: oldestPendingAt === null ? null : Math.max(0, now.getTime() - Date.parse(oldestPendingAt)),
     cycle: sync.cycle,
@@ -208,7 +217,7 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
  * time, for which the last failed cycle stands (every cycle that refuses a table fails), nor the
  * module and table apart, read from `module.table` at its first dot.
  */
-function refusedStatus(r: StoredRefusal, outbox: OutboxCounts, lastFailureAt: string, options: StatusOptions): TableStatus {
+function refusedStatus(r: StoredRefusal, outbox: OutboxCounts | null, lastFailureAt: string, options: StatusOptions): TableStatus {
   const dot = r.table.indexOf('.');
   const lastError: TableError = { code: r.code, message: r.message, at: r.at ?? lastFailureAt };
   return {
@@ -251,7 +260,7 @@ function attentionOf(report: StatusReport): string[] {
   if (lastFailureAt !== null && (lastSuccessAt === null || lastFailureAt > lastSuccessAt)) {
     out.push(`the last cycle failed at ${lastFailureAt}: ${(lastFailure ?? '').split('\n').join('; ')}`);
   }
-  const { failed, conflict } = report.outbox;
+  const { failed, conflict } = report.outbox ?? noEntries();
   if (failed + conflict > 0) out.push(`${failed} failed and ${conflict} conflicting local edits wait in the outbox (wsmirror outbox)`);
   const fs = report.filesystem;
   if (fs !== null && fs.freeBytes < fs.minFreeBytes) out.push(filesystemFilling(fs));

@@ -65,6 +65,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
     resetTables: (tableIds) => resetTables(ctx, tableIds),
     accessProblems: () => accessProblems(ctx),
     filesystemRoom: () => driver.filesystemRoom(),
+    outboxUnreadable: () => driver.outboxUnreadable(),
     pendingUpgrades: () => pendingUpgrades(ctx),
     readSyncState: () => readSyncState(ctx),
     recordCycle: (cycle) => recordCycle(ctx, cycle),

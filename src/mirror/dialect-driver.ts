@@ -210,6 +210,9 @@ export interface DialectDriver {
   /** The room on the filesystem holding the mirror (see `Mirror.filesystemRoom`); null on a server's storage. */
   filesystemRoom(): FilesystemRoom | null;
 
+  /** See `Mirror.outboxUnreadable`. */
+  outboxUnreadable(): Promise<string | null>;
+
   /**
    * Why the mirror this driver opened is no longer at its place, or undefined while it is. SQLite:
    * the path no longer names the file it has open (moved, deleted or replaced), or the file's -wal

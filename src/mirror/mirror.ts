@@ -125,6 +125,13 @@ export interface Mirror extends MirrorOutbox {
    */
   filesystemRoom(): FilesystemRoom | null;
 
+  /**
+   * Why this connection's role may not read the outbox (Postgres: no SELECT on `_wsmirror_outbox`,
+   * which docs/querying.md keeps from readers), naming the GRANT that would let it; null when it
+   * may (always on SQLite). Reads only.
+   */
+  outboxUnreadable(): Promise<string | null>;
+
   /** What the next open for writing brings up to this version (an older catalog or capture set-up), one line each. Reads only. */
   pendingUpgrades(): Promise<string[]>;
 

@@ -133,7 +133,7 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
     expect(res.code, res.stderr).toBe(1);
     const report = JSON.parse(res.stdout) as StatusJson;
     expect(Object.keys(report)).toEqual([
-      'mirror', 'schema', 'checkedAt', 'tables', 'outbox', 'oldestPendingAt', 'oldestPendingAgeMs', 'cycle', 'filesystem', 'attention',
+      'mirror', 'schema', 'checkedAt', 'tables', 'outbox', 'outboxUnreadable', 'oldestPendingAt', 'oldestPendingAgeMs', 'cycle', 'filesystem', 'attention',
     ]);
     expect(report.oldestPendingAgeMs).toBe(Date.parse(report.checkedAt) - Date.parse(report.oldestPendingAt!));
     expect(report.oldestPendingAgeMs).toBeGreaterThan(HOUR);

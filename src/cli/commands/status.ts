@@ -21,9 +21,9 @@ const COLUMNS: readonly TextColumn<TableStatus>[] = [
   { title: 'ROWS', right: true, value: (t) => (t.rows === null ? '?' : String(t.rows)) },
   { title: 'LAST PULL', value: (t) => t.lastPullAt ?? '-' },
   { title: 'LAG', right: true, value: lagCell },
-  { title: 'PENDING', right: true, value: (t) => String(t.outbox.pending) },
-  { title: 'FAILED', right: true, value: (t) => String(t.outbox.failed) },
-  { title: 'CONFLICT', right: true, value: (t) => String(t.outbox.conflict) },
+  { title: 'PENDING', right: true, value: (t) => (t.outbox === null ? '?' : String(t.outbox.pending)) },
+  { title: 'FAILED', right: true, value: (t) => (t.outbox === null ? '?' : String(t.outbox.failed)) },
+  { title: 'CONFLICT', right: true, value: (t) => (t.outbox === null ? '?' : String(t.outbox.conflict)) },
 ];
 
 /** `ready`, `backfilling 42%`, `blocked`, `failing`. */
@@ -64,18 +64,25 @@ export function formatStatusText(report: StatusReport): string {
     for (const problem of cycle.lastFailure.split('\n')) lines.push(`  ${say(problem)}`);
   }
   if (cycle.nextRunAt !== null) lines.push(`next run: ${when(cycle.nextRunAt, now)}${Date.parse(cycle.nextRunAt) < now ? ' (overdue unless a cycle is running: is wsmirror run up?)' : ''}`);
-  const { pending, failed, conflict, waiting } = report.outbox;
+  if (report.outbox === null) lines.push('', `outbox: ${say(report.outboxUnreadable ?? 'not readable')}`);
+  else lines.push('', ...outboxLines(report, report.outbox));
+  if (report.attention.length > 0) lines.push('', 'needs attention:', ...report.attention.map((a) => `  - ${say(a)}`));
+  return `${lines.join('\n')}\n`;
+}
+
+/** The outbox's counts, those of tables no longer mirrored, and the edits that wait for a row. */
+function outboxLines(report: StatusReport, counts: NonNullable<StatusReport['outbox']>): string[] {
+  const { pending, failed, conflict, waiting } = counts;
   const oldest = report.oldestPendingAgeMs === null ? '' : ` (oldest pending edit ${formatDuration(report.oldestPendingAgeMs)} old)`;
-  lines.push('', `outbox: ${pending} pending, ${failed} failed, ${conflict} conflict${oldest}`);
-  const listed = report.tables.reduce((n, t) => n + t.outbox.pending + t.outbox.failed + t.outbox.conflict, 0);
+  const lines = [`outbox: ${pending} pending, ${failed} failed, ${conflict} conflict${oldest}`];
+  const listed = report.tables.reduce((n, t) => n + (t.outbox === null ? 0 : t.outbox.pending + t.outbox.failed + t.outbox.conflict), 0);
   const unlisted = pending + failed + conflict - listed;
   if (unlisted > 0) lines.push(`  (${unlisted} of them belong to tables no longer mirrored)`);
   if (waiting > 0) {
     const wait = waiting === 1 ? 'waits for a row' : 'wait for rows';
     lines.push(`  ${waiting} of the pending edits ${wait} inserted here to be created upstream (wsmirror outbox shows which)`);
   }
-  if (report.attention.length > 0) lines.push('', 'needs attention:', ...report.attention.map((a) => `  - ${say(a)}`));
-  return `${lines.join('\n')}\n`;
+  return lines;
 }
 
 export function defineStatusCommand(program: Command): Command {

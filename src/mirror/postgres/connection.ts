@@ -8,6 +8,7 @@ import type { Dialect } from '../dialect.ts';
 import type { ColumnSpec, CommentOn, DialectDriver, DroppedRelations, RowSink, RowsToKeep, SchemaChangeLocks, WriteTx } from '../dialect-driver.ts';
 import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-url.ts';
 import { accessProblems } from './access-problems.ts';
+import { outboxUnreadable } from './outbox-read-privilege.ts';
 import { secureCaptureFunctions } from './capture-grants.ts';
 import { captureNamesAnotherSchema } from './capture-schema.ts';
 import { ensureCatalog, verifyCatalog } from './catalog-setup.ts';
@@ -210,6 +211,10 @@ class PostgresDriver implements DialectDriver {
   /** The server's storage: not this process's to watch. */
   filesystemRoom(): null {
     return null;
+  }
+
+  outboxUnreadable(): Promise<string | null> {
+    return outboxUnreadable(this.db, this.#schema);
   }
 
   async mirrorGone(): Promise<undefined> {

@@ -291,6 +291,11 @@ class SqliteDriver implements DialectDriver {
     return this.#raw.memory ? null : filesystemRoom(this.#raw.name) ?? null;
   }
 
+  /** SQLite has no roles: who may read the file reads the outbox. */
+  async outboxUnreadable(): Promise<null> {
+    return null;
+  }
+
   async mirrorGone(): Promise<string | undefined> {
     return this.#watch?.gone(this.#raw, (fn) => this.db.connection().execute(fn));
   }
