@@ -18,6 +18,7 @@ import { RowWrites } from './row-writes.ts';
 import { accessProblems, explainAccessFailure } from './access-problems.ts';
 import { ensureCatalog, verifyCatalog } from './catalog-setup.ts';
 import { explainDiskFull, filesystemRoom } from './disk-full.ts';
+import { closeKeepingWal } from './wal-kept-on-close.ts';
 import { MirrorFileWatch } from './mirror-file-watch.ts';
 import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
 import { StatementCache, type Statement } from './statement-cache.ts';
@@ -307,6 +308,6 @@ class SqliteDriver implements DialectDriver {
   async close(): Promise<void> {
     this.#statements.clear();
     this.#rows.clear();
-    await this.db.destroy();
+    await closeKeepingWal(this.#raw, this.#watch, () => this.db.destroy());
   }
 }

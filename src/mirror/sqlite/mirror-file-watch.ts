@@ -39,6 +39,12 @@ export class MirrorFileWatch {
     this.#wal = { path: walFileOf(path), identity: undefined };
   }
 
+  /** Whether the file, and its -wal once made, are still at their paths (two stats), and were never found gone. */
+  inPlace(): boolean {
+    if (this.#gone !== undefined || !stillSameFile(this.path, this.#identity)) return false;
+    return this.#wal.identity === undefined || stillSameFile(this.#wal.path, this.#wal.identity, 'own');
+  }
+
   /** Takes the identity of the -wal file, once SQLite has made it. */
   noteWalFile(): void {
     if (this.#wal.identity === undefined) this.#wal.identity = fileIdentity(this.#wal.path, 'own');
