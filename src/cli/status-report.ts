@@ -10,6 +10,8 @@ export type OutboxCounts = Record<OutboxStatus, number> & { waiting: number };
 /**
  * What a table is doing, for people and monitoring:
  * - `backfilling`: every record is being read (new, retyped or resynced table), see `progress`;
+ *   also a table never pulled to a current state yet (its first sync interrupted, even after its
+ *   records were read, before the catch-up poll that makes them current);
  * - `ready`: pulled incrementally (history) or by periodic full scans;
  * - `blocked`: a safety valve stopped its pull (a full scan's deletes over `sync.maxDeleteShare`, or a
  *   drop upstream contradicts); nothing was deleted or dropped;
@@ -88,6 +90,12 @@ export interface StatusReport {
    * mirror's size if that is more); null on Postgres.
    */
   filesystem: (FilesystemRoom & { minFreeBytes: number }) | null;
+  /**
+   * The wsmirror process holding the mirror's sync lock when `status` ran (`wsmirror run` holds it
+   * while it is up, `sync` while it runs), so that a first backfill is under way, not interrupted
+   * (`heldBy`: which, when it can be told); null when none did.
+   */
+  syncProcess: { heldBy: string | null } | null;
   /** What needs attention, one line each; empty when nothing does (exit code 0). */
   attention: string[];
 }
@@ -104,11 +112,16 @@ function noEntries(): OutboxCounts {
   return { pending: 0, failed: 0, conflict: 0, waiting: 0 };
 }
 
-function conditionOf(state: TableState, lastError: TableError | null, held: boolean): TableCondition {
+function conditionOf(state: TableState, lastError: TableError | null, held: boolean, neverPulled: boolean): TableCondition {
   if (held) return 'failing';
   if (lastError?.code === 'SAFETY_VALVE') return 'blocked';
   if (lastError) return 'failing';
-  return state === 'needs_backfill' ? 'backfilling' : 'ready';
+  return state === 'needs_backfill' || neverPulled ? 'backfilling' : 'ready';
+}
+
+/** Never pulled to a current state: no pull has ended (a backfill that read every record is not one before its catch-up poll). */
+function neverPulled(t: Pick<TableStatus, 'lastPullAt' | 'currentAsOf'>): boolean {
+  return t.lastPullAt === null && t.currentAsOf === null;
 }
 
 function iso(text: string | null): string | null {
@@ -174,7 +187,7 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
       sqlName: t.sqlName,
       mode: t.mode,
       state: t.state,
-      status: conditionOf(t.state, lastError, isMissing || trigger !== undefined),
+      status: conditionOf(t.state, lastError, isMissing || trigger !== undefined, neverPulled({ lastPullAt: t.lastPullAt, currentAsOf })),
       rows,
       missing: isMissing,
       foreignTrigger: trigger !== undefined,
@@ -199,12 +212,14 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
   const schema = mirror.dialect === 'postgres' ? (options.pgSchema ?? 'public') : null;
   const oldestPendingAt = readable ? iso(await mirror.oldestPendingAt()) : null;
   const room = mirror.filesystemRoom();
+  const holder = await mirror.syncLockHolder();
   const report: StatusReport = {
     mirror: mirror.displayUrl, schema, checkedAt: now.toISOString(), tables, outbox: readable ? outbox : null, outboxUnreadable,
     oldestPendingAt,
     oldestPendingAgeMs: oldestPendingAt === null ? null : Math.max(0, now.getTime() - Date.parse(oldestPendingAt)),
     cycle: sync.cycle,
     filesystem: room === null ? null : { ...room, minFreeBytes: Math.max(options.minFreeBytes, Math.ceil(room.mirrorBytes / MIRROR_SHARE_KEPT_FREE)) },
+    syncProcess: holder === null ? null : { heldBy: holder.heldBy ?? null },
     attention: [],
   };
   report.attention = attentionOf(report);
@@ -228,7 +243,7 @@ function refusedStatus(r: StoredRefusal, outbox: OutboxCounts | null, lastFailur
     sqlName: null,
     mode: r.mode,
     state: 'needs_backfill',
-    status: conditionOf('needs_backfill', lastError, false),
+    status: conditionOf('needs_backfill', lastError, false, true),
     rows: null,
     missing: false,
     foreignTrigger: false,
@@ -242,6 +257,8 @@ function refusedStatus(r: StoredRefusal, outbox: OutboxCounts | null, lastFailur
   };
 }
 
+const RUN_A_SYNC = 'run wsmirror sync, or start the daemon (wsmirror run), and let a cycle complete';
+
 /** What an operator must look at; `wsmirror status` exits 1 when there is anything. */
 function attentionOf(report: StatusReport): string[] {
   const out: string[] = [];
@@ -254,11 +271,15 @@ function attentionOf(report: StatusReport): string[] {
     if (t.status === 'blocked') out.push(`${t.table} is blocked by a safety valve: ${t.lastError!.message}`);
     else if (t.status === 'failing') out.push(`${t.table} is failing since ${t.lastError!.at}: ${t.lastError!.message}`);
     else if (t.lagMs !== null && t.lagMs > t.lagBoundMs) out.push(`${t.table} lags upstream by more than ${Math.round(t.lagBoundMs / 1000)} s`);
+    // While a process syncs, its backfill is under way; with none, it was interrupted and waits.
+    else if (neverPulled(t) && report.syncProcess === null) out.push(`${t.table} has never been pulled to a current state (a sync stopped before it was): ${RUN_A_SYNC}`);
     if (t.error !== undefined) out.push(`${t.table}: ${t.error}`);
   }
   const { lastFailureAt, lastSuccessAt, lastFailure } = report.cycle;
   if (lastFailureAt !== null && (lastSuccessAt === null || lastFailureAt > lastSuccessAt)) {
     out.push(`the last cycle failed at ${lastFailureAt}: ${(lastFailure ?? '').split('\n').join('; ')}`);
+  } else if (lastSuccessAt === null && report.syncProcess === null) {
+    out.push(`no cycle has completed yet (no sync has run to its end): ${RUN_A_SYNC}`);
   }
   const { failed, conflict } = report.outbox ?? noEntries();
   if (failed + conflict > 0) out.push(`${failed} failed and ${conflict} conflicting local edits wait in the outbox (wsmirror outbox)`);

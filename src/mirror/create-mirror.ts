@@ -66,6 +66,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
     accessProblems: () => accessProblems(ctx),
     filesystemRoom: () => driver.filesystemRoom(),
     outboxUnreadable: () => driver.outboxUnreadable(),
+    syncLockHolder: () => driver.syncLockHolder(),
     pendingUpgrades: () => pendingUpgrades(ctx),
     readSyncState: () => readSyncState(ctx),
     recordCycle: (cycle) => recordCycle(ctx, cycle),

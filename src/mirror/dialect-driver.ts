@@ -1,6 +1,7 @@
 import type { CompiledQuery, Kysely, RawBuilder } from 'kysely';
 import type { CatalogDb, CatalogTableDef } from './catalog-tables.ts';
 import type { FilesystemRoom } from './filesystem-room.ts';
+import type { SyncLockHeld } from './sync-lock-held.ts';
 import type { SqlNames } from './sql-text.ts';
 
 /** What drivers bind and return: numbers, booleans (Postgres), strings, null. */
@@ -212,6 +213,9 @@ export interface DialectDriver {
 
   /** See `Mirror.outboxUnreadable`. */
   outboxUnreadable(): Promise<string | null>;
+
+  /** See `Mirror.syncLockHolder`. */
+  syncLockHolder(): Promise<SyncLockHeld | null>;
 
   /**
    * Why the mirror this driver opened is no longer at its place, or undefined while it is. SQLite:

@@ -9,6 +9,7 @@ import type { DialectName } from './dialect-name.ts';
 import type { CaptureTable, SqlNames } from './sql-text.ts';
 import type { ValueKind } from './value-kind.ts';
 import type { MirrorLogger } from './mirror-logger.ts';
+import type { SyncLockHeld } from './sync-lock-held.ts';
 
 export type { DialectName } from './dialect-name.ts';
 
@@ -143,10 +144,7 @@ export interface ForeignKey {
   refSqlTable: string;
 }
 
-/** The sync lock is another process's (`Dialect.takeSyncLock`): who holds it, when that can be told. */
-export interface SyncLockHeld {
-  readonly heldBy: string | undefined;
-}
+export type { SyncLockHeld } from './sync-lock-held.ts';
 
 /** A held sync lock (`Dialect.takeSyncLock`). */
 export interface SyncLock {

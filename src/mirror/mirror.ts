@@ -3,6 +3,7 @@ import type { Catalog, TableState } from './catalog.ts';
 import type { OutboxStatus } from './catalog-tables.ts';
 import type { DialectName } from './dialect-name.ts';
 import type { FilesystemRoom } from './filesystem-room.ts';
+import type { SyncLockHeld } from './sync-lock-held.ts';
 import type { MirrorLogger } from './mirror-logger.ts';
 import type { MirrorOutbox, WaitingEdit } from './outbox.ts';
 import type { SchemaPlan } from './schema-planner.ts';
@@ -131,6 +132,13 @@ export interface Mirror extends MirrorOutbox {
    * may (always on SQLite). Reads only.
    */
   outboxUnreadable(): Promise<string | null>;
+
+  /**
+   * The wsmirror process (a `run` or `sync`) that holds the sync lock of this mirror now, found
+   * without taking the lock (`wsmirror status`: whether a cycle may be under way); null when
+   * none does, or when that cannot be told.
+   */
+  syncLockHolder(): Promise<SyncLockHeld | null>;
 
   /** What the next open for writing brings up to this version (an older catalog or capture set-up), one line each. Reads only. */
   pendingUpgrades(): Promise<string[]>;

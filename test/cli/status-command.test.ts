@@ -133,7 +133,7 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
     expect(res.code, res.stderr).toBe(1);
     const report = JSON.parse(res.stdout) as StatusJson;
     expect(Object.keys(report)).toEqual([
-      'mirror', 'schema', 'checkedAt', 'tables', 'outbox', 'outboxUnreadable', 'oldestPendingAt', 'oldestPendingAgeMs', 'cycle', 'filesystem', 'attention',
+      'mirror', 'schema', 'checkedAt', 'tables', 'outbox', 'outboxUnreadable', 'oldestPendingAt', 'oldestPendingAgeMs', 'cycle', 'filesystem', 'syncProcess', 'attention',
     ]);
     expect(report.oldestPendingAgeMs).toBe(Date.parse(report.checkedAt) - Date.parse(report.oldestPendingAt!));
     expect(report.oldestPendingAgeMs).toBeGreaterThan(HOUR);
@@ -161,8 +161,10 @@ forEachDialect('wsmirror status (real process)', ({ dialect, fresh }) => {
   it('says so when nothing is mirrored yet', async () => {
     const empty = await fresh();
     const res = await runWsmirror(['status'], mirrorEnv(empty), { cwd });
-    expect(res.code, res.stderr).toBe(0);
+    // No cycle has completed: a monitor must not pass a mirror that was never synced.
+    expect(res.code, res.stderr).toBe(1);
     expect(res.stdout).toContain('no tables mirrored yet');
+    expect(res.stdout).toContain('needs attention:\n  - no cycle has completed yet (no sync has run to its end): run wsmirror sync, or start the daemon (wsmirror run)');
     expect(res.stdout).toContain('outbox: 0 pending, 0 failed, 0 conflict');
     const json = JSON.parse((await runWsmirror(['status', '--json'], mirrorEnv(empty), { cwd })).stdout) as StatusJson;
     expect(json.tables).toEqual([]);

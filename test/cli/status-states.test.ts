@@ -147,7 +147,9 @@ forEachDialect('wsmirror status: table states (real processes)', ({ fresh }) => 
     expect(killed.signal).toBe('SIGKILL');
 
     const { res, json, text } = await status();
-    expect(res.code, res.stdout).toBe(0);
+    // Never pulled to a current state, and no process syncs it now: it needs a sync.
+    expect(res.code, res.stdout).toBe(1);
+    expect(json.attention).toEqual([expect.stringContaining('s.big has never been pulled to a current state')]);
     const big = table(json, 's.big');
     expect(big.status).toBe('backfilling');
     expect(big.state).toBe('needs_backfill');

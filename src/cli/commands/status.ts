@@ -63,6 +63,9 @@ export function formatStatusText(report: StatusReport): string {
   if (cycle.lastFailure !== null && cycle.lastFailureAt !== null && (cycle.lastSuccessAt === null || cycle.lastFailureAt > cycle.lastSuccessAt)) {
     for (const problem of cycle.lastFailure.split('\n')) lines.push(`  ${say(problem)}`);
   }
+  if (report.syncProcess !== null) {
+    lines.push(`syncing: a wsmirror run or sync holds the mirror${report.syncProcess.heldBy === null ? '' : ` (${say(report.syncProcess.heldBy)})`}`);
+  }
   if (cycle.nextRunAt !== null) lines.push(`next run: ${when(cycle.nextRunAt, now)}${Date.parse(cycle.nextRunAt) < now ? ' (overdue unless a cycle is running: is wsmirror run up?)' : ''}`);
   if (report.outbox === null) lines.push('', `outbox: ${say(report.outboxUnreadable ?? 'not readable')}`);
   else lines.push('', ...outboxLines(report, report.outbox));

@@ -4,11 +4,12 @@ import pg from 'pg';
 import { ConfigError } from '../../errors.ts';
 import { MirrorLockedError } from '../errors.ts';
 import type { CatalogDb } from '../catalog-tables.ts';
-import type { Dialect } from '../dialect.ts';
+import type { Dialect, SyncLockHeld } from '../dialect.ts';
 import type { ColumnSpec, CommentOn, DialectDriver, DroppedRelations, RowSink, RowsToKeep, SchemaChangeLocks, WriteTx } from '../dialect-driver.ts';
 import { PG_SCHEMA_RULE, checkPgSchema, type MirrorLocation } from '../mirror-url.ts';
 import { accessProblems } from './access-problems.ts';
 import { outboxUnreadable } from './outbox-read-privilege.ts';
+import { postgresSyncLockHolder } from './sync-lock.ts';
 import { secureCaptureFunctions } from './capture-grants.ts';
 import { captureNamesAnotherSchema } from './capture-schema.ts';
 import { ensureCatalog, verifyCatalog } from './catalog-setup.ts';
@@ -215,6 +216,10 @@ class PostgresDriver implements DialectDriver {
 
   outboxUnreadable(): Promise<string | null> {
     return outboxUnreadable(this.db, this.#schema);
+  }
+
+  syncLockHolder(): Promise<SyncLockHeld | null> {
+    return postgresSyncLockHolder(this.#pool, this.#schema);
   }
 
   async mirrorGone(): Promise<undefined> {

@@ -287,18 +287,7 @@ class HeldLock implements SyncLock {
   /** The session holding this version's lock, or the older versions' (`older`); undefined when it cannot be told. */
   async #holder(client: pg.Client, older: boolean): Promise<string | undefined> {
     try {
-      const { rows } = await client.query<{ pid: number; application: string | null; user: string | null; client: string | null; since: string | null }>(
-        HOLDER_DETAIL_SQL, [this.#key, older, OLDER_LOCK_CLASS, this.#schema],
-      );
-      const h = rows[0];
-      if (h === undefined) return undefined;
-      const about = [
-        h.application ? `application ${JSON.stringify(h.application)}` : undefined,
-        h.user ? `user ${JSON.stringify(h.user)}` : undefined,
-        h.client ? `from ${h.client}` : undefined,
-        h.since ? `connected since ${h.since}` : undefined,
-      ].filter((s) => s !== undefined).join(', ');
-      return `the session of pid ${h.pid}${about === '' ? '' : ` (${about})`}${older ? ', an older version of wsmirror' : ''}`;
+      return await holderSession(client, this.#key, this.#schema, older) ?? undefined;
     } catch {
       return undefined;
     }
@@ -322,4 +311,30 @@ class HeldLock implements SyncLock {
     await client.query('SELECT pg_catalog.pg_terminate_backend($1, 5000)', [pid]);
     return true;
   }
+}
+
+/** The other session holding the lock (this version's, or the older versions' with `older`), described; null when none does. */
+async function holderSession(db: pg.Client | pg.Pool, key: string, schema: string, older: boolean): Promise<string | null> {
+  const { rows } = await db.query<{ pid: number; application: string | null; user: string | null; client: string | null; since: string | null }>(
+    HOLDER_DETAIL_SQL, [key, older, OLDER_LOCK_CLASS, schema],
+  );
+  const h = rows[0];
+  if (h === undefined) return null;
+  const about = [
+    h.application ? `application ${JSON.stringify(h.application)}` : undefined,
+    h.user ? `user ${JSON.stringify(h.user)}` : undefined,
+    h.client ? `from ${h.client}` : undefined,
+    h.since ? `connected since ${h.since}` : undefined,
+  ].filter((s) => s !== undefined).join(', ');
+  return `the session of pid ${h.pid}${about === '' ? '' : ` (${about})`}${older ? ', an older version of wsmirror' : ''}`;
+}
+
+/**
+ * Whether a wsmirror process (a `run` or `sync`) holds the sync lock of the mirror in `schema`
+ * now, and which session, without taking it (`wsmirror status`): pg_locks is readable by every
+ * role. Null when none does.
+ */
+export async function postgresSyncLockHolder(pool: pg.Pool, schema: string): Promise<SyncLockHeld | null> {
+  const session = await holderSession(pool, lockKey(schema), schema, false);
+  return session === null ? null : { heldBy: session };
 }

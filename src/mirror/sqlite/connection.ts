@@ -6,7 +6,7 @@ import type { CompiledQuery, RawBuilder } from 'kysely';
 import { ConfigError, MirrorFileMissingError } from '../../errors.ts';
 import type { CatalogDb, CatalogTableDef } from '../catalog-tables.ts';
 import { oneOfCheckSql } from '../catalog-ddl.ts';
-import type { Dialect } from '../dialect.ts';
+import type { Dialect, SyncLockHeld } from '../dialect.ts';
 import type { ColumnSpec, DialectDriver, RowSink, RowsToKeep, WriteTx } from '../dialect-driver.ts';
 import type { FilesystemRoom } from '../filesystem-room.ts';
 import { MirrorError } from '../errors.ts';
@@ -19,6 +19,7 @@ import { accessProblems, explainAccessFailure } from './access-problems.ts';
 import { ensureCatalog, verifyCatalog } from './catalog-setup.ts';
 import { explainDiskFull, filesystemRoom } from './disk-full.ts';
 import { closeKeepingWal } from './wal-kept-on-close.ts';
+import { sqliteSyncLockHolder } from './sync-lock.ts';
 import { MirrorFileWatch } from './mirror-file-watch.ts';
 import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
 import { StatementCache, type Statement } from './statement-cache.ts';
@@ -290,6 +291,10 @@ class SqliteDriver implements DialectDriver {
 
   filesystemRoom(): FilesystemRoom | null {
     return this.#raw.memory ? null : filesystemRoom(this.#raw.name) ?? null;
+  }
+
+  async syncLockHolder(): Promise<SyncLockHeld | null> {
+    return this.#raw.memory ? null : sqliteSyncLockHolder(this.#raw.name);
   }
 
   /** SQLite has no roles: who may read the file reads the outbox. */

@@ -5,7 +5,7 @@ import { explainAccessFailure } from './access-problems.ts';
 import type { SyncLock, SyncLockHeld } from '../dialect.ts';
 import type { MirrorLogger } from '../mirror-logger.ts';
 import type { MirrorLocation } from '../mirror-url.ts';
-import { stillSameFile, type FileIdentity } from './file-identity.ts';
+import { fileIdentity, stillSameFile, type FileIdentity } from './file-identity.ts';
 import { lockHolder } from './lock-holder.ts';
 import { resolvedMirrorPath } from './mirror-path.ts';
 
@@ -54,6 +54,33 @@ export function takeSqliteSyncLock(location: SqliteLocation, logger?: MirrorLogg
       held?.db.close();
     },
   };
+}
+
+/**
+ * Whether a wsmirror process (a `run` or `sync`) holds the sync lock of the mirror at `mirrorPath`
+ * now, and which, without taking it (`wsmirror status`): a read of the lock file, opened
+ * read-only, is refused at once while its holder keeps SQLite's exclusive lock on it. The read's
+ * own shared lock lasts a moment, and a process taking the lock meanwhile waits for it (500 ms).
+ * Null when none holds it, or when that cannot be told (no lock file, one this user cannot read).
+ */
+export function sqliteSyncLockHolder(mirrorPath: string): SyncLockHeld | null {
+  const file = syncLockFile(mirrorPath);
+  let db: Database.Database;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true, timeout: 0 });
+  } catch {
+    return null;
+  }
+  try {
+    db.prepare('SELECT count(*) FROM sqlite_schema').get();
+    return null;
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'SQLITE_BUSY') return null;
+    const identity = fileIdentity(file, 'own');
+    return { heldBy: identity === undefined ? undefined : lockHolder(identity) };
+  } finally {
+    db.close();
+  }
 }
 
 interface Held {
