@@ -200,6 +200,8 @@ export interface EncodedRows {
 
 export interface OutboxCount {
   tableId: string;
+  /** The SQL table its entries name (that of a table no longer mirrored, too). */
+  sqlTable: string;
   status: OutboxStatus;
   count: number;
 }

@@ -51,6 +51,16 @@ export function baseTableName(rules: NamingRules, moduleName: string, tableName:
   return rules.reservedTablePrefixes.some((p) => name.startsWith(p)) ? `${TABLE_RENAME_PREFIX}${name}` : name;
 }
 
+/**
+ * Whether the table `tableId`, named `moduleName.tableName`, may have had `sqlName`: its base name
+ * (fitted), or that with the suffix the allocator gives a name already taken. For the edits of a
+ * table no longer mirrored, whose catalog row is gone and whose outbox entries keep the SQL name.
+ */
+export function couldBeTableName(rules: NamingRules, sqlName: string, tableId: string, moduleName: string, tableName: string): boolean {
+  const base = baseTableName(rules, moduleName, tableName);
+  return sqlName === fitName(base, rules.maxLength) || sqlName === withSuffix(base, hash8(tableId), rules.maxLength);
+}
+
 /** Suffix of a readable view's name: the view of `crm__deals` is `crm__deals_v`. */
 const VIEW_SUFFIX = '_v';
 

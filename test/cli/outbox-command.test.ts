@@ -95,6 +95,65 @@ forEachDialect('wsmirror outbox (real process)', (dialect) => {
     expect(listed.stdout).toMatch(/insert \{"name":"Bea"\}\s+failed/);
   }, 60_000);
 
+  it('names the edits of a table deleted upstream by its SQL name, and selects them by it or by the old module.table', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('chaos');
+    await h.upstream.createTable('chaos', 'del_s', { hasHistory: true }, [field('name', 'string')]);
+    await h.upstream.createTable('chaos', 'kept', { hasHistory: true }, [field('name', 'string')]);
+    const ids = await h.upstream.createRecords('chaos', 'del_s', [{ name: 'Ada' }, { name: 'Bea' }]);
+    await h.sync();
+    const gone = (await catalogEntry(h.tm, 'chaos', 'del_s'))!;
+    const p = dialect.dialect === 'postgres' ? '$1' : '?';
+    for (const id of ids) await h.tm.sql(`UPDATE ${h.tm.table(gone.sqlName)} SET name = 'x' WHERE id = ${p}`, [Number(id)]);
+    await h.upstream.deleteTable('chaos', 'del_s');
+    await h.sync();
+    await h.sync();
+    const env = mirrorEnv(h.tm);
+    type Listed = { entryId: number; table: string; tableId: string; sqlTable: string; status: string; lastError: string };
+    const list = async (...args: string[]) => {
+      const res = await runWsmirror(['outbox', '--json', ...args], env);
+      expect(res.code, res.stderr).toBe(0);
+      return JSON.parse(res.stdout) as Listed[];
+    };
+    const listed = await list();
+    expect(listed.map((e) => [e.table, e.sqlTable, e.status])).toEqual([[gone.sqlName, gone.sqlName, 'failed'], [gone.sqlName, gone.sqlName, 'failed']]);
+    expect(listed[0]!.lastError).toContain(`table ${gone.sqlName} is no longer mirrored`);
+    expect(listed[0]!.lastError).not.toContain(gone.tableId);
+    expect((await runWsmirror(['outbox', '--status', 'failed'], env)).stdout).toMatch(new RegExp(`^ *${listed[0]!.entryId} +${gone.sqlName} `, 'm'));
+    // Selected by its SQL name, by the module.table it had, or by its id; another name is refused.
+    for (const name of [gone.sqlName, 'chaos.del_s', gone.tableId]) expect(await list('--table', name)).toHaveLength(2);
+    const refused = await runWsmirror(['outbox', '--table', 'chaos.nope'], env);
+    expect({ code: refused.code, stderr: refused.stderr }).toEqual({ code: 2, stderr: expect.stringContaining('"chaos.nope"') });
+    const retried = await runWsmirror(['outbox', 'retry', '--table', 'chaos.del_s'], env);
+    expect(retried.stdout, retried.stderr).toBe('outbox: 2 entries pending again\n');
+    const discarded = await runWsmirror(['outbox', 'discard', '--table', gone.sqlName], daemonEnv(h.emu, h.tm));
+    expect(discarded.stdout, discarded.stderr).toBe('outbox: 2 entries discarded, 0 records restored from upstream\n');
+  }, 60_000);
+
+  it('selects the edits of a table deleted upstream by the module.table it had also when its SQL name was disambiguated', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    // a__b.c and a.b__c both want the SQL name a__b__c: the later one gets a suffix.
+    await h.upstream.createModule('a__b');
+    await h.upstream.createModule('a');
+    await h.upstream.createTable('a__b', 'c', { hasHistory: true }, [field('name', 'string')]);
+    await h.upstream.createTable('a', 'b__c', { hasHistory: true }, [field('name', 'string')]);
+    const [id] = await h.upstream.createRecords('a', 'b__c', [{ name: 'Ada' }]);
+    await h.sync();
+    const gone = (await catalogEntry(h.tm, 'a', 'b__c'))!;
+    expect(gone.sqlName).not.toBe('a__b__c');
+    const p = dialect.dialect === 'postgres' ? '$1' : '?';
+    await h.tm.sql(`UPDATE ${h.tm.table(gone.sqlName)} SET name = 'x' WHERE id = ${p}`, [Number(id)]);
+    await h.upstream.deleteTable('a', 'b__c');
+    await h.sync();
+    await h.sync();
+    const env = mirrorEnv(h.tm);
+    const listed = await runWsmirror(['outbox', '--json', '--table', 'a.b__c'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect((JSON.parse(listed.stdout) as { table: string }[]).map((e) => e.table)).toEqual([gone.sqlName]);
+    // The table still mirrored under the plain name is not taken for it.
+    expect(JSON.parse((await runWsmirror(['outbox', '--json', '--table', 'a__b.c'], env)).stdout)).toEqual([]);
+  }, 60_000);
+
   it('discards a refused local insert: its row goes, nothing is read back, and the command says so', async () => {
     h = await startSyncHarness(dialect, { lookbackMs: 0 });
     await h.upstream.createModule('crm');

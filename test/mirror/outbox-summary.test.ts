@@ -24,7 +24,7 @@ forEachDialect('mirror outbox summary', ({ fresh }) => {
     expect(await t.mirror.outboxSummary()).toEqual([]);
   });
 
-  it('counts entries per table and status, ordered, with numbers (not bigint strings)', async () => {
+  it('counts entries per table (with the SQL name its entries keep) and status, ordered, with numbers (not bigint strings)', async () => {
     const t = await fresh();
     await sync(t.mirror, WS);
     for (const status of ['pending', 'pending', 'failed', 'conflict', 'pending']) await addEntry(t, 't1', 'crm__deals', status);
@@ -32,11 +32,11 @@ forEachDialect('mirror outbox summary', ({ fresh }) => {
     // A table dropped from the mirror while it still had edits: still counted.
     await addEntry(t, 't9', 'crm__gone', 'conflict');
     expect(await t.mirror.outboxSummary()).toEqual([
-      { tableId: 't1', status: 'conflict', count: 1 },
-      { tableId: 't1', status: 'failed', count: 1 },
-      { tableId: 't1', status: 'pending', count: 3 },
-      { tableId: 't2', status: 'failed', count: 1 },
-      { tableId: 't9', status: 'conflict', count: 1 },
+      { tableId: 't1', sqlTable: 'crm__deals', status: 'conflict', count: 1 },
+      { tableId: 't1', sqlTable: 'crm__deals', status: 'failed', count: 1 },
+      { tableId: 't1', sqlTable: 'crm__deals', status: 'pending', count: 3 },
+      { tableId: 't2', sqlTable: 'crm__accounts', status: 'failed', count: 1 },
+      { tableId: 't9', sqlTable: 'crm__gone', status: 'conflict', count: 1 },
     ]);
   });
 

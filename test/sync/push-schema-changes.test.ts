@@ -164,9 +164,9 @@ forEachDialect('push: local edits across upstream schema changes', (dialect) => 
     const rows = await outbox();
     expect(rows.map((e) => e.status)).toEqual(['failed']);
     expect(rows[0]!.last_error).toMatch(/no longer mirrored/);
-    // The listing names such a table by its id, and so can a selection.
+    // The listing names such a table by the SQL name its entries keep, and so can a selection.
     const [listed] = await listOutbox(h.tm.mirror, {});
-    expect(listed!.table).toBe(listed!.tableId);
+    expect(listed!.table).toBe(listed!.sqlTable);
     expect(await discardOutbox(h.tm.mirror, h.client, { tables: [listed!.tableId] })).toEqual({ entries: 1, records: 0, localRows: 0 });
     expect(await outbox()).toEqual([]);
   });

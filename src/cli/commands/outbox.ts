@@ -88,7 +88,7 @@ export function defineOutboxCommand(program: Command): Command {
       .command('list', { isDefault: true })
       .description('list outbox entries: table, record, column, old → new, status, attempts, the row a pending one waits for, last error')
       .option('--status <status>', 'only these statuses (pending, failed, conflict; repeatable or comma-separated)', collect)
-      .option('--table <module.table>', 'only this table (repeatable or comma-separated)', collect)
+      .option('--table <module.table>', 'only this table: module.table or SQL name (repeatable or comma-separated)', collect)
       .option('--json', 'print the entries as one JSON document'),
   );
   list.action(async (flags: SelectionFlags & { status?: string[]; json?: boolean }) => {
@@ -119,7 +119,7 @@ export function defineOutboxCommand(program: Command): Command {
       .command('retry')
       .description('send failed and conflicting entries again at the next cycle (the local value wins)')
       .argument('[ids...]', 'entry ids, as wsmirror outbox lists them')
-      .option('--table <module.table>', 'every failed or conflicting entry of this table (repeatable)', collect),
+      .option('--table <module.table>', 'every failed or conflicting entry of this table: module.table or SQL name (repeatable)', collect),
   ).action(async (ids: string[], flags: SelectionFlags) => {
     const entryIds = parseEntryIds(ids);
     const { retryOutbox } = await import('../../sync/push/outbox-admin.ts');
@@ -139,7 +139,7 @@ export function defineOutboxCommand(program: Command): Command {
       .command('discard')
       .description("drop local edits and restore upstream's version of their records in the mirror")
       .argument('[ids...]', 'entry ids, as wsmirror outbox lists them')
-      .option('--table <module.table>', 'every entry of this table (repeatable)', collect),
+      .option('--table <module.table>', 'every entry of this table: module.table or SQL name (repeatable)', collect),
   ).action(async (ids: string[], flags: SelectionFlags) => {
     const entryIds = parseEntryIds(ids);
     const [{ openCommand }, { withSyncCycle }, { discardOutbox }] = await Promise.all([

@@ -13,6 +13,7 @@ import { capturedValue, sendable, type Sendable } from './sendable-value.ts';
 export interface EntryRow {
   entry_id: unknown;
   table_id: string;
+  sql_table: string;
   record_id: unknown;
   operation: string;
   column_name: string | null;
@@ -42,7 +43,8 @@ export function notMirrored(tableId: string, recordId: number, entries: readonly
     attempts: 0, sendingSince: null, sentEntryIds: [], sentBody: null,
     unsendable: [{
       entryIds: entries.map((e) => Number(e.entry_id)),
-      message: `table ${tableId} is no longer mirrored (deleted upstream, or left out by tables.include/exclude); the edit was not sent`
+      // Named as its entries keep it: the catalog no longer knows the table.
+      message: `table ${entries[0]!.sql_table} is no longer mirrored (deleted upstream, or left out by tables.include/exclude); the edit was not sent`
         + (entries.some((e) => e.operation === 'insert' && e.new_value !== null) ? ' (the values of the row inserted here are kept in this entry\'s new_value)' : ''),
     }],
   };

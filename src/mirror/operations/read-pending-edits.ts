@@ -15,7 +15,7 @@ const ROWS_PER_READ = 5_000;
 
 type OutboxEntries = SelectQueryBuilder<CatalogDb, '_wsmirror_outbox', EntryRow>;
 
-const ENTRY_COLUMNS = ['entry_id', 'table_id', 'record_id', 'operation', 'column_name', 'field_id', 'old_value', 'new_value', 'attempts', 'sending_since', 'retried_at', 'next_attempt_at'] as const;
+const ENTRY_COLUMNS = ['entry_id', 'table_id', 'sql_table', 'record_id', 'operation', 'column_name', 'field_id', 'old_value', 'new_value', 'attempts', 'sending_since', 'retried_at', 'next_attempt_at'] as const;
 
 /**
  * The records with an entry due at `now`, one edit each, oldest first, at most `limit` records;

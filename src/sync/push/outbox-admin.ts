@@ -1,5 +1,8 @@
 import type { ApiRecord } from '../../api/records.ts';
 import type { Catalog } from '../../mirror/catalog.ts';
+import { DIALECTS } from '../../mirror/dialects.ts';
+import type { DialectName } from '../../mirror/dialect-name.ts';
+import { couldBeTableName } from '../../mirror/naming.ts';
 import type { Mirror } from '../../mirror/mirror.ts';
 import type { MirrorOutbox, OutboxEntry, OutboxFilter } from '../../mirror/outbox.ts';
 import { UsageError } from '../../errors.ts';
@@ -13,48 +16,59 @@ export interface OutboxSelection {
   tables?: readonly string[];
 }
 
-type AdminMirror = Pick<Mirror, 'readCatalog' | 'applyRows' | 'outboxSummary' | 'waitingEdits'> & MirrorOutbox;
+type AdminMirror = Pick<Mirror, 'dialect' | 'readCatalog' | 'applyRows' | 'outboxSummary' | 'waitingEdits'> & MirrorOutbox;
 
 /** An outbox entry as `wsmirror outbox` lists it. */
 export type ListedEntry = OutboxEntry & {
-  /** `module.table`; the table id when it is no longer mirrored. */
+  /** `module.table`; the SQL name its entries keep when it is no longer mirrored. */
   table: string;
   /** A pending entry that waits for a row inserted here to be created upstream: that row. */
   waitsFor: { table: string; tableId: string; recordId: number } | null;
 };
 
 /**
- * The mirror's filter for a selection. A table is named `module.table`, or, when it is no longer
- * mirrored, by the table id the listing shows for its entries; an unknown name is a usage error
- * naming it.
+ * The mirror's filter for a selection. A mirrored table is named `module.table` or by its SQL
+ * name. One no longer mirrored (deleted upstream, or left out by the table patterns), whose
+ * catalog row is gone, by the SQL name its entries keep, the `module.table` it had (when that
+ * name gave the SQL name), or its table id. An unknown name is a usage error naming it.
  */
 export async function outboxFilter(
-  mirror: Pick<AdminMirror, 'outboxSummary'>, catalog: Pick<Catalog, 'tables'>, selection: OutboxSelection,
+  mirror: Pick<AdminMirror, 'dialect' | 'outboxSummary'>, catalog: Pick<Catalog, 'tables'>, selection: OutboxSelection,
 ): Promise<Omit<OutboxFilter, 'statuses'>> {
   const filter: { entryIds?: readonly number[]; tableIds?: readonly string[] } = {};
   if (selection.entryIds !== undefined && selection.entryIds.length > 0) filter.entryIds = selection.entryIds;
   if (selection.tables !== undefined && selection.tables.length > 0) {
     const mirrored = new Set(catalog.tables.map((t) => t.tableId));
-    const unmirrored = new Set((await mirror.outboxSummary()).map((c) => c.tableId).filter((id) => !mirrored.has(id)));
-    filter.tableIds = selection.tables.map((name) => {
-      const table = catalog.tables.find((t) => tableLabel(t) === name);
-      if (table !== undefined) return table.tableId;
-      if (unmirrored.has(name)) return name;
-      throw new UsageError(`no mirrored table ${JSON.stringify(name)} (give module.table, as wsmirror status lists them, or the table id wsmirror outbox shows for a table no longer mirrored)`);
-    });
+    const unmirrored = (await mirror.outboxSummary()).filter((c) => !mirrored.has(c.tableId));
+    filter.tableIds = [...new Set(selection.tables.flatMap((name) => {
+      const table = catalog.tables.find((t) => tableLabel(t) === name || t.sqlName === name);
+      if (table !== undefined) return [table.tableId];
+      const ids = unmirrored.filter((c) => c.tableId === name || c.sqlTable === name || wasNamed(mirror.dialect, c, name)).map((c) => c.tableId);
+      if (ids.length > 0) return ids;
+      throw new UsageError(`no mirrored table ${JSON.stringify(name)} (give module.table or the SQL name, as wsmirror status lists them; for a table no longer mirrored, the SQL name wsmirror outbox shows)`);
+    }))];
   }
   return filter;
 }
 
+/** Whether `module.table` (split at any dot) is the name a table no longer mirrored had. */
+function wasNamed(dialect: DialectName, entries: { tableId: string; sqlTable: string }, name: string): boolean {
+  for (let dot = name.indexOf('.'); dot > 0; dot = name.indexOf('.', dot + 1)) {
+    if (couldBeTableName(DIALECTS[dialect].naming, entries.sqlTable, entries.tableId, name.slice(0, dot), name.slice(dot + 1))) return true;
+  }
+  return false;
+}
+
 /**
- * Outbox entries for listing, table labels resolved (`module.table`; the table id when no longer
- * mirrored), each pending one with the row inserted here it waits for, if any.
+ * Outbox entries for listing, table labels resolved (`module.table`; the SQL name its entries keep
+ * when no longer mirrored), each pending one with the row inserted here it waits for, if any.
  */
 export async function listOutbox(mirror: AdminMirror, filter: OutboxFilter): Promise<ListedEntry[]> {
   const catalog = await mirror.readCatalog();
   const labels = new Map(catalog.tables.map((t) => [t.tableId, tableLabel(t)]));
-  const label = (tableId: string) => labels.get(tableId) ?? tableId;
   const entries = await mirror.listOutbox(filter);
+  const sqlTables = new Map(entries.map((e) => [e.tableId, e.sqlTable]));
+  const label = (tableId: string) => labels.get(tableId) ?? sqlTables.get(tableId) ?? tableId;
   const waits = entries.some((e) => e.status === 'pending') ? await mirror.waitingEdits() : [];
   const waitsFor = new Map(waits.map((w) => [`${w.tableId}:${w.recordId}`, w.waitsFor]));
   return entries.map((e) => {
