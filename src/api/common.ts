@@ -11,6 +11,11 @@ export const labelsSchema = z.record(z.string(), z.string());
  */
 function labelsInput(label: z.ZodString) {
   return z.preprocess((value, ctx) => {
+    // Reached only where labels are required (an optional one stops at undefined before).
+    if (value === undefined) {
+      ctx.addIssue({ code: 'custom', input: value, message: 'required: an object of locale key to label, e.g. {"": "Name"}' });
+      return z.NEVER;
+    }
     if (typeof value === 'object' && value !== null && Object.hasOwn(value, '__proto__')) {
       ctx.addIssue({ code: 'custom', path: ['__proto__'], input: value, message: '"__proto__" is not a locale key' });
       return z.NEVER;

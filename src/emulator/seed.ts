@@ -11,15 +11,25 @@ import type { TableRow } from './store/schema-rows.ts';
 import { createModule, createTable, setWorkspaceName } from './store/schema-store.ts';
 
 /**
+ * A seed field: a create-field object whose `labels` may be left out, then `{"": name}`. Labels
+ * are display text a test workspace rarely cares about; the API itself requires them.
+ */
+const seedFieldSchema = z.preprocess((value) => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.hasOwn(value, 'labels')) return value;
+  const { name } = value as { name?: unknown };
+  return typeof name === 'string' ? { ...value, labels: { '': name } } : value;
+}, fieldCreateSchema);
+
+/**
  * A seed: the shape of the workspace response without ids, each table's fields as create-field
- * objects, plus optional flat `records` per table.
+ * objects (`labels` optional), plus optional flat `records` per table.
  */
 const seedTableSchema = tableCreateSchema.extend({
   createRoles: tablePatchSchema.shape.createRoles,
   deleteRoles: tablePatchSchema.shape.deleteRoles,
   readRoles: tablePatchSchema.shape.readRoles,
   writeRoles: tablePatchSchema.shape.writeRoles,
-  fields: z.array(fieldCreateSchema).optional(),
+  fields: z.array(seedFieldSchema).optional(),
   records: z.array(recordValuesSchema).optional(),
 });
 

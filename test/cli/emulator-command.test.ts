@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -119,6 +121,27 @@ describe('wsmirror emulator (real process)', () => {
     expect(clock.status).toBe(200);
     child.kill('SIGTERM');
     expect(await exitOf(child)).toBe(0);
+  });
+
+  it('takes seed fields without labels, labelled by their names; the API still requires them on a field create, and says so', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wsmirror-seed-'));
+    const seed = join(dir, 'seed.json');
+    writeFileSync(seed, JSON.stringify({ modules: [{ name: 'crm', tables: [{ name: 'people', fields: [
+      { name: 'x', type: 'string' }, { name: 'y', type: 'number', labels: { '': 'Why' } },
+    ] }] }] }));
+    try {
+      const { child, url } = await startCli(['--port', '0', '--api-key', 'dev', '--workspace-id', 'acme00000042', '--seed', seed]);
+      running = child;
+      const base = `${url}/api/v1/workspace/acme00000042`;
+      const headers = { authorization: 'Bearer dev', 'content-type': 'application/json' };
+      const ws = (await (await fetch(base, { headers })).json()) as any;
+      expect(ws.data.modules[0].tables[0].fields.map((f: any) => [f.name, f.labels])).toEqual([['x', { '': 'x' }], ['y', { '': 'Why' }]]);
+      const refused = await fetch(`${base}/modules/crm/tables/people/fields`, { method: 'POST', headers, body: JSON.stringify({ name: 'z', type: 'string' }) });
+      expect(refused.status).toBe(400);
+      expect(JSON.stringify(await refused.json())).toContain('body.labels: required: an object of locale key to label, e.g. {\\"\\": \\"Name\\"}');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('takes keys that contain "=": a key may end in base64 padding, and grants follow the last "="', async () => {

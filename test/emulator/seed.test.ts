@@ -53,7 +53,7 @@ describe('seed', () => {
     [{ modules: {} }, 'seed.modules: '],
     [{ modules: [{ name: 'Bad' }] }, 'seed.modules[0].name: '],
     [{ modules: [{ name: 'a', tables: [{ name: 't' }, { name: 'u', fields: [field('f', 'string'), field('g', 'string'), field('h', 'any')] }] }] }, 'seed.modules[0].tables[1].fields[2].type: '],
-    [{ modules: [{ name: 'a', tables: [{ name: 't', fields: [{ name: 'x', type: 'string' }] }] }] }, 'seed.modules[0].tables[0].fields[0].labels: '],
+    [{ modules: [{ name: 'a', tables: [{ name: 't', fields: [{ name: 'x', type: 'string', labels: 'X' }] }] }] }, 'seed.modules[0].tables[0].fields[0].labels: '],
     [{ modules: [{ name: 'a', tables: [{ name: 't', colour: 'red' }] }] }, 'seed.modules[0].tables[0]: unknown property "colour"'],
     [{ modules: [{ name: 'a', id: 'm1' }] }, 'seed.modules[0]: unknown property "id"'],
     [{ modules: [{ name: 'a' }, { name: 'a' }] }, 'seed.modules[1]: module a already exists'],
