@@ -10,7 +10,7 @@
  *   address (`bindUpstream`).
  */
 import { ConfigError } from '../errors.ts';
-import type { Mirror } from '../mirror/index.ts';
+import { SCHEMA_CURSOR_KEY, type Mirror } from '../mirror/index.ts';
 
 const WORKSPACE_KEY = 'mirror:workspace';
 const UPSTREAM_KEY = 'mirror:upstream';
@@ -59,8 +59,9 @@ export function claimProblem(
   return `the mirror ${mirrorUrl} ${from}, and upstream.baseUrl now names ${address}: the mirror's cursors count the changes `
     + `${claim.upstream} made, so a sync from ${address} could miss changes. If ${address} is the same upstream at a new address (a new `
     + `host name, a proxy), run wsmirror sync --upstream-moved once: the mirror follows it and keeps its cursors. If it is another copy `
-    + `of the workspace, run wsmirror resync: every table is mirrored again from ${address} (rows stay in place meanwhile, and local `
-    + `edits still in the outbox go to ${address}). Otherwise set upstream.baseUrl back to ${claim.upstream}`;
+    + `of the workspace, run wsmirror resync with no table names and without --no-sync: every table is mirrored again from ${address} `
+    + `(rows stay in place meanwhile; rows inserted here are created there, and edits of records of ${claim.upstream} are held as `
+    + `failed for a look). Otherwise set upstream.baseUrl back to ${claim.upstream}`;
 }
 
 /**
@@ -89,7 +90,27 @@ export async function claimMirror(
   if (claim.createdBy !== createdBy) await mirror.setCursor(CREATED_BY_KEY, createdBy ?? null);
 }
 
-/** Records that the mirror follows `baseUrl` from now on (after a resync of every table). */
-export async function bindUpstream(mirror: Pick<Mirror, 'setCursor'>, baseUrl: string): Promise<void> {
+/** Records that the mirror follows `baseUrl` from now on. */
+async function bindUpstream(mirror: Pick<Mirror, 'setCursor'>, baseUrl: string): Promise<void> {
   await mirror.setCursor(UPSTREAM_KEY, upstreamAddress(baseUrl));
+}
+
+/**
+ * After a resync has marked every table (`resync` with no names): the mirror follows `baseUrl`
+ * from now on, if it followed another address. Its schema is read whole again (the schema cursor
+ * counted the other upstream's changes), and its pending updates and deletes of records are held
+ * as failed: they were made to the records of the upstream it followed, and a record of the same
+ * id here may be another one (`wsmirror outbox retry` sends them after a look). Each step can be
+ * run again: a resync stopped midway leaves the old address recorded, so the next sync is still
+ * refused and the resync is run again. Returns how many edits were held (0 when nothing moved).
+ */
+export async function followUpstream(mirror: Mirror, baseUrl: string): Promise<{ moved: boolean; held: number }> {
+  const { upstream } = await readClaim(mirror);
+  const address = upstreamAddress(baseUrl);
+  if (upstream === undefined || upstream === address) return { moved: false, held: 0 };
+  const held = await mirror.holdRecordEdits(`made to a record of upstream ${upstream}; the mirror follows ${address} since a `
+    + `wsmirror resync, where a record of the same id may be another one: wsmirror outbox retry sends it there, discard drops it`);
+  await mirror.setCursor(SCHEMA_CURSOR_KEY, null);
+  await bindUpstream(mirror, baseUrl);
+  return { moved: true, held };
 }

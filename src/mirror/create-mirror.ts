@@ -14,6 +14,7 @@ import { outboxSummary } from './operations/outbox-summary.ts';
 import { readBaseValues } from './operations/read-base-values.ts';
 import { readPendingEdits } from './operations/read-pending-edits.ts';
 import { retryOutbox } from './operations/retry-outbox.ts';
+import { holdRecordEdits } from './operations/hold-record-edits.ts';
 import { settleEdits } from './operations/settle-edits.ts';
 import { followCreatedRows } from './operations/created-rows.ts';
 import { waitingEdits } from './operations/waiting-edits.ts';
@@ -60,6 +61,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
     readBaseValues: (tableId, recordIds) => readBaseValues(ctx, tableId, recordIds),
     listOutbox: (filter) => listOutbox(ctx, filter),
     retryOutbox: (filter) => retryOutbox(ctx, filter),
+    holdRecordEdits: (message) => holdRecordEdits(ctx, message),
     discardOutbox: (filter) => discardOutbox(ctx, filter),
     setTableState: (tableId, patch) => setTableState(ctx, tableId, patch),
     resetTables: (tableIds) => resetTables(ctx, tableIds),

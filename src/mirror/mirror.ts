@@ -116,6 +116,8 @@ export interface Mirror extends MirrorOutbox {
    * SQL table is missing (`Catalog.missing`) gets it again, empty, with its capture and view.
    */
   resetTables(tableIds: readonly string[]): Promise<void>;
+  /** Pending updates and deletes of upstream's records → failed with `message` (operations/hold-record-edits.ts). Returns the count. */
+  holdRecordEdits(message: string): Promise<number>;
 
   /** What would keep the daemon from writing this mirror (privileges, a read-only file), one line each. */
   accessProblems(): Promise<string[]>;

@@ -91,6 +91,9 @@ forEachDialect('a mirror follows one upstream', (dialect) => {
       await upstream.createTable('crm', 'deals', { hasHistory: true }, [{ name: 'title', type: 'string', labels: { '': 'Title' } }]);
       await upstream.createRecords('crm', 'deals', titles.map((title) => ({ title })));
     }
+    // A field only the second copy has, made before the first sync: the first upstream's schema
+    // cursor is later than its change.
+    await new UpstreamWorkspace(second).addFields('crm', 'deals', [{ name: 'only_on_copy', type: 'string', labels: { '': 'Only on copy' } }]);
     tm = await dialect.fresh();
     location = tm.dialect === 'sqlite'
       ? { url: `sqlite:${join(dirname(tm.url.slice('sqlite:'.length)), 'followed.db')}` }
@@ -162,5 +165,42 @@ forEachDialect('a mirror follows one upstream', (dialect) => {
     } finally {
       await proxy.close();
     }
+  }, 60_000);
+
+  it('a resync onto the other copy reads its whole schema, sends local inserts there and holds edits of the first copy\'s records', async () => {
+    const moving: MirrorLocation = tm.dialect === 'sqlite'
+      ? { url: `sqlite:${join(dirname(tm.url.slice('sqlite:'.length)), 'moving.db')}` }
+      : { url: tm.url, pgSchema: `${tm.pgSchema}_moving` };
+    // No lookback: the schema cursor alone decides whether the second copy's field is seen.
+    const env = (emu: RunningEmulator) => daemonEnv(emu, moving, { WSMIRROR_SYNC_LOOKBACK: '0s' });
+    const made = await runWsmirror(['sync'], env(first));
+    expect(made.code, made.stderr).toBe(0);
+    const deals = moving.pgSchema ? `${quoteId(moving.pgSchema)}.${quoteId('crm__deals')}` : quoteId('crm__deals');
+    const outbox = moving.pgSchema ? `${quoteId(moving.pgSchema)}.${quoteId('_wsmirror_outbox')}` : quoteId('_wsmirror_outbox');
+    const run = async (text: string) => {
+      if (tm.dialect === 'postgres') return tm.sql(text);
+      const { default: Database } = await import('better-sqlite3');
+      const db = new Database(moving.url.slice('sqlite:'.length));
+      try {
+        const stmt = db.prepare(text);
+        return stmt.reader ? stmt.all() as Record<string, unknown>[] : (stmt.run(), []);
+      } finally {
+        db.close();
+      }
+    };
+    await run(`UPDATE ${deals} SET title = 'one, edited here' WHERE title = 'one'`);
+    await run(`INSERT INTO ${deals} (title) VALUES ('inserted here')`);
+
+    const before = (await new UpstreamWorkspace(second).allRecords('crm', 'deals')).map((r) => r.values['title']);
+    const resync = await runWsmirror(['resync'], env(second));
+    expect(resync.code, resync.stderr).toBe(0);
+    expect(resync.stdout + resync.stderr).toContain('1 pending edit(s) of records of the upstream it followed are held as failed');
+    const columns = (await run(`SELECT * FROM ${deals}`)).flatMap((row) => Object.keys(row));
+    expect(columns).toContain('only_on_copy');
+    const entries = await run(`SELECT operation, status, last_error FROM ${outbox} ORDER BY entry_id`);
+    expect(entries).toEqual([{ operation: 'update', status: 'failed', last_error: expect.stringContaining(`made to a record of upstream ${first.url}`) }]);
+    const upstreamTitles = (await new UpstreamWorkspace(second).allRecords('crm', 'deals')).map((r) => r.values['title']).sort();
+    expect(upstreamTitles).toEqual([...before, 'inserted here'].sort());
+    if (moving.pgSchema) await tm.sql(`DROP SCHEMA IF EXISTS ${quoteId(moving.pgSchema)} CASCADE`);
   }, 60_000);
 });

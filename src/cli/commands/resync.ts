@@ -19,7 +19,7 @@ export function defineResyncCommand(program: Command): Command {
   ).action(async (names: string[], flags: ResyncFlags) => {
     const [
       { openCommand }, { runSingleCycle }, { cycleProblems, tableLabel }, { describeStop },
-      { openConfiguredMirror }, { tablesNamed }, { bindUpstream },
+      { openConfiguredMirror }, { tablesNamed }, { followUpstream, upstreamAddress },
     ] = await Promise.all([
       import('../command-config.ts'),
       import('../../daemon/single-cycle.ts'),
@@ -56,7 +56,13 @@ export function defineResyncCommand(program: Command): Command {
       before: async (cycle) => {
         const tables = tablesNamed((await cycle.mirror.readCatalog()).tables, names);
         await cycle.mirror.resetTables(tables.map((t) => t.tableId));
-        if (everyTable) await bindUpstream(cycle.mirror, config.upstream.baseUrl);
+        if (everyTable) {
+          const { moved, held } = await followUpstream(cycle.mirror, config.upstream.baseUrl);
+          if (moved) {
+            logger.warn({ held }, `the mirror follows ${upstreamAddress(config.upstream.baseUrl)} from now on; ${held} pending `
+              + `edit(s) of records of the upstream it followed are held as failed (wsmirror outbox lists them)`);
+          }
+        }
         chosen = labels(tables);
         logger.info({ tables: tables.map((t) => tableLabel(t)) }, 'tables marked for a new backfill');
       },
