@@ -205,6 +205,8 @@ export const syncSection = z.strictObject(
     fullScanEvery: duration({ positive: true }).default(SYNC_DEFAULTS.fullScanEveryMs),
     maxDeleteShare: share.default(SYNC_DEFAULTS.maxDeleteShare),
     maxLag: duration({ positive: true }).default(DEFAULT_MAX_LAG_MS),
+    // Unset: derived from upstream.timeout (defaultCreateSettleMs).
+    createSettle: duration({ positive: false }).optional(),
   },
   SECTION_ERROR,
 );

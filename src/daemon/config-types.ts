@@ -80,6 +80,8 @@ export interface SyncConfig {
   readonly maxDeleteShare: number;
   /** `/readyz` fails when a table lags upstream by more than this. */
   readonly maxLagMs: number;
+  /** How old an unanswered create's send must be before it is looked up upstream (SyncOptions.createSettleMs). */
+  readonly createSettleMs: number;
 }
 
 export interface HttpConfig {

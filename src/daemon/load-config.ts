@@ -10,6 +10,7 @@ import { formatPath } from '../api/issues.ts';
 import { REDACTED, createRedactor } from '../api/secret-redaction.ts';
 import { displayBaseUrl } from '../client/base-url.ts';
 import { DEFAULT_PG_SCHEMA, displayMirrorUrl } from '../mirror/mirror-url.ts';
+import { defaultCreateSettleMs } from '../sync/sync-options.ts';
 import { ConfigError } from '../errors.ts';
 import { CREDENTIAL_NAME, envKeyProblem, nonEmpty, resolveApiKey, type Findings } from './api-key-source.ts';
 import { readConfigFile, type UnquotedValues } from './config-file.ts';
@@ -175,6 +176,7 @@ function build(
       fullScanEveryMs: file.sync.fullScanEvery,
       maxDeleteShare: file.sync.maxDeleteShare,
       maxLagMs: file.sync.maxLag,
+      createSettleMs: file.sync.createSettle ?? defaultCreateSettleMs(file.upstream.timeout),
     },
     http: { host: file.http.host, port: file.http.port },
     log: { level: file.log.level, format: file.log.format, progressIntervalMs: file.log.progressInterval },

@@ -103,6 +103,7 @@ export async function openSyncCycle(config: Config, deps: SyncCycleDeps): Promis
       backfillConcurrency: sync.backfillConcurrency,
       fullScanEveryMs: sync.fullScanEveryMs,
       maxDeleteShare: sync.maxDeleteShare,
+      createSettleMs: sync.createSettleMs,
       tables: { include: tables.include, exclude: tables.exclude, sources: tables.sources },
       conflictPolicy: tables.conflictPolicy,
       conflictPolicies: tables.conflictPolicies,

@@ -16,7 +16,7 @@ import { readPendingEdits } from './operations/read-pending-edits.ts';
 import { retryOutbox } from './operations/retry-outbox.ts';
 import { holdRecordEdits } from './operations/hold-record-edits.ts';
 import { settleEdits } from './operations/settle-edits.ts';
-import { followCreatedRows } from './operations/created-rows.ts';
+import { boundCreatedIds, followCreatedRows } from './operations/created-rows.ts';
 import { waitingEdits } from './operations/waiting-edits.ts';
 import { readCatalog } from './operations/read-catalog.ts';
 import { migrateCatalog, pendingUpgrades } from './operations/migrate-catalog.ts';
@@ -58,6 +58,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
     markSending: (creates, at) => markSending(ctx, creates, at),
     settleEdits: (outcomes) => settleEdits(ctx, outcomes),
     followCreatedRows: (rows) => followCreatedRows(ctx, rows),
+    boundCreatedIds: (tableId, createdIds) => boundCreatedIds(ctx, tableId, createdIds),
     readBaseValues: (tableId, recordIds) => readBaseValues(ctx, tableId, recordIds),
     listOutbox: (filter) => listOutbox(ctx, filter),
     retryOutbox: (filter) => retryOutbox(ctx, filter),

@@ -71,6 +71,13 @@ export type EditOutcome =
   /** Network error, 429, 5xx: stays pending, attempts+1, tried again at `nextAttemptAt`. */
   | { kind: 'retry'; entryIds: readonly number[]; message: string; nextAttemptAt: string }
   /**
+   * A create whose send got no answer (a timeout, a connection lost after sending, a crash), so
+   * upstream may still be applying it: stays pending and marked as being sent (`sending_since`
+   * kept), `last_error` says so, and it is looked up upstream at `nextAttemptAt`, once the send
+   * is old enough (docs/sync.md, "Exactly once"). `attempt`: the send just made counts one.
+   */
+  | { kind: 'unanswered'; entryIds: readonly number[]; message: string; nextAttemptAt: string; attempt: boolean }
+  /**
    * Not sent: it waits for a row inserted here (`blocker`) to be created upstream. Stays pending
    * with `last_error` saying so, and counts no attempt (it was never sent). Due again when that
    * row's create is next tried, if it backs off past `now`, else at `nextAttemptAt`; and at once
@@ -162,7 +169,7 @@ export interface MirrorOutbox {
    * id becomes `createdId` in its row, in reference columns of other mirrored rows that point at
    * it, and in remaining outbox entries, and the pending entries of those rows are due at once
    * (what waited for the create goes now); failed/conflict/retry/waiting update status,
-   * attempts, last_error, next_attempt_at and clear sending_since. A create's temporary and
+   * attempts, last_error, next_attempt_at and clear sending_since; unanswered keeps it. A create's temporary and
    * upstream ids are kept (`_wsmirror_created`) after its entries go.
    */
   settleEdits(outcomes: readonly EditOutcome[]): Promise<void>;
@@ -173,6 +180,11 @@ export interface MirrorOutbox {
    * before, and the pending entries of the rows holding them are due at once.
    */
   followCreatedRows(rows: readonly { tableId: string; recordId: number }[]): Promise<CreatedRow[]>;
+  /**
+   * Of these upstream ids of a table, those a row inserted here was created as
+   * (`_wsmirror_created`): a create's read-back never binds another row to them.
+   */
+  boundCreatedIds(tableId: string, createdIds: readonly number[]): Promise<Set<number>>;
   /**
    * For conflict checks: each field's value before the earliest local edit of it still in the
    * outbox, in any status (a failed edit fixed by a later one counts from the first), by record.

@@ -1,3 +1,4 @@
+import { CLIENT_DEFAULTS } from '../client/index.ts';
 import type { TableFilter } from '../mirror/table-filter.ts';
 import type { ConflictPolicy, ConflictPolicyRule } from './push/conflict-policy.ts';
 
@@ -38,12 +39,26 @@ export interface SyncOptions {
   /** Backoff of edits that failed transiently: first ceiling, doubling up to the maximum. */
   pushRetryBaseMs: number;
   pushRetryMaxMs: number;
+  /**
+   * How old a create's send with no answer (a timeout, a lost connection, a crash) must be before
+   * the push looks for the record it may have made, and sends it again if there is none: until
+   * then upstream may still be applying it (docs/sync.md, "Exactly once").
+   */
+  createSettleMs: number;
 }
 
 /** Accepted ranges (inclusive), also the configuration's. */
 export const SYNC_LIMITS = {
   backfillConcurrency: { min: 1, max: 64 },
 } as const;
+
+/**
+ * The settle time of unanswered creates when none is configured: twice the client's timeout,
+ * and at least a minute, so that a slow upstream has long finished what it took in.
+ */
+export function defaultCreateSettleMs(upstreamTimeoutMs: number): number {
+  return Math.max(60_000, 2 * upstreamTimeoutMs);
+}
 
 /** The defaults, here and only here: the configuration's `sync` and `tables` sections take them from this. */
 export const SYNC_DEFAULTS: SyncOptions = {
@@ -64,4 +79,5 @@ export const SYNC_DEFAULTS: SyncOptions = {
   pushRequestsInFlight: 2,
   pushRetryBaseMs: 5_000,
   pushRetryMaxMs: 15 * 60_000,
+  createSettleMs: defaultCreateSettleMs(CLIENT_DEFAULTS.timeoutMs),
 };

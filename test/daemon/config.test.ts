@@ -83,6 +83,7 @@ describe('defaults', () => {
         fullScanEveryMs: 600_000,
         maxDeleteShare: 0.5,
         maxLagMs: 300_000,
+        createSettleMs: 60_000,
       },
       http: { host: '127.0.0.1', port: 9464 },
       log: { level: 'info', format: 'auto', progressIntervalMs: 10_000 },
@@ -187,6 +188,7 @@ log:
       'sync.fullScanEvery': ['1h', (c) => c.sync.fullScanEveryMs, 3_600_000],
       'sync.maxDeleteShare': ['25%', (c) => c.sync.maxDeleteShare, 0.25],
       'sync.maxLag': ['90', (c) => c.sync.maxLagMs, 90_000],
+      'sync.createSettle': ['2s', (c) => c.sync.createSettleMs, 2_000],
       'http.host': ['0.0.0.0', (c) => c.http.host, '0.0.0.0'],
       'log.progressInterval': ['500ms', (c) => c.log.progressIntervalMs, 500],
       'log.format': ['JSON', (c) => c.log.format, 'json'],
@@ -204,6 +206,13 @@ log:
       expect(check(config), `${key.env}=${value}`).toEqual(expected);
     }
     expect(CONFIG_KEYS.find((k) => k.path === 'sync.fullScanEvery')?.env).toBe('WSMIRROR_SYNC_FULL_SCAN_EVERY');
+  });
+
+  it('derives the settle time of unanswered creates from upstream.timeout unless it is set', () => {
+    const settle = (env: Record<string, string>) => loadConfig({ env: { ...REQUIRED_ENV, ...env }, cwd: tempDir() }).sync.createSettleMs;
+    expect(settle({ WSMIRROR_UPSTREAM_TIMEOUT: '1s' })).toBe(60_000);
+    expect(settle({ WSMIRROR_UPSTREAM_TIMEOUT: '45s' })).toBe(90_000);
+    expect(settle({ WSMIRROR_UPSTREAM_TIMEOUT: '45s', WSMIRROR_SYNC_CREATE_SETTLE: '5s' })).toBe(5_000);
   });
 
   it('treats an empty variable as unset', () => {
@@ -310,7 +319,7 @@ describe('bad values name the file, the key and the value', () => {
     ['log:\n  level: verbose\n', 'wsmirror.yaml: log.level: "verbose" is not a log level (fatal, error, warn, info, debug, trace, silent)'],
     ['upstream:\n  apikey: x\n', 'wsmirror.yaml: upstream.apikey: unknown key (did you mean apiKey?)'],
     ['sync:\n  page_size: 10\n', 'wsmirror.yaml: sync.page_size: unknown key (did you mean pageSize?)'],
-    ['sync:\n  frobnicate: 1\n', 'wsmirror.yaml: sync.frobnicate: unknown key (known keys: schedule, lookback, pageSize, backfillConcurrency, fullScanEvery, maxDeleteShare, maxLag)'],
+    ['sync:\n  frobnicate: 1\n', 'wsmirror.yaml: sync.frobnicate: unknown key (known keys: schedule, lookback, pageSize, backfillConcurrency, fullScanEvery, maxDeleteShare, maxLag, createSettle)'],
     ['upstrem:\n  baseUrl: x\n', 'wsmirror.yaml: upstrem: unknown key (did you mean upstream?)'],
   ];
   // Keys the required environment would override are given only in the file here.

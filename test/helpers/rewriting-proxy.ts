@@ -23,10 +23,18 @@ export interface SeenRequest {
   at: number;
 }
 
+/**
+ * Asked before a request is forwarded: an answer it returns is sent instead, and upstream never
+ * sees the request; undefined forwards it, once a returned promise settles (a slow upstream).
+ */
+export type Intercept = (request: { method: string; path: string }) => Replacement | Promise<Replacement>;
+
 export interface RewritingProxy {
   url: string;
   /** Applied to every answer while set. */
   rewrite: Rewrite | undefined;
+  /** Asked for every request while set, before it is forwarded. */
+  intercept: Intercept | undefined;
   /** Every request so far, in the order they arrived: tests read spacing and counts from it. */
   seen: SeenRequest[];
   close(): Promise<void>;
@@ -39,12 +47,21 @@ export interface RewritingProxy {
  * request, with the moment it arrived, so a test sees what a client sent and when.
  */
 export async function startRewritingProxy(target: string): Promise<RewritingProxy> {
-  const proxy: RewritingProxy = { url: '', rewrite: undefined, seen: [], close: async () => {} };
+  const proxy: RewritingProxy = { url: '', rewrite: undefined, intercept: undefined, seen: [], close: async () => {} };
   const server: Server = createServer(async (req, res) => {
     const at = performance.now();
     try {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
+      const instead = await proxy.intercept?.({ method: req.method ?? 'GET', path: req.url ?? '' });
+      if (instead !== undefined) {
+        const answer = typeof instead === 'string' ? { body: instead } : instead;
+        const status = answer.status ?? 200;
+        proxy.seen.push({ method: req.method ?? 'GET', path: req.url ?? '', body: Buffer.concat(chunks).toString('utf8'), status, at });
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(answer.body ?? '{}');
+        return;
+      }
       const upstream = await fetch(`${target}${req.url}`, {
         method: req.method,
         headers: {

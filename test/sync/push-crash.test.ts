@@ -20,15 +20,22 @@ forEachDialect('push: kill -9 between send and acknowledgement', (dialect) => {
     await h?.close();
   });
 
+  /**
+   * No lookback, and a short settle: the creates a killed process sent are looked up by the
+   * first run once their send is 2 s old, not before (their request might still be on its way).
+   */
+  const SETTLE_MS = 2_000;
+  const ENV = { WSMIRROR_SYNC_LOOKBACK: '0', WSMIRROR_SYNC_CREATE_SETTLE: `${SETTLE_MS / 1000}s` };
+
   function run(): Promise<RunResult> {
-    return runWsmirror(['sync'], daemonEnv({ ...h.emu, url: proxy.url }, h.tm, { WSMIRROR_SYNC_LOOKBACK: '0' }));
+    return runWsmirror(['sync'], daemonEnv({ ...h.emu, url: proxy.url }, h.tm, ENV));
   }
 
   /** Runs `wsmirror sync`, holds the first `method` request to the records endpoint, kills the process once upstream applied it. */
   async function killedAfter(method: string): Promise<void> {
     const held = proxy.holdNext((m, path) => m === method && /\/records(\?|$)/.test(path));
     let kill: () => void = () => undefined;
-    const done = runWsmirror(['sync'], daemonEnv({ ...h.emu, url: proxy.url }, h.tm, { WSMIRROR_SYNC_LOOKBACK: '0' }), {
+    const done = runWsmirror(['sync'], daemonEnv({ ...h.emu, url: proxy.url }, h.tm, ENV), {
       onSpawn: (k) => {
         kill = k;
       },
@@ -57,11 +64,15 @@ forEachDialect('push: kill -9 between send and acknowledgement', (dialect) => {
         await h.tm.sql(`INSERT INTO ${table} (name, age) VALUES (${ph(1)}, ${ph(2)})`, [name, age]);
       }
       await killedAfter('POST');
+      const settled = Date.now() + SETTLE_MS;
       await h.tm.sql(`UPDATE ${table} SET age = age + 100 WHERE id > 0`);
       await killedAfter('PATCH');
       await h.tm.sql(`DELETE FROM ${table} WHERE id = ${ph(1)}`, [Number(ids[2])]);
       await killedAfter('DELETE');
 
+      // Until then, the creates are neither looked up nor sent again.
+      expect((await h.upstream.allRecords('crm', 'people')).filter((r) => r.values.name === 'twin')).toHaveLength(2);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, settled - Date.now())));
       const last = await run();
       expect(last.code, last.stderr).toBe(0);
       const upstream = await h.upstream.allRecords('crm', 'people');

@@ -14,8 +14,11 @@ import { upstreamWith } from '../helpers/upstream-overrides.ts';
  * sent the create of a row deleted here.
  */
 
-/** Backoffs long enough that an entry not folded with the new ones is still waiting when the test goes on. */
-const LONG_BACKOFF: Partial<SyncOptions> = { lookbackMs: 0, pushRetryBaseMs: 3_600_000, pushRetryMaxMs: 3_600_000 };
+/**
+ * Backoffs long enough that an entry not folded with the new ones is still waiting when the test
+ * goes on; no settle time, so a create whose send was cut off is looked up by the next cycle.
+ */
+const LONG_BACKOFF: Partial<SyncOptions> = { lookbackMs: 0, pushRetryBaseMs: 3_600_000, pushRetryMaxMs: 3_600_000, createSettleMs: 0 };
 
 forEachDialect('push: a record\'s entries go together, whatever each one\'s backoff', (dialect) => {
   let h: SyncHarness;

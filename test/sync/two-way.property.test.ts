@@ -87,7 +87,8 @@ function dying(client: Upstream, mirror: Mirror, afterRequests: number) {
   return { upstream, mirror: deadMirror, crashed: () => dead };
 }
 
-const OPTIONS = { lookbackMs: 0, pushRetryBaseMs: 1, pushRetryMaxMs: 1 };
+// No settle: a crash here happens once the request was applied, so the next engine may look it up at once.
+const OPTIONS = { lookbackMs: 0, pushRetryBaseMs: 1, pushRetryMaxMs: 1, createSettleMs: 0 };
 /**
  * Push rounds of the default size, and rounds of two records sent one per request: full rounds
  * are read while the last one's requests are out and settled while the next one's are (a crash

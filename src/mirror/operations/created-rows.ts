@@ -28,6 +28,23 @@ export function recordCreatedWrites(cat: Kysely<CatalogDb>, rows: readonly Creat
 }
 
 /**
+ * Of these upstream ids of one table, those a row inserted here was created as: records already
+ * bound to a local insert, which a create read-back must not bind to another. Reads the rows of
+ * `_wsmirror_created` for these ids only.
+ */
+export async function boundCreatedIds(ctx: MirrorContext, tableId: string, createdIds: readonly number[]): Promise<Set<number>> {
+  assertOpen(ctx);
+  const cat = ctx.driver.catalog(ctx.driver.db);
+  const bound = new Set<number>();
+  for (const chunk of chunks([...new Set(createdIds)])) {
+    const rows = await cat.selectFrom('_wsmirror_created').select('created_id')
+      .where('table_id', '=', tableId).where(ctx.dialect.idIn(sql.ref('created_id'), chunk)).execute();
+    for (const r of rows) bound.add(Number(r.created_id));
+  }
+  return bound;
+}
+
+/**
  * Statements pointing the references to local row `tempId` of `tableId` at `createdId`: the
  * reference columns of mirrored rows, and the values of their outbox entries. The rows of a table
  * carrying a trigger of another role (`TableInfo.foreignTrigger`) are not written: the write

@@ -14,7 +14,8 @@ import { referenceFields, waitersDueNow } from './waiting-entries.ts';
 /**
  * Records what became of pushed edits, all in ONE daemon transaction: pushed and discarded
  * entries go; a created record's temporary id becomes its upstream id everywhere; failures,
- * conflicts and retries update the entries' status, attempts, error and next attempt. What the
+ * conflicts and retries update the entries' status, attempts, error and next attempt (an
+ * unanswered create stays marked as being sent). What the
  * writes need (the created rows' temporary ids, the tables, the references to them) is read
  * first, in a few statements; the writes then go together at commit, on Postgres in one round trip
  * (a push of 1,000 local inserts made about 7,000 before).
@@ -38,6 +39,18 @@ export async function settleEdits(ctx: MirrorContext, outcomes: readonly EditOut
             last_error: outcome.message,
             next_attempt_at: eb.fn.coalesce(blockerRetryAt(cat, outcome), eb.val(outcome.nextAttemptAt)),
             sending_since: null,
+          }))
+          .where(entryIdIn(ctx, chunk)).compile());
+        continue;
+      }
+      if (outcome.kind === 'unanswered') {
+        // Still marked as being sent: the next push looks it up instead of sending it blind.
+        writes.push(cat.updateTable('_wsmirror_outbox')
+          .set((eb) => ({
+            status: 'pending',
+            attempts: eb('attempts', '+', outcome.attempt ? 1 : 0),
+            last_error: outcome.message,
+            next_attempt_at: outcome.nextAttemptAt,
           }))
           .where(entryIdIn(ctx, chunk)).compile());
         continue;

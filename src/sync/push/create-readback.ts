@@ -18,6 +18,11 @@ export interface ReadbackScope {
   /** Options of the choice and multi fields (the catalog's): name → their ids and names. */
   fieldOptions: ReadonlyMap<string, readonly Pick<Option, 'id' | 'name'>[]>;
   lookbackMs: number;
+  /** How old an unanswered send must be before it is looked up (SyncOptions.createSettleMs). */
+  settleMs: number;
+  now: () => number;
+  /** Of these record ids, those bound to a row inserted here already (settled, or by this push): never bound again. */
+  alreadyBound(ids: readonly number[]): Promise<Set<number>>;
 }
 
 /** What a read-back settled, and what is left to send. */
@@ -38,12 +43,60 @@ interface PreparedCreate {
 }
 
 /**
- * Creates whose earlier send was never acknowledged (a crash, or an answer lost on the way):
- * bound to the records that send made, if it made them; sent again otherwise.
+ * The outcome of a create sent `since` that got no answer (a timeout, a lost connection, a
+ * crash): upstream may still be applying it, so it is neither looked up nor sent again until
+ * the send is `settleMs` old; it stays marked as being sent until then. `attempt`: it was just
+ * sent (the failure it met, `cause`, counts an attempt).
  */
-export async function reconcileCreates<T extends PreparedCreate>(scope: ReadbackScope, creates: readonly T[]): Promise<Readback<T>> {
-  const unsure = creates.filter((p) => p.edit.sendingSince !== null);
-  if (unsure.length === 0) return { send: [...creates], outcomes: [], unsettled: [] };
+export function unansweredOutcome(scope: Pick<ReadbackScope, 'settleMs'>, edit: PendingEdit, since: string, cause?: string): EditOutcome {
+  const at = new Date(settleTime(scope, since)).toISOString();
+  return {
+    kind: 'unanswered',
+    entryIds: edit.entryIds,
+    message: `${cause === undefined ? '' : `${cause}; `}sent at ${since} with no answer, and upstream may still be applying it: `
+      + `looked up upstream from ${at}, and sent again only if no record of it is found`,
+    nextAttemptAt: at,
+    attempt: cause !== undefined,
+  };
+}
+
+/** When a send begun at `since` is old enough to be looked up (an unreadable time: at once). */
+function settleTime({ settleMs }: Pick<ReadbackScope, 'settleMs'>, since: string): number {
+  const sent = Date.parse(since);
+  return Number.isNaN(sent) ? 0 : sent + settleMs;
+}
+
+/**
+ * Edits marked as being sent, split into those to look up now and, as outcomes, those whose
+ * send is too recent: it may still be under way upstream (a crash or a stop mid-send, an
+ * earlier push whose send got no answer). `answered`: the send just got an answer (a 500), so
+ * it is over, whenever it began.
+ */
+function dueForLookup<T>(scope: ReadbackScope, items: readonly T[], editOf: (item: T) => PendingEdit, answered: boolean): { due: T[]; outcomes: EditOutcome[] } {
+  if (answered) return { due: [...items], outcomes: [] };
+  const now = scope.now();
+  const due: T[] = [];
+  const outcomes: EditOutcome[] = [];
+  for (const item of items) {
+    const edit = editOf(item);
+    if (settleTime(scope, edit.sendingSince!) <= now) due.push(item);
+    else outcomes.push(unansweredOutcome(scope, edit, edit.sendingSince!));
+  }
+  return { due, outcomes };
+}
+
+/**
+ * Creates whose earlier send was never acknowledged (a crash, or an answer lost on the way):
+ * bound to the records that send made, if it made them; sent again otherwise. A send that may
+ * still be under way upstream is left as it is until it is old enough (`unansweredOutcome`),
+ * unless `answered` says the send got an answer.
+ */
+export async function reconcileCreates<T extends PreparedCreate>(scope: ReadbackScope, creates: readonly T[], answered = false): Promise<Readback<T>> {
+  const marked = creates.filter((p) => p.edit.sendingSince !== null);
+  if (marked.length === 0) return { send: [...creates], outcomes: [], unsettled: [] };
+  const { due: unsure, outcomes } = dueForLookup(scope, marked, (p) => p.edit, answered);
+  const fresh = creates.filter((p) => p.edit.sendingSince === null);
+  if (unsure.length === 0) return { send: fresh, outcomes, unsettled: [] };
   let found: Map<number, number>;
   try {
     found = await findCreatedRecords(scope,
@@ -51,9 +104,8 @@ export async function reconcileCreates<T extends PreparedCreate>(scope: Readback
       unsure.map((p) => ({ recordId: p.edit.recordId, since: p.edit.sendingSince!, body: p.edit.sentBody ?? p.body })));
   } catch (error) {
     // Cannot tell whether they exist: leave them marked, the next push tries again.
-    return { send: creates.filter((p) => p.edit.sendingSince === null), outcomes: [], unsettled: unsure.map((p) => p.edit), error };
+    return { send: fresh, outcomes, unsettled: unsure.map((p) => p.edit), error };
   }
-  const outcomes: EditOutcome[] = [];
   for (const p of unsure) {
     const id = found.get(p.edit.recordId);
     // Only what that send covered is done: later edits stay, and go out as an update of the
@@ -61,7 +113,8 @@ export async function reconcileCreates<T extends PreparedCreate>(scope: Readback
     const covered = p.edit.sentEntryIds.length > 0 ? p.edit.sentEntryIds : p.edit.entryIds;
     if (id !== undefined) outcomes.push({ kind: 'pushed', entryIds: covered, createdId: id });
   }
-  return { send: creates.filter((p) => !found.has(p.edit.recordId)), outcomes, unsettled: [] };
+  const lookedUp = new Set(unsure);
+  return { send: creates.filter((p) => p.edit.sendingSince === null || (lookedUp.has(p) && !found.has(p.edit.recordId))), outcomes, unsettled: [] };
 }
 
 /**
@@ -70,8 +123,11 @@ export async function reconcileCreates<T extends PreparedCreate>(scope: Readback
  * crash, and returned as a delete of that record; not found, the delete is settled too.
  */
 export async function createdThenDeleted(scope: ReadbackScope, deletes: readonly PendingEdit[]): Promise<Readback<PendingEdit>> {
-  const unsure = deletes.filter((e) => e.sendingSince !== null && e.sentBody !== null);
-  const outcomes: EditOutcome[] = deletes.filter((e) => !unsure.includes(e)).map((edit) => ({ kind: 'pushed', entryIds: edit.entryIds }));
+  const marked = deletes.filter((e) => e.sendingSince !== null && e.sentBody !== null);
+  const outcomes: EditOutcome[] = deletes.filter((e) => !marked.includes(e)).map((edit) => ({ kind: 'pushed', entryIds: edit.entryIds }));
+  // A create still perhaps under way would be missed now, and its record left upstream.
+  const { due: unsure, outcomes: waiting } = dueForLookup(scope, marked, (e) => e, false);
+  outcomes.push(...waiting);
   if (unsure.length === 0) return { send: [], outcomes, unsettled: [] };
   let found: Map<number, number>;
   try {
@@ -109,26 +165,30 @@ const FILTERABLE = new Set(['string', 'number', 'boolean', 'date', 'timestamp', 
  * earliest send (minus the lookback); without history, the newest records whose filterable
  * values equal the sent ones. A candidate matches a create when every value sent equals the
  * record's; each candidate binds at most one create, in id order, so identical rows created
- * together bind to distinct records.
+ * together bind to distinct records; and none already bound to a row inserted here.
  */
 async function findCreatedRecords(
-  { upstream, table, fieldTypes, fieldOptions, lookbackMs, signal }: ReadbackScope,
+  { upstream, table, fieldTypes, fieldOptions, lookbackMs, signal, alreadyBound }: ReadbackScope,
   sent: readonly UnsettledCreate[],
 ): Promise<Map<number, number>> {
   const bound = new Map<number, number>();
   if (sent.length === 0) return bound;
   // Upstream stores the option a sent name names: its id is what the record holds.
   const creates = sent.map((c) => ({ ...c, body: withOptionIds(c.body, fieldTypes, fieldOptions) }));
-  const candidates = table.hasHistory
+  const found = table.hasHistory
     ? await createdSince(upstream, table, creates, lookbackMs, signal)
     : await matchingNewest(upstream, table, fieldTypes, creates, signal);
+  // A record another row inserted here became is that row's: binding it again would merge the
+  // two rows into one. (A record the mirror holds as a pulled row may well be this create's own,
+  // pulled before its answer came: that one is bound.)
+  const taken = found.length === 0 ? new Set<number>() : await alreadyBound(found.map((c) => Number(c.id)));
+  const candidates = found.filter((c) => !taken.has(Number(c.id)));
   candidates.sort((a, b) => Number(a.id) - Number(b.id));
-  const taken = new Set<string>();
   for (const create of [...creates].sort((a, b) => b.recordId - a.recordId)) {
-    const found = candidates.find((c) => !taken.has(c.id) && matches(c, create.body));
-    if (found === undefined) continue;
-    taken.add(found.id);
-    bound.set(create.recordId, Number(found.id));
+    const match = candidates.find((c) => !taken.has(Number(c.id)) && matches(c, create.body));
+    if (match === undefined) continue;
+    taken.add(Number(match.id));
+    bound.set(create.recordId, Number(match.id));
   }
   return bound;
 }

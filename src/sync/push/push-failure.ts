@@ -10,7 +10,9 @@ import { InvalidResponseError, NetworkError, UpstreamError } from '../../errors.
  * - `rejected`: 400/422/413: something in the batch is wrong; split it to find out what.
  * - `not-found`: 404: a record of the batch is gone upstream (or the table is).
  * - `transient`: network error, 429, 5xx: try again later. `maybeApplied` when the request may
- *   have gone through (a reset after sending, a 500, an unreadable 2xx answer). `stopsPush`
+ *   have gone through (a reset after sending, a 500, an unreadable 2xx answer); `unanswered`
+ *   when no answer came at all (a timeout, a connection reset or dropped after sending), so that
+ *   upstream may still be applying it (an answer, even a 500, means the request is over). `stopsPush`
  *   when every request would meet it too: upstream unreachable, timing out, failing or
  *   throttling once the client has retried what its policy allows (all but an unreadable 2xx
  *   answer, which is about that answer). The edits that met it are charged an attempt; the push
@@ -23,7 +25,7 @@ import { InvalidResponseError, NetworkError, UpstreamError } from '../../errors.
 export type PushFailure =
   | { kind: 'rejected'; message: string }
   | { kind: 'not-found'; message: string }
-  | { kind: 'transient'; message: string; retryAfterMs: number | undefined; maybeApplied: boolean; stopsPush?: Error }
+  | { kind: 'transient'; message: string; retryAfterMs: number | undefined; maybeApplied: boolean; unanswered?: true; stopsPush?: Error }
   | { kind: 'fatal'; error: unknown };
 
 export function classifyPushFailure(error: unknown): PushFailure {
@@ -40,7 +42,8 @@ export function classifyPushFailure(error: unknown): PushFailure {
   }
   if (error instanceof NetworkError) {
     const attempt: AttemptFailure = { kind: 'network', notSent: isNotSentCode(error.causeCode) };
-    return { kind: 'transient', message: error.message, retryAfterMs: undefined, maybeApplied: !isRetryable(attempt, 'safe'), stopsPush: error };
+    const maybeApplied = !isRetryable(attempt, 'safe');
+    return { kind: 'transient', message: error.message, retryAfterMs: undefined, maybeApplied, ...(maybeApplied ? { unanswered: true as const } : {}), stopsPush: error };
   }
   if (error instanceof InvalidResponseError) {
     // The upstream answered 2xx: it did apply the request, but its answer cannot be used.

@@ -41,6 +41,10 @@ export class PushLedger {
    */
   settleReadback<T>(readback: Readback<T>, editOf: (item: T) => PendingEdit): T[] {
     this.#r.outcomes.push(...readback.outcomes);
+    // A record found for a create may have been pulled before (its row gives way to the local
+    // one when bound), and no later pull reads it again: its upstream values come back once
+    // bound, as upstream stores them (option ids for names sent), local edits left as they are.
+    for (const o of readback.outcomes) if (o.kind === 'pushed' && o.createdId !== undefined) this.#r.restore.push(o.createdId);
     this.#r.unsettled.push(...readback.unsettled);
     if (readback.error === undefined || !endsPush(failureOf(readback.error))) return readback.send;
     this.#r.stop ??= readback.error;
@@ -70,6 +74,16 @@ export class PushLedger {
       return;
     }
     this.#retry(edits, failure);
+  }
+
+  /**
+   * Creates whose send got no answer, with their outcomes (`unansweredOutcome`): left marked
+   * until upstream cannot still be applying them. With no read-back to tell, the failure is
+   * taken as it comes: one every request would meet (a timeout, a reset) ends the push too.
+   */
+  unanswered(outcomes: readonly EditOutcome[], failure: Extract<PushFailure, { kind: 'transient' }>): void {
+    if (failure.stopsPush !== undefined) this.#r.stop ??= failure.stopsPush;
+    this.#r.outcomes.push(...outcomes);
   }
 
   /** Charges the edits an attempt; a failure every request would meet ends the push too. */

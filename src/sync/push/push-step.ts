@@ -113,7 +113,9 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog, report: Pu
             inFlight: ctx.options.pushRequestsInFlight,
             retry: { baseMs: ctx.options.pushRetryBaseMs, maxMs: ctx.options.pushRetryMaxMs },
             lookbackMs: ctx.options.lookbackMs,
+            createSettleMs: ctx.options.createSettleMs,
             now,
+            boundCreatedIds: (createdIds) => ctx.mirror.boundCreatedIds(tableId, createdIds),
             markSending: (creates) => ctx.mirror.markSending(creates, new Date(now()).toISOString()),
             baseValues: (recordIds) => ctx.mirror.readBaseValues(tableId, recordIds),
             ...(ctx.signal ? { signal: ctx.signal } : {}),
@@ -220,8 +222,9 @@ function settle(ctx: PushContext, outcomes: readonly EditOutcome[], report: Push
 
 /**
  * upstream-wins: the records whose local edits were dropped get upstream's values back now (a
- * pull would not re-read them: their upstream change is older than its cursor). Read after the
- * push, so fields pushed in the same batch come back as pushed.
+ * pull would not re-read them: their upstream change is older than its cursor); so do records a
+ * create's read-back bound to a local row (push-ledger.ts). Read after the push, so fields
+ * pushed in the same batch come back as pushed.
  */
 async function restoreFromUpstream(ctx: PushContext, target: PushTarget, ids: readonly number[]): Promise<void> {
   const { moduleName, tableName, tableId } = target.table;
@@ -231,7 +234,7 @@ async function restoreFromUpstream(ctx: PushContext, target: PushTarget, ids: re
     await ctx.mirror.applyRows(tableId, { upserts: records, deletes: ids.filter((id) => !found.has(id)) });
   } catch (error) {
     ctx.logger.warn({ table: tableLabel(target.table), records: ids.length, err: error instanceof Error ? error.message : String(error) },
-      'upstream values of discarded edits could not be read back; the next full read of the table restores them');
+      'upstream values of records whose local values were dropped or bound could not be read back; the next full read of the table restores them');
   }
 }
 

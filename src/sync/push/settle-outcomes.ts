@@ -24,7 +24,8 @@ export async function settleOutcomes(
   if (outcomes.length === 0) return;
   await mirror.settleEdits(combineOutcomes(outcomes));
   for (const outcome of outcomes) {
-    report[outcome.kind] += 1;
+    // An unanswered create is tried again (looked up) later: a retry, as the report counts.
+    report[outcome.kind === 'unanswered' ? 'retry' : outcome.kind] += 1;
     if (outcome.kind === 'failed' || outcome.kind === 'conflict') {
       logger.warn({ entryIds: outcome.entryIds, status: outcome.kind, error: outcome.message }, 'local edit not pushed');
     }

@@ -1,5 +1,5 @@
 import type { PendingEdit } from '../../mirror/outbox.ts';
-import { createdThenDeleted, reconcileCreates } from './create-readback.ts';
+import { createdThenDeleted, reconcileCreates, unansweredOutcome } from './create-readback.ts';
 import { sendIsolatingRejects } from './isolate-rejects.ts';
 import type { TablePushResult } from './push-ledger.ts';
 import type { PushTarget } from './push-targets.ts';
@@ -39,9 +39,13 @@ export async function pushTableEdits(
   return result;
 }
 
-/** Creates whose earlier send was never acknowledged: bound to the records it made, or sent again (create-readback.ts). */
-async function reconcileUnacknowledged(run: TableRun, creates: Prepared[]): Promise<Prepared[]> {
-  return run.ledger.settleReadback(await reconcileCreates(run.readback, creates), (p) => p.edit);
+/**
+ * Creates whose earlier send was never acknowledged: bound to the records it made, or sent again
+ * (create-readback.ts); those whose send may still be under way upstream wait. `answered`: their
+ * send just got an answer, so it is over.
+ */
+async function reconcileUnacknowledged(run: TableRun, creates: Prepared[], answered = false): Promise<Prepared[]> {
+  return run.ledger.settleReadback(await reconcileCreates(run.readback, creates, answered), (p) => p.edit);
 }
 
 /** Deletes of rows inserted here: settled, or deletes of the records their create made (create-readback.ts). */
@@ -63,11 +67,17 @@ async function sendCreates(run: TableRun, creates: Prepared[]): Promise<void> {
     }
     run.ledger.rejected(sent);
     for (const { items, failure } of sent.failed) {
-      if (failure.kind === 'transient' && failure.maybeApplied) {
-        // The records may exist now: read back at once, as after a crash. A create is not
-        // sent again after such a failure, so one failure tells nothing of upstream as a
-        // whole: the read-back does, and ends the push if upstream does not answer it.
-        const again = await reconcileUnacknowledged(run, items.map((p) => ({ ...p, edit: { ...p.edit, sendingSince: sentAt } })));
+      if (failure.kind === 'transient' && failure.unanswered === true) {
+        // No answer: upstream may still be applying the request, and a look-up now could miss
+        // records about to appear. They stay marked, and are looked up once the send is old
+        // enough (create-readback.ts).
+        run.ledger.unanswered(items.map((p) => unansweredOutcome(run.readback, p.edit, sentAt, failure.message)), failure);
+      } else if (failure.kind === 'transient' && failure.maybeApplied) {
+        // Answered (a 500), so the request is over and the records, if any, exist now: read
+        // back at once. A create is not sent again after such a failure, so one failure tells
+        // nothing of upstream as a whole: the read-back does, and ends the push if upstream
+        // does not answer it.
+        const again = await reconcileUnacknowledged(run, items.map((p) => ({ ...p, edit: { ...p.edit, sendingSince: sentAt } })), true);
         run.ledger.charge(again.map((p) => p.edit), failure);
       } else {
         run.ledger.failure(items.map((p) => p.edit), failure);

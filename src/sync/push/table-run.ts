@@ -15,7 +15,11 @@ export interface TablePushSettings {
   inFlight: number;
   retry: RetrySchedule;
   lookbackMs: number;
+  /** How old an unanswered create's send must be before it is looked up (SyncOptions.createSettleMs). */
+  createSettleMs: number;
   now: () => number;
+  /** Of these upstream ids of the table, those rows inserted here were created as (MirrorOutbox.boundCreatedIds). */
+  boundCreatedIds(createdIds: readonly number[]): Promise<Set<number>>;
   /** Marks creates as being sent (entries and body), committed before the request goes out. */
   markSending(creates: readonly SentCreate[]): Promise<void>;
   /** Each field's value before its earliest edit still in the outbox, by record (MirrorOutbox.readBaseValues). */
@@ -57,6 +61,14 @@ export class TableRun {
     this.table = target.table.tableName;
     this.readback = {
       upstream: settings.upstream, table: target.table, fieldTypes: target.fieldTypes, fieldOptions: target.fieldOptions, lookbackMs: settings.lookbackMs,
+      settleMs: settings.createSettleMs, now: settings.now,
+      alreadyBound: async (ids) => {
+        const bound = await settings.boundCreatedIds(ids);
+        // Bound by this push and not settled yet: sent and answered, or found by a read-back.
+        const wanted = new Set(ids);
+        for (const o of result.outcomes) if (o.kind === 'pushed' && o.createdId !== undefined && wanted.has(o.createdId)) bound.add(o.createdId);
+        return bound;
+      },
       ...(settings.signal ? { signal: settings.signal } : {}),
     };
     this.call = settings.signal ? { signal: settings.signal } : {};

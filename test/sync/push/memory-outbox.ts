@@ -112,6 +112,12 @@ export class MemoryOutbox implements PushMirror {
       this.settled.push(outcome);
       for (const id of outcome.entryIds) {
         const e = this.entry(id);
+        if (outcome.kind === 'unanswered') {
+          // Still marked as being sent.
+          if (outcome.attempt) e.attempts += 1;
+          Object.assign(e, { status: 'pending', lastError: outcome.message, nextAttemptAt: outcome.nextAttemptAt });
+          continue;
+        }
         e.sendingSince = null;
         if (outcome.kind === 'pushed' || outcome.kind === 'discarded') e.status = 'done';
         else if (outcome.kind === 'waiting') {
@@ -152,6 +158,10 @@ export class MemoryOutbox implements PushMirror {
       }
     }
     return found;
+  }
+
+  async boundCreatedIds(tableId: string, createdIds: readonly number[]): Promise<Set<number>> {
+    return new Set(this.#created.filter((c) => c.tableId === tableId && createdIds.includes(c.createdId)).map((c) => c.createdId));
   }
 
   async oldestPendingAt(): Promise<string | null> {

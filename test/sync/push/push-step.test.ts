@@ -451,7 +451,8 @@ describe('push: creates', () => {
       }
       // …and one was marked but its batch never went out.
       f.outbox.add({ tableId: table, recordId: -4, operation: 'create', values: { name: 'lost', age: 4 }, sendingSince: sentAt });
-      expect(await f.push()).toMatchObject({ pushed: 4 });
+      // Sent 2 s ago: settled with a settle time of 1 s, so looked up.
+      expect(await f.push({ createSettleMs: 1000 })).toMatchObject({ pushed: 4 });
       const rows = await f.upstream.allRecords('crm', 'people');
       expect(rows.map((r) => r.values.name).sort()).toEqual(['lost', 'solo', 'twin', 'twin']);
       const bound = f.outbox.settled.map((o) => (o as { createdId?: number }).createdId);
@@ -460,10 +461,23 @@ describe('push: creates', () => {
     });
   }
 
-  it('reads back at once when the answer to a create is lost, and never creates twice', async () => {
+  it('leaves a create sent before a crash alone while its send is younger than the settle time', async () => {
     await people(true);
     const table = await f.tableId('people');
-    f.outbox.add({ tableId: table, recordId: -1, operation: 'create', values: { name: 'once' } });
+    const sentAt = new Date(Date.now() - 2000).toISOString();
+    const [entry] = f.outbox.add({ tableId: table, recordId: -1, operation: 'create', values: { name: 'maybe' }, sendingSince: sentAt });
+    expect(await f.push({ createSettleMs: 60_000 })).toMatchObject({ pushed: 0, retry: 1 });
+    expect(f.requests).toEqual([]);
+    expect(f.outbox.entry(entry!)).toMatchObject({
+      status: 'pending', attempts: 0, sendingSince: sentAt, nextAttemptAt: new Date(Date.parse(sentAt) + 60_000).toISOString(),
+      lastError: expect.stringMatching(/no answer, and upstream may still be applying it/),
+    });
+  });
+
+  it('looks up a create whose answer never came once its send is settled, and never creates it twice', async () => {
+    await people(true);
+    const table = await f.tableId('people');
+    const [entry] = f.outbox.add({ tableId: table, recordId: -1, operation: 'create', values: { name: 'once' } });
     const lossy = overriding(f.client, {
       async createRecords(...args: Parameters<Upstream['createRecords']>) {
         await f.client.createRecords(...args);
@@ -472,11 +486,33 @@ describe('push: creates', () => {
         });
       },
     });
-    expect(await f.push({}, lossy)).toMatchObject({ pushed: 1, retry: 0 });
+    // No answer: nothing is read back yet (upstream might still be applying the request), and
+    // the push stops, as after any failure every request would meet.
+    await expect(f.push({ createSettleMs: 60_000 }, lossy)).rejects.toMatchObject({ causeCode: 'UND_ERR_SOCKET' });
+    expect(f.requests.map((r) => r.endpoint)).toEqual(['createRecords']);
+    expect(f.outbox.entry(entry!)).toMatchObject({ status: 'pending', attempts: 1, sendingSince: expect.any(String) });
+    // A minute later: looked up and bound.
+    Object.assign(f.outbox.entry(entry!), { nextAttemptAt: null });
+    expect(await f.push({ createSettleMs: 0 })).toMatchObject({ pushed: 1 });
+    expect(f.requests.map((r) => r.endpoint)).not.toContain('createRecords');
     expect((await f.upstream.allRecords('crm', 'people')).map((r) => r.values.name)).toEqual(['once']);
   });
 
-  it('after a lost answer to a create, a read-back upstream does not answer ends the push; the create stays marked, uncharged', async () => {
+  it('reads back at once when a create is answered 500 (the request is over), and never creates twice', async () => {
+    await people(true);
+    const table = await f.tableId('people');
+    f.outbox.add({ tableId: table, recordId: -1, operation: 'create', values: { name: 'once' } });
+    const failing = overriding(f.client, {
+      async createRecords(...args: Parameters<Upstream['createRecords']>) {
+        await f.client.createRecords(...args);
+        throw new UpstreamError({ endpoint: 'createRecords', method: 'POST', path: '/records' }, 500, 'failed after the write', { attempts: 1 });
+      },
+    });
+    expect(await f.push({ createSettleMs: 60_000 }, failing)).toMatchObject({ pushed: 1, retry: 0 });
+    expect((await f.upstream.allRecords('crm', 'people')).map((r) => r.values.name)).toEqual(['once']);
+  });
+
+  it('after a create answered 500, a read-back upstream does not answer ends the push; the create stays marked, uncharged', async () => {
     await people();
     const [a] = await f.upstream.createRecords('crm', 'people', [{ name: 'a' }]);
     const table = await f.tableId('people');
@@ -487,9 +523,7 @@ describe('push: creates', () => {
     });
     let patches = 0;
     const gone = overriding(f.client, {
-      createRecords: () => Promise.reject(new NetworkError({ endpoint: 'createRecords', method: 'POST', path: '/records' }, 'socket hang up', {
-        attempts: 1, timeout: false, causeCode: 'UND_ERR_SOCKET',
-      })),
+      createRecords: () => Promise.reject(new UpstreamError({ endpoint: 'createRecords', method: 'POST', path: '/records' }, 500, 'internal error', { attempts: 1 })),
       listRecords: () => Promise.reject(refused()),
       updateRecords: () => {
         patches += 1;
@@ -530,9 +564,9 @@ describe('push: stopping', () => {
     expect(await f.push({}, stopping, stop.signal)).toMatchObject({ pushed: 0, failed: 0, unsettled: 64 });
     expect(calls).toBe(2);
     expect(f.outbox.settled.filter((o) => o.kind === 'failed')).toEqual([]);
-    // Sent again by the next push (marked as being sent, looked for first: a value upstream
-    // refuses even as a filter means no record was made), and isolated.
-    expect(await f.push()).toMatchObject({ failed: 64, unsettled: 0 });
+    // Sent again by a push once their send is settled (marked as being sent, looked for first:
+    // a value upstream refuses even as a filter means no record was made), and isolated.
+    expect(await f.push({ createSettleMs: 0 })).toMatchObject({ failed: 64, unsettled: 0 });
   });
 });
 
