@@ -175,6 +175,19 @@ forEachDialect('push: edits waiting for a local row', (dialect) => {
     expect(await upstreamDeals()).toEqual({ old: null });
   });
 
+  it('an insert referencing a row deleted here before it was created upstream fails saying so', async () => {
+    const { deals, companies, sql } = await companiesAndDeals();
+    const company = await insertCompany(sql, companies, 'Gone');
+    await sql(`INSERT INTO ${deals} (title, company) VALUES (?, ?)`, ['orphan', company]);
+    await sql(`DELETE FROM ${companies} WHERE id = ?`, [company]);
+    await h.sync();
+    const [insert] = await outbox();
+    expect(insert).toMatchObject({ operation: 'insert', status: 'failed' });
+    expect(insert!.last_error).toMatch(new RegExp(`^references row ${company} of crm\\.companies, which was deleted here before it was created upstream: `
+      + 'set the reference to a record upstream has, or to NULL, then wsmirror outbox retry$'));
+    expect(await upstreamDeals()).toEqual({ old: null });
+  });
+
   it('a reference set to the temporary id after the push goes upstream as the record it became; _wsmirror_created names that record', async () => {
     const { deal, companies, deals, sql } = await companiesAndDeals();
     const temp = await insertCompany(sql, companies, 'Acme');

@@ -72,7 +72,7 @@ export function referenceWrites(
  * Of these rows (by temporary id), those created upstream already, with their upstream ids; the
  * references to them set since take the upstream id now, in one daemon transaction, and the
  * pending entries of the rows holding them are due at once. The others are left out: their
- * insert was discarded, or the id was typed in.
+ * insert was discarded, their row was deleted before its create went out, or the id was typed in.
  */
 export async function followCreatedRows(ctx: MirrorContext, rows: readonly { tableId: string; recordId: number }[]): Promise<CreatedRow[]> {
   assertOpen(ctx);

@@ -64,6 +64,8 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog, report: Pu
   let uncreated = new Set<string>();
   /** Rows created upstream already whose references this push pointed at the record (`followCreatedRows`). */
   const followed = new Map<string, number>();
+  /** Rows inserted here whose delete this push settled: deleted before their create went upstream (or as it did). */
+  const deletedHere = new Set<string>();
   const readDue = (skip: number, after?: number) =>
     ctx.mirror.readPendingEdits({
       now: new Date(now()).toISOString(), limit: roundRecords + skip, ...(after !== undefined ? { after } : {}),
@@ -81,6 +83,7 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog, report: Pu
       nextRound = undefined;
       const fresh = (held.size === 0 ? due : due.filter((e) => !held.has(rowKey(e)))).slice(0, roundRecords);
       if (fresh.length === 0) break;
+      for (const e of fresh) if (e.operation === 'delete' && e.recordId < 0) deletedHere.add(rowKey(e));
       // The next round may be read, and this one settled, while requests are out only when this
       // round creates no record: settling a create rewrites the temporary id in other rows, which
       // a read or a send made before it would miss.
@@ -176,12 +179,12 @@ export async function pushOutbox(ctx: PushContext, catalog?: Catalog, report: Pu
     const at = now();
     // A row without an insert entry will never be created from here, and what waits for it
     // fails, naming it: created already (where following it did not reach the reference: the
-    // values a row's insert entry kept), or not at all (its insert was discarded, or the id was
-    // typed in).
+    // values a row's insert entry kept), deleted here first, or not at all (its insert was
+    // discarded, or the id was typed in).
     const outcomes = waiting.map(({ edit, blocker }): EditOutcome => (uncreated.has(rowKey(blocker)) ? {
       kind: 'failed',
       entryIds: edit.entryIds,
-      message: uncreatedMessage(blocker, labels.get(blocker.tableId) ?? blocker.tableId, followed.get(rowKey(blocker))),
+      message: uncreatedMessage(blocker, labels.get(blocker.tableId) ?? blocker.tableId, followed.get(rowKey(blocker)), deletedHere.has(rowKey(blocker))),
     } : {
       kind: 'waiting',
       entryIds: edit.entryIds,
@@ -209,11 +212,12 @@ async function withoutInsert(ctx: PushContext, waiting: readonly Waiting[]): Pro
   return new Set(waiting.map(({ blocker }) => rowKey(blocker)).filter((key) => !inserts.has(key)));
 }
 
-function uncreatedMessage(row: { recordId: number }, label: string, createdId: number | undefined): string {
-  return createdId !== undefined
-    ? `references row ${row.recordId} of ${label}, which was created upstream as record ${createdId}: set the reference to ${createdId}, then wsmirror outbox retry`
-    : `references row ${row.recordId} of ${label}, which the mirror will not create upstream `
-      + '(its insert was discarded, or the id was typed in): set the reference to a record upstream has, or to NULL, then wsmirror outbox retry';
+function uncreatedMessage(row: { recordId: number }, label: string, createdId: number | undefined, deleted: boolean): string {
+  const fix = 'set the reference to a record upstream has, or to NULL, then wsmirror outbox retry';
+  if (createdId !== undefined) return `references row ${row.recordId} of ${label}, which was created upstream as record ${createdId}: set the reference to ${createdId}, then wsmirror outbox retry`;
+  if (deleted) return `references row ${row.recordId} of ${label}, which was deleted here before it was created upstream: ${fix}`;
+  return `references row ${row.recordId} of ${label}, which the mirror will not create upstream `
+    + `(its insert was discarded or deleted here, or the id was typed in): ${fix}`;
 }
 
 function settle(ctx: PushContext, outcomes: readonly EditOutcome[], report: PushReport): Promise<void> {
