@@ -512,6 +512,23 @@ describe('push: creates', () => {
     expect((await f.upstream.allRecords('crm', 'people')).map((r) => r.values.name)).toEqual(['once']);
   });
 
+  it('a read-back after a 500 never binds a record this push created for another row', async () => {
+    await people(true);
+    const table = await f.tableId('people');
+    f.outbox.add({ tableId: table, recordId: -1, operation: 'create', values: { name: 'same' } });
+    f.outbox.add({ tableId: table, recordId: -2, operation: 'create', values: { name: 'same' } });
+    let posts = 0;
+    // One create per request, one request at a time: the second is answered 500 and never applied.
+    const failing = overriding(f.client, {
+      createRecords: (...args: Parameters<Upstream['createRecords']>) => (++posts === 2
+        ? Promise.reject(new UpstreamError({ endpoint: 'createRecords', method: 'POST', path: '/records' }, 500, 'not applied', { attempts: 1 }))
+        : f.client.createRecords(...args)),
+    });
+    expect(await f.push({ pushBatchRecords: 1, pushRequestsInFlight: 1 }, failing)).toMatchObject({ pushed: 1, retry: 1 });
+    expect(await f.upstream.allRecords('crm', 'people')).toHaveLength(1);
+    expect(f.outbox.settled.filter((o) => o.kind === 'pushed')).toHaveLength(1);
+  });
+
   it('after a create answered 500, a read-back upstream does not answer ends the push; the create stays marked, uncharged', async () => {
     await people();
     const [a] = await f.upstream.createRecords('crm', 'people', [{ name: 'a' }]);
