@@ -85,4 +85,28 @@ describe('credentials in upstream.baseUrl in what commands print (real processes
     expect(leaks(withUser.stdout + withUser.stderr)).toBe('');
     expect(withUser.stderr).toContain('add http:// or https:// in front');
   }, 60_000);
+
+  it('a refused base URL with a query shows none of its values, whatever they are named', async () => {
+    for (const url of ['127.0.0.1:8787?api_key=S3CRETVALUE1', 'http://127.0.0.1:8787/?token=S3CRETVALUE2', 'https://h.example.com/x?access_token=S3CRETVALUE3#frag']) {
+      const res = await runWsmirror(['check'], env(url));
+      expect(res.code, res.stderr).toBe(78);
+      expect(res.stdout + res.stderr, url).not.toContain('S3CRETVALUE');
+      expect(res.stderr, url).toContain('?[Redacted]');
+    }
+  }, 60_000);
+
+  it('a scheme written wrong is answered with the URL it most likely meant, the host shown', async () => {
+    const cases: [string, string][] = [
+      ['https:/db.example.com', 'https://db.example.com'],
+      ['http//127.0.0.1:8787', 'http://127.0.0.1:8787'],
+      ['//127.0.0.1:8787', 'http://127.0.0.1:8787'],
+      ['https:db.example.com', 'https://db.example.com'],
+    ];
+    for (const [url, meant] of cases) {
+      const res = await runWsmirror(['check'], env(url));
+      expect(res.code, res.stderr).toBe(78);
+      expect(res.stderr, url).toContain(`(${meant})`);
+      expect(res.stderr, url).not.toMatch(/http:\/\/https?:|http:\/\/http|http:\/\/\/\//);
+    }
+  }, 60_000);
 });
