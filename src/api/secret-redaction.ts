@@ -25,11 +25,23 @@ const PARAMETER = /(?<![\w%])((?:\w|%[0-9a-f]{2})+)(\s*=\s*)('(?:[^'\\]|\\.)*'|[
 // Shorter values would blank out ordinary words; keys are far longer.
 const MIN_SECRET_LENGTH = 6;
 
+/** Hides secrets in text: see `createRedactor`. */
+export interface Redactor {
+  (text: string): string;
+  /**
+   * The same for text that is only the start of a longer one (what was read of a body): a secret
+   * that the cut left only the start of, at its end, is hidden too.
+   */
+  start(text: string): string;
+}
+
 /**
  * Returns a function that hides, in any text: the given secret values (also as they read inside
  * a JSON string), `Bearer …` tokens, and passwords in URLs (after the user, or as a parameter).
+ * To show only the start of a text, hide first and cut after (a cut can split a secret, which
+ * then no longer matches), and cut only where no secret is.
  */
-export function createRedactor(secrets: readonly (string | null | undefined)[] = []): (text: string) => string {
+export function createRedactor(secrets: readonly (string | null | undefined)[] = []): Redactor {
   const needles = new Set<string>();
   for (const secret of secrets) {
     const value = typeof secret === 'string' ? secret.trim() : '';
@@ -37,11 +49,27 @@ export function createRedactor(secrets: readonly (string | null | undefined)[] =
     needles.add(value);
     needles.add(JSON.stringify(value).slice(1, -1)); // as it reads inside a JSON string
   }
-  return (text) => {
+  const redact = (text: string): string => {
     let out = text;
     for (const needle of needles) if (out.includes(needle)) out = out.split(needle).join(REDACTED);
     return out.replace(BEARER, `$1${REDACTED}`).replace(URL_PASSWORD, `$1${REDACTED}@`).replace(PARAMETER, hideParameter);
   };
+  return Object.assign(redact, {
+    start: (text: string): string => {
+      const out = redact(text);
+      // Even one character: no part of a secret is shown.
+      let cut = 0;
+      for (const needle of needles) {
+        for (let length = Math.min(needle.length - 1, out.length); length > cut; length--) {
+          if (out.endsWith(needle.slice(0, length))) {
+            cut = length;
+            break;
+          }
+        }
+      }
+      return cut === 0 ? out : `${out.slice(0, out.length - cut)}${REDACTED}`;
+    },
+  });
 }
 
 /** True for the names of parameters that hold a password, as libpq and pg take them (`password`, `sslpassword`), percent-encoded or not. */

@@ -15,7 +15,7 @@ import {
   backoffDelay, defaultRetryMode, isNotSentCode, isRetryable, networkErrorCode, parseRetryAfter,
   type AttemptFailure, type RetryMode,
 } from './retry-policy.ts';
-import { createRedactor } from '../api/secret-redaction.ts';
+import { REDACTED, createRedactor, type Redactor } from '../api/secret-redaction.ts';
 
 /** The validated response body of an endpoint. */
 export type EndpointResponse<N extends EndpointName> = z.output<(typeof endpoints)[N]['response']>;
@@ -69,7 +69,7 @@ export class HttpTransport {
   readonly #options: ResolvedClientOptions;
   readonly #pool: Pool;
   readonly #limit: ConcurrencyLimit;
-  readonly #redact: (text: string) => string;
+  readonly #redact: Redactor;
   readonly #authorization: string;
   // A Retry-After holds back every request, not only the one that got it.
   #pausedUntil = 0;
@@ -188,7 +188,7 @@ export class HttpTransport {
       const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
       let message = res.statusText ?? '';
       try {
-        message = errorMessage(await readBodyPrefix(res.body, ERROR_BODY_LIMIT)) || message;
+        message = errorMessage(await readBodyPrefix(res.body, ERROR_BODY_LIMIT), this.#redact) || message;
       } catch {
         // The status is what matters; a body cut short adds nothing.
       }
@@ -236,7 +236,7 @@ export class HttpTransport {
     try {
       return UTF8.decode(bytes);
     } catch {
-      throw this.#notJson(call, bytes.subarray(0, EXCERPT_CHARS * 4).toString('utf8'));
+      throw this.#notJson(call, bytes.subarray(0, ERROR_BODY_LIMIT).toString('utf8'), bytes.length <= ERROR_BODY_LIMIT);
     }
   }
 
@@ -244,12 +244,13 @@ export class HttpTransport {
     try {
       return JSON.parse(text);
     } catch {
-      throw this.#notJson(call, text.slice(0, EXCERPT_CHARS * 4));
+      throw this.#notJson(call, text.slice(0, ERROR_BODY_LIMIT), text.length <= ERROR_BODY_LIMIT);
     }
   }
 
-  #notJson(call: UpstreamCall, start: string): InvalidResponseError {
-    const what = start === '' ? 'empty body' : `not JSON: ${JSON.stringify(excerpt(start))}`;
+  /** `start`: the body's start, `whole` when that is all of it. */
+  #notJson(call: UpstreamCall, start: string, whole: boolean): InvalidResponseError {
+    const what = start === '' ? 'empty body' : `not JSON: ${JSON.stringify(excerpt(start, whole, this.#redact))}`;
     return new InvalidResponseError(call, 'not-json', this.#redact(what));
   }
 
@@ -291,21 +292,30 @@ export function queryString(query: Record<string, QueryValue> | undefined): stri
   return text === '' ? '' : `?${text}`;
 }
 
-/** The start of a body, whitespace runs as one space, cut at EXCERPT_CHARS. */
-function excerpt(start: string): string {
+/**
+ * The start of a body as messages show it: whitespace runs as one space, secrets hidden, cut at
+ * EXCERPT_CHARS. Hidden before the cut, so that the cut cannot split a secret and leave its start
+ * shown; `whole`: false when `start` is only what was read of a longer body.
+ */
+function excerpt(start: string, whole: boolean, redact: Redactor): string {
   const text = start.replace(/\s+/g, ' ').trim();
-  return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
+  const shown = whole ? redact(text) : redact.start(text);
+  if (shown.length <= EXCERPT_CHARS) return shown;
+  // Nor half a placeholder.
+  const placeholder = shown.lastIndexOf(REDACTED, EXCERPT_CHARS - 1);
+  const end = placeholder >= 0 && placeholder + REDACTED.length > EXCERPT_CHARS ? placeholder + REDACTED.length : EXCERPT_CHARS;
+  return end >= shown.length ? shown : `${shown.slice(0, end)}…`;
 }
 
-/** `error.message` of a spec error body, or a short excerpt of any other body. */
-function errorMessage(bytes: Buffer): string {
+/** `error.message` of a spec error body, or a short excerpt of any other body (`bytes`: what was read of it). */
+function errorMessage(bytes: Buffer, redact: Redactor): string {
   try {
     const parsed = errorBodySchema.safeParse(JSON.parse(bytes.toString('utf8')));
     if (parsed.success) return parsed.data.error.message;
   } catch {
     // Not JSON: a proxy's HTML page, say.
   }
-  return excerpt(bytes.subarray(0, EXCERPT_CHARS * 4).toString('utf8'));
+  return excerpt(bytes.toString('utf8'), bytes.length < ERROR_BODY_LIMIT, redact);
 }
 
 /** Waits `ms`, or rejects with the signal's reason once it aborts. */

@@ -149,7 +149,7 @@ export class Probe {
       }
       return {
         endpoint, method: def.method, target: shownTarget,
-        requestBody: text === undefined ? undefined : this.#redact(excerpt(typeof text === 'string' ? text : Buffer.from(text).toString('utf8'))),
+        requestBody: text === undefined ? undefined : excerpt(this.#redact(typeof text === 'string' ? text : Buffer.from(text).toString('utf8'))),
         status: answer.status, body: answer.body, json: answer.json,
       };
     }

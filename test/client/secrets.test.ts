@@ -108,3 +108,34 @@ describe('the API key never leaks', () => {
     expect(logLines.join('')).not.toContain(KEY);
   });
 });
+
+describe('no part of the API key shows in an excerpt of a body that is not JSON', () => {
+  // The excerpt is 200 characters: the key starts a few characters before its end.
+  const near200 = `${'x'.repeat(186)} token=`;
+  // The start of the body that is read for a message ends inside the key, after a run of
+  // whitespace that the excerpt shows as one space.
+  const atEndOfWhatIsRead = (limit: number) => `${' '.repeat(limit - 10)}key: ${KEY}`;
+  const cases: Array<[string, Behaviour]> = [
+    ['an error page, `token=<key>` across character 200', raw(502, `${near200}${KEY} more text after it`)],
+    ['an error page, `key: <key>` across character 200', raw(502, `${'y'.repeat(188)} key: ${KEY}`)],
+    ['a 200 that is not JSON, `token=<key>` across character 200', raw(200, `${near200}${KEY} and more`)],
+    ['an error page cut after 800 bytes inside the key', raw(502, atEndOfWhatIsRead(800))],
+    ['an error page cut after 16 KiB inside the key', raw(502, atEndOfWhatIsRead(16 * 1024))],
+    ['a 200 cut after 800 characters inside the key', raw(200, atEndOfWhatIsRead(800))],
+  ];
+
+  it.each(cases)('%s', async (_name, behaviour) => {
+    const { client, logLines } = await harness([behaviour]);
+    const err = await rejectionOf(client.getWorkspace());
+    const shown = [everything(err), ...logLines].join('\n');
+    expect(String(err)).toMatch(/not JSON|token=|key:/);
+    // Not even its first characters.
+    expect(shown).not.toContain(KEY.slice(0, 4));
+  });
+
+  it('says [Redacted] where the key was', async () => {
+    const { client } = await harness([raw(502, `${near200}${KEY} more text after it`)]);
+    const err = (await rejectionOf(client.getWorkspace())) as { upstreamMessage: string };
+    expect(err.upstreamMessage).toContain('token=[Redacted]');
+  });
+});
