@@ -111,7 +111,7 @@ export async function runCheck(config: Config, deps: { logger: Logger }): Promis
       try {
         const catalog: Catalog = mirror
           ? await mirror.readCatalog()
-          : { dialect: config.mirror.dialect, revision: 0, tables: [], fields: [], foreignNames: [], unmigrated: [], missing: [], foreignTriggers: [] };
+          : { dialect: config.mirror.dialect, revision: 0, tables: [], fields: [], foreignNames: [], unmigrated: [], missing: [], foreignTriggers: [], extraGrants: false };
         report.plan = await planOf(catalog, workspace, config, mirror, (t) => client.estimateRecordCount(t.moduleName, t.tableName));
       } catch (error) {
         // A failure of the plan is a FAIL of the side it came from, like the checks above.

@@ -86,6 +86,12 @@ export interface Catalog {
    * is dropped. `message` names each trigger and the `DROP TRIGGER` to run. Empty on SQLite.
    */
   foreignTriggers: { tableId: string; message: string }[];
+  /**
+   * Other roles hold rights on the mirror's tables that let them act as the daemon (Postgres,
+   * postgres/table-grants.ts: a write of the outbox, TRIGGER): `Mirror.revokeExtraGrants` takes
+   * them back. False on SQLite.
+   */
+  extraGrants: boolean;
 }
 
 export function fieldsOf(catalog: Pick<Catalog, 'fields'>, tableId: string): MirrorField[] {

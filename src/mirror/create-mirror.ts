@@ -42,6 +42,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
     preferredPushRoundRecords: driver.preferredPushRoundRecords,
     readCatalog: () => readCatalog(ctx),
     finishMigration: () => migrateCatalog(ctx),
+    revokeExtraGrants: () => driver.revokeExtraGrants(),
     applySchemaPlan: (plan, options) => applySchemaPlan(ctx, plan, options),
     applyRows: (tableId, batch) => applyRows(ctx, tableId, batch),
     encodeRows: (tableId, records, into) => encodeRows(ctx, tableId, records, into),

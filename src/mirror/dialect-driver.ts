@@ -98,6 +98,12 @@ export interface DialectDriver {
    */
   foreignTriggersQuery(): CompiledQuery | undefined;
   /**
+   * Rows (`table`) while other roles hold rights on the mirror's tables that let them act as the
+   * daemon (`revokeExtraGrants`), read with the catalog at every cycle; undefined where no role
+   * can hold any (SQLite).
+   */
+  extraGrantsQuery(): CompiledQuery | undefined;
+  /**
    * Runs a few compiled reads in one snapshot (a write that commits meanwhile is seen by all of
    * them or by none) and gives each one's rows: on Postgres in one round trip (one simple query,
    * its values written in as literals).
@@ -200,6 +206,11 @@ export interface DialectDriver {
    * (its triggers have no privileges).
    */
   secureCapture(): Promise<string[]>;
+  /**
+   * The part of `secureCapture` that a cycle runs when its catalog read found such rights
+   * (`Catalog.extraGrants`): one granted while `run` is up is taken back before the push.
+   */
+  revokeExtraGrants(): Promise<string[]>;
 
   /**
    * What would keep the daemon from writing these tables (and creating new ones), one line each;

@@ -55,6 +55,13 @@ export interface Mirror extends MirrorOutbox {
   finishMigration(): Promise<UnmigratedTable[]>;
 
   /**
+   * Takes back from other roles the rights on the mirror's tables that let them act as the
+   * daemon (`Catalog.extraGrants`: Postgres, a write of the outbox, TRIGGER); one warning per
+   * role, naming it. A cycle runs it before its push when its catalog read found some.
+   */
+  revokeExtraGrants(): Promise<string[]>;
+
+  /**
    * Runs a plan from `planSchema`: DDL, catalog rows and the given cursors in ONE transaction.
    * Refuses (MirrorError) a plan made from an older catalog revision.
    */

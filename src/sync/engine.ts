@@ -142,6 +142,9 @@ export class SyncEngine {
       unmigrated = await mirror.finishMigration();
       catalog = await mirror.readCatalog();
     }
+    // A right on the outbox (or TRIGGER on a table) granted to another role since the open is
+    // taken back before the push; the outbox takes no row from such a role meanwhile.
+    if (catalog.extraGrants) for (const warning of await mirror.revokeExtraGrants()) logger.warn({}, warning);
     let cursors = await mirror.readCursors();
     // Upstream's schema is applied before the push, so the push sends each waiting edit to its
     // field as upstream has it now: an edit follows a rename, and one whose field was deleted

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteId, testPgUrl } from '../helpers/dialects.ts';
 import { dropRoles, pgUrlAs } from '../helpers/test-roles.ts';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
-import { daemonEnv, mirrorEnv, runWsmirror, stopProcess } from '../helpers/processes.ts';
+import { daemonEnv, mirrorEnv, runWsmirror, startWsmirror, stopProcess } from '../helpers/processes.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
 
 /**
@@ -404,6 +404,47 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
       // What the lead granted goes with its own grant.
       await admin.query(`REVOKE ALL ON ${deals} FROM ${quoteId(lead)} CASCADE`);
       await dropRoles(admin, member, lead);
+    }
+  }, 120_000);
+
+  it('a write grant on the outbox made while run is up: a forged entry is refused, and the grant revoked by the next cycle, naming the role', async () => {
+    const env = daemonEnv(emu, { url: roleUrl, pgSchema: schema }, { WSMIRROR_LOG_LEVEL: 'info', WSMIRROR_SCHEDULE: '1s' });
+    const ws = new UpstreamWorkspace(emu);
+    const [victim] = await ws.createRecords('crm', 'notes', [{ body: 'must stay upstream, run' }]);
+    const writer = `wsm_forger_${suffix}`;
+    const outbox = `${quoteId(schema)}."_wsmirror_outbox"`;
+    const rights = async () => (await admin.query<{ insert: boolean; update: boolean; truncate: boolean }>(
+      `SELECT has_table_privilege($1, $2, 'INSERT') AS insert, has_table_privilege($1, $2, 'UPDATE') AS update,
+        has_table_privilege($1, $2, 'TRUNCATE') AS truncate`, [writer, `${quoteId(schema)}."_wsmirror_outbox"`],
+    )).rows[0]!;
+    await admin.query(`CREATE ROLE ${quoteId(writer)} LOGIN`);
+    const forger = new pg.Client({ connectionString: pgUrlAs(writer) });
+    const run = startWsmirror(['run'], env, { cwd, killAfterMs: 100_000 });
+    try {
+      const cycles = (out: string) => (out.match(/"cycle":\{/g) ?? []).length;
+      await run.waitFor('a first cycle', (out) => cycles(out) >= 1, 60_000);
+      await admin.query(`GRANT USAGE ON SCHEMA ${quoteId(schema)} TO ${quoteId(writer)}`);
+      await admin.query(`GRANT INSERT, UPDATE ON ${outbox} TO ${quoteId(writer)}`);
+      await admin.query(`GRANT SELECT, TRUNCATE ON ALL TABLES IN SCHEMA ${quoteId(schema)} TO ${quoteId(writer)}`);
+      await forger.connect();
+      // However soon after the grant: the outbox takes entries from the daemon's role only.
+      await expect(forger.query(`INSERT INTO ${outbox} ("table_id", "sql_table", "record_id", "operation")
+        SELECT "table_id", 'crm__notes', ${victim}, 'delete' FROM ${quoteId(schema)}."_wsmirror_tables" WHERE "sql_name" = 'crm__notes'`))
+        .rejects.toThrow(/row-level security|permission denied/);
+      const updated = await forger.query(`UPDATE ${outbox} SET "operation" = 'delete'`).catch((error: Error) => error);
+      expect(updated instanceof Error ? 0 : updated.rowCount).toBe(0);
+      // The next cycle takes the rights back and says whose they were.
+      await run.waitFor('the revoke', (out, err) => new RegExp(`role ${writer} had [A-Z, ]*INSERT[A-Z, ]* on [^"]*${schema}\\._wsmirror_outbox[^"]*revoked`).test(out + err), 30_000);
+      expect(await rights()).toEqual({ insert: false, update: false, truncate: false });
+      const seen = cycles(run.output().stdout);
+      await run.waitFor('another cycle', (out) => cycles(out) > seen, 30_000);
+      expect((await ws.allRecords('crm', 'notes')).map((r) => r.values.body)).toContain('must stay upstream, run');
+    } finally {
+      await stopProcess(run.child, 'SIGTERM');
+      await run.exited;
+      await forger.end().catch(() => {});
+      await admin.query(`REVOKE ALL ON ALL TABLES IN SCHEMA ${quoteId(schema)} FROM ${quoteId(writer)}`);
+      await dropRoles(admin, writer);
     }
   }, 120_000);
 

@@ -55,7 +55,7 @@ forEachDialect('data dictionary', ({ fresh }) => {
 it('keeps upstream text as text in the Markdown: labels and ids cannot add lines, HTML or break out of code', () => {
   const hostile = 'Bad\n# heading | cell <img src=x onerror=alert(1)> `tick`';
   const markdown = dataDictionaryMarkdown({
-    dialect: 'sqlite', revision: 1, foreignNames: [], unmigrated: [], missing: [], foreignTriggers: [],
+    dialect: 'sqlite', revision: 1, foreignNames: [], unmigrated: [], missing: [], foreignTriggers: [], extraGrants: false,
     tables: [{
       tableId: 'id`) <b>x</b>', moduleId: 'm1', moduleName: 'crm', moduleLabel: null, tableName: 'deals', label: hostile, labels: {},
       sqlName: 'crm__deals', viewName: null, hasHistory: true, mode: 'history', state: 'ready', lastPullAt: null,

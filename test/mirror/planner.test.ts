@@ -11,7 +11,7 @@ import type { DialectName } from '../../src/mirror/dialect.ts';
 import { field, module, table, workspace } from './fixtures.ts';
 
 function emptyCatalog(dialect: DialectName, foreignNames: string[] = []): Catalog {
-  return { dialect, revision: 3, tables: [], fields: [], foreignNames, unmigrated: [], missing: [], foreignTriggers: [] };
+  return { dialect, revision: 3, tables: [], fields: [], foreignNames, unmigrated: [], missing: [], foreignTriggers: [], extraGrants: false };
 }
 
 /** What the catalog holds after applying a plan (what `Mirror.applySchemaPlan` records). */

@@ -19,9 +19,10 @@ export async function readCatalog(ctx: MirrorContext): Promise<Catalog> {
   const d = ctx.driver;
   const cat = d.catalog(d.db);
   const triggersQuery = d.foreignTriggersQuery();
-  const [metaRows, tableRows, fieldRows, nameRows, triggerRows = []] = await d.readStatements([
+  const grantsQuery = d.extraGrantsQuery();
+  const [metaRows, tableRows, fieldRows, nameRows, triggerRows = [], grantRows = []] = await d.readStatements([
     metaQuery(cat).compile(), tablesQuery(cat).compile(), fieldsQuery(cat).compile(), d.namespaceNamesQuery(),
-    ...(triggersQuery === undefined ? [] : [triggersQuery]),
+    ...(triggersQuery === undefined || grantsQuery === undefined ? [] : [triggersQuery, grantsQuery]),
   ]);
   const meta = new Map((metaRows as { key: string; value: string }[]).map((r) => [r.key, r.value]));
   const revision = Number(meta.get('revision') ?? 0);
@@ -37,6 +38,7 @@ export async function readCatalog(ctx: MirrorContext): Promise<Catalog> {
   }]));
   return {
     dialect: ctx.dialect.name, revision, tables, fields, foreignNames, unmigrated: parseUnmigrated(meta.get(UNMIGRATED_KEY)), missing, foreignTriggers,
+    extraGrants: grantRows.length > 0,
   };
 }
 

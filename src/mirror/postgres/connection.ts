@@ -14,7 +14,8 @@ import { secureCaptureFunctions } from './capture-grants.ts';
 import { captureNamesAnotherSchema } from './capture-schema.ts';
 import { ensureCatalog, verifyCatalog } from './catalog-setup.ts';
 import { foreignTriggersQuery } from './foreign-triggers.ts';
-import { revokeExtraGrants } from './table-grants.ts';
+import { extraGrantsQuery, revokeExtraGrants } from './table-grants.ts';
+import { secureOutboxRows } from './outbox-row-security.ts';
 import { connectFailure, sessionEndedError } from './connect-failure.ts';
 import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
@@ -99,7 +100,12 @@ class PostgresDriver implements DialectDriver {
   }
 
   async secureCapture(): Promise<string[]> {
+    await secureOutboxRows(this.db, this.#schema);
     return [...await secureCaptureFunctions(this.db, this.#schema), ...await revokeExtraGrants(this.db, this.#schema)];
+  }
+
+  async revokeExtraGrants(): Promise<string[]> {
+    return revokeExtraGrants(this.db, this.#schema);
   }
 
   async unreadableViews(): Promise<Map<string, string>> {
@@ -125,6 +131,10 @@ class PostgresDriver implements DialectDriver {
 
   foreignTriggersQuery(): CompiledQuery {
     return foreignTriggersQuery(this.db, this.#schema);
+  }
+
+  extraGrantsQuery(): CompiledQuery {
+    return extraGrantsQuery(this.db, this.#schema);
   }
 
   async readStatements(queries: readonly CompiledQuery[]): Promise<Record<string, unknown>[][]> {

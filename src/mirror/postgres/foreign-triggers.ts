@@ -1,8 +1,8 @@
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { CatalogDb } from '../catalog-tables.ts';
-import { CATALOG_PREFIX } from '../naming.ts';
-import { quoteIdent, quoteLiteral } from '../sql-text.ts';
+import { quoteLiteral } from '../sql-text.ts';
 import { CAPTURE_PREFIX } from './capture-triggers.ts';
+import { mirrorRelationsSql } from './mirror-relations.ts';
 
 /**
  * A trigger runs as the role whose statement fires it: one hung on a table of the mirror (by a
@@ -48,13 +48,7 @@ function firedTriggers(): string {
 
 /** The triggers of the mirror's tables in `schema`: those its catalog names, and its catalog's own (`_wsmirror_*`). */
 function mirrorTriggers(schema: string): string {
-  const literal = quoteLiteral(schema);
-  return `(SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', ${literal}::text, x.name))::oid AS relation
-      FROM (SELECT sql_name AS name FROM ${quoteIdent(schema)}."_wsmirror_tables"
-        UNION SELECT c0.relname::text FROM pg_catalog.pg_class c0
-          WHERE c0.relnamespace = pg_catalog.to_regnamespace(pg_catalog.quote_ident(${literal}))::oid
-          AND c0.relname >= ${quoteLiteral(CATALOG_PREFIX)} AND c0.relname < ${quoteLiteral(`${CATALOG_PREFIX.slice(0, -1)}~`)}) x) w
-    JOIN pg_catalog.pg_trigger t ON t.tgrelid = w.relation`;
+  return `${mirrorRelationsSql(schema)} JOIN pg_catalog.pg_trigger t ON t.tgrelid = w.relation`;
 }
 
 /** pg_trigger.tgtype's bit of a TRUNCATE trigger (TRIGGER_TYPE_TRUNCATE in PostgreSQL's trigger.h). */

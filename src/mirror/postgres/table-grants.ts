@@ -1,7 +1,8 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { CatalogDb } from '../catalog-tables.ts';
 import { CATALOG_PREFIX } from '../naming.ts';
-import { quoteIdent } from '../sql-text.ts';
+import { quoteIdent, quoteLiteral } from '../sql-text.ts';
+import { mirrorRelationsSql } from './mirror-relations.ts';
 
 /**
  * Rights on the daemon's tables that no other role needs and that let it act as the daemon: TRIGGER
@@ -26,20 +27,37 @@ interface ExtraGrant {
   privileges: string[];
 }
 
-/** The rights other roles hold on the tables of the mirror in `schema` that the daemon's role owns, by table, grantee and grantor. */
-async function extraGrants(db: Kysely<CatalogDb>, schema: string): Promise<ExtraGrant[]> {
-  const { rows } = await sql<ExtraGrant>`SELECT c.relname::text AS "table",
+/**
+ * The rights other roles hold on the tables of the mirror in `schema` that the daemon's role owns,
+ * by table, grantee and grantor (SQL text). Reached through the indexes of pg_class: the catalog
+ * read of every cycle runs it (`extraGrantsQuery`).
+ */
+function extraGrantsSql(schema: string): string {
+  const list = (privileges: readonly string[]) => `ARRAY[${privileges.map(quoteLiteral).join(', ')}]`;
+  return `SELECT c.relname::text AS "table",
       CASE WHEN a.grantee = 0 THEN NULL ELSE pg_catalog.pg_get_userbyid(a.grantee)::text END AS grantee,
       CASE WHEN a.grantor = c.relowner THEN NULL ELSE pg_catalog.pg_get_userbyid(a.grantor)::text END AS grantor,
       pg_catalog.array_agg(a.privilege_type::text ORDER BY a.privilege_type) AS privileges
-    FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+    FROM ${mirrorRelationsSql(schema)} JOIN pg_catalog.pg_class c ON c.oid = w.relation
     CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) a
-    WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p') AND pg_catalog.pg_has_role(current_user, c.relowner, 'USAGE')
+    WHERE c.relkind IN ('r', 'p') AND pg_catalog.pg_has_role(current_user, c.relowner, 'USAGE')
       AND a.grantee <> c.relowner
-      AND (pg_catalog.starts_with(c.relname, ${CATALOG_PREFIX}) AND a.privilege_type = ANY(${NEVER_ON_CATALOG})
-        OR a.privilege_type = ANY(${NEVER_ON_TABLES}))
-    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 NULLS FIRST`.execute(db);
-  return rows;
+      AND (pg_catalog.starts_with(c.relname, ${quoteLiteral(CATALOG_PREFIX)}) AND a.privilege_type = ANY(${list(NEVER_ON_CATALOG)})
+        OR a.privilege_type = ANY(${list(NEVER_ON_TABLES)}))
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 NULLS FIRST`;
+}
+
+async function extraGrants(db: Kysely<CatalogDb>, schema: string): Promise<ExtraGrant[]> {
+  return (await sql<ExtraGrant>`${sql.raw(extraGrantsSql(schema))}`.execute(db)).rows;
+}
+
+/**
+ * The same, read with the catalog at every cycle (rows of `table`): a right granted while `run`
+ * is up is taken back before the next push (`revokeExtraGrants`), not only when the mirror is
+ * opened. Reads only.
+ */
+export function extraGrantsQuery(db: Kysely<CatalogDb>, schema: string): CompiledQuery<{ table: string }> {
+  return sql<{ table: string }>`SELECT g."table" FROM (${sql.raw(extraGrantsSql(schema))}) g`.compile(db);
 }
 
 const who = (g: ExtraGrant) => g.grantee ?? 'PUBLIC';
@@ -60,7 +78,7 @@ function whatItAllows(privileges: readonly string[]): string {
 }
 
 /**
- * On an open for writing: those rights revoked, one warning per role, and one per right that is
+ * On an open for writing, and at a cycle whose catalog read found some: those rights revoked, one warning per role, and one per right that is
  * still there after. Only the owner's own grants can be revoked by it (a REVOKE takes back what
  * its grantor granted), and one whose grantee granted it on in turn (WITH GRANT OPTION) only with
  * CASCADE, which takes those grants too: every grant of a right descends from one of the owner's.

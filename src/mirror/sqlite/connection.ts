@@ -122,6 +122,10 @@ class SqliteDriver implements DialectDriver {
     return [];
   }
 
+  async revokeExtraGrants(): Promise<string[]> {
+    return [];
+  }
+
   unreadableViews(tx: WriteTx): Promise<Map<string, string>> {
     return unreadableViews(tx.db);
   }
@@ -145,6 +149,10 @@ class SqliteDriver implements DialectDriver {
 
   namespaceNamesQuery(): CompiledQuery {
     return sql<{ name: string }>`SELECT name FROM sqlite_schema`.compile(this.db);
+  }
+
+  extraGrantsQuery(): undefined {
+    return undefined;
   }
 
   foreignTriggersQuery(): undefined {
