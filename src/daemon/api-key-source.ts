@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { othersAccess } from '../api/file-access.ts';
 import { API_KEY_RULE, checkApiKey } from '../client/api-key.ts';
 import { describeFsError, readBounded, type BoundedRead } from './config-file.ts';
 import type { ConfigFile } from './config-schema.ts';
@@ -81,12 +82,9 @@ function readKeyFile(path: string, cwd: string, where: string, found: Findings, 
   if (key === undefined) {
     return { error: `${where}: the API key file ${absolute} holds more than a key: the API key ${API_KEY_RULE} (value not shown)` };
   }
-  if (read.regularFile && (read.mode & 0o066) !== 0) {
-    const mode = (read.mode & 0o777).toString(8).padStart(4, '0');
-    // Writable by others is as bad as readable: another user could put a key of theirs there.
-    const how = (read.mode & 0o044) !== 0 ? 'readable' : 'writable';
-    found.warnings.push(`${where}: the API key file ${absolute} is ${how} by other users (mode ${mode}): chmod 600 it`);
-  }
+  // Writable by others is as bad as readable: another user could put a key of theirs there.
+  const access = read.regularFile ? othersAccess(read.mode) : undefined;
+  if (access !== undefined) found.warnings.push(`${where}: the API key file ${absolute} ${access}: chmod 600 it`);
   return { key, source: source ?? absolute };
 }
 

@@ -16,6 +16,7 @@ import type { SqlNames } from '../sql-text.ts';
 import { BoundRows } from './bound-rows.ts';
 import { RowWrites } from './row-writes.ts';
 import { accessProblems, explainAccessFailure } from './access-problems.ts';
+import { sharedWriteAccess } from './shared-write-access.ts';
 import { ensureCatalog, verifyCatalog } from './catalog-setup.ts';
 import { explainDiskFull, filesystemRoom } from './disk-full.ts';
 import { closeKeepingWal } from './wal-kept-on-close.ts';
@@ -119,7 +120,7 @@ class SqliteDriver implements DialectDriver {
   readonly names: SqlNames = { qualify: (name) => quoteIdent(name) };
 
   async secureCapture(): Promise<string[]> {
-    return [];
+    return this.#raw.memory ? [] : sharedWriteAccess(this.#raw.name);
   }
 
   async revokeExtraGrants(): Promise<string[]> {
@@ -144,7 +145,7 @@ class SqliteDriver implements DialectDriver {
   }
 
   async accessProblems(): Promise<string[]> {
-    return this.#raw.memory ? [] : accessProblems(this.#raw.name, this.#raw.readonly);
+    return this.#raw.memory ? [] : [...accessProblems(this.#raw.name, this.#raw.readonly), ...sharedWriteAccess(this.#raw.name)];
   }
 
   namespaceNamesQuery(): CompiledQuery {
