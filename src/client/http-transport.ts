@@ -12,7 +12,7 @@ import { ConcurrencyLimit } from './concurrency-limit.ts';
 import { Pool, request } from './undici-pool.ts';
 import type { UploadBody } from './multipart-upload.ts';
 import {
-  backoffDelay, defaultRetryMode, isNotSentCode, isRetryable, networkErrorCode, parseRetryAfter,
+  backoffDelay, defaultRetryMode, heededRetryAfter, isNotSentCode, isRetryable, networkErrorCode, parseRetryAfter,
   type AttemptFailure, type RetryMode,
 } from './retry-policy.ts';
 import { REDACTED, createRedactor, type Redactor } from '../api/secret-redaction.ts';
@@ -126,7 +126,7 @@ export class HttpTransport {
       if (!outcome.ok) {
         const retryAfter = outcome.retryAfterMs;
         willRetry = attempt <= maxRetries && isRetryable(outcome.failure, mode)
-          && (retryAfter === undefined || retryAfter <= retryAfterMaxMs);
+          && (retryAfter === undefined || !heededRetryAfter(retryAfter, retryAfterMaxMs).beyond);
         if (willRetry) {
           delayMs = retryAfter ?? backoffDelay(attempt, retryBaseMs, retryMaxMs);
           if (retryAfter !== undefined) this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + retryAfter);

@@ -68,6 +68,16 @@ export function backoffDelay(retry: number, baseMs: number, maxMs: number, rando
   return Math.floor(random() * ceiling);
 }
 
+/**
+ * How long wsmirror heeds a `Retry-After` of `retryAfterMs`: `maxMs` at most (the client's
+ * `retryAfterMaxMs`, CLIENT_DEFAULTS). A request does not wait out a longer one (`beyond`: the call
+ * fails, the delay attached); a push puts its edits off by `waitMs`, never further: an upstream
+ * asking for years (or for more than a date can hold) does not park them for ever.
+ */
+export function heededRetryAfter(retryAfterMs: number, maxMs: number): { waitMs: number; beyond: boolean } {
+  return { waitMs: Math.min(retryAfterMs, maxMs), beyond: retryAfterMs > maxMs };
+}
+
 /** `Retry-After` as milliseconds from now: delay-seconds or an HTTP date; undefined if absent or unreadable. */
 export function parseRetryAfter(value: string | string[] | undefined, now: number = Date.now()): number | undefined {
   const text = (Array.isArray(value) ? value[0] : value)?.trim();

@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-type Replacement = string | { status?: number; body?: string } | undefined;
+type Replacement = string | { status?: number; body?: string; headers?: Record<string, string> } | undefined;
 
 /**
- * Returns the body to send instead of the upstream's, a replacement status and/or body, or
+ * Returns the body to send instead of the upstream's, a replacement status, body and/or headers, or
  * undefined to pass the answer through; or a promise of one (the answer waits for it, so a
  * rewrite can change upstream before its client goes on). `path` is the request path with its
  * query string.
@@ -73,11 +73,11 @@ export async function startRewritingProxy(target: string): Promise<RewritingProx
       });
       const text = await upstream.text();
       const replaced = await proxy.rewrite?.(req.url ?? '', text, { method: req.method ?? 'GET', status: upstream.status });
-      const answer = typeof replaced === 'string' ? { body: replaced } : replaced ?? {};
+      const answer: Exclude<Replacement, string | undefined> = typeof replaced === 'string' ? { body: replaced } : replaced ?? {};
       const status = answer.status ?? upstream.status;
       proxy.seen.push({ method: req.method ?? 'GET', path: req.url ?? '', body: Buffer.concat(chunks).toString('utf8'), status, at });
       const retryAfter = upstream.headers.get('retry-after');
-      res.writeHead(status, { 'content-type': 'application/json', ...(retryAfter === null ? {} : { 'retry-after': retryAfter }) });
+      res.writeHead(status, { 'content-type': 'application/json', ...(retryAfter === null ? {} : { 'retry-after': retryAfter }), ...answer.headers });
       res.end(answer.body ?? text);
     } catch {
       res.destroy();

@@ -46,6 +46,32 @@ forEachDialect('push end to end', (dialect) => {
     ]);
   }
 
+  // The client waits out no Retry-After above its cap (retryAfterMaxMs, 2 minutes): nor does
+  // the push put an edit off past it, however far upstream says (years; past the dates a
+  // timestamp can hold).
+  it.each(['999999999', '99999999999999'])('a push answered 429 with Retry-After: %s tries the edit again within the client\'s cap', async (seconds) => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 }, { proxy: true, maxRetries: 0 });
+    await h.upstream.createModule('crm');
+    await h.upstream.createTable('crm', 'people', { hasHistory: true }, [field('name', 'string')]);
+    const [id] = await h.upstream.createRecords('crm', 'people', [{ name: 'a' }]);
+    await h.sync();
+    const people = await sqlTable(h, 'crm', 'people');
+    await questionMarkSql(h.tm)(`UPDATE ${people} SET name = ? WHERE id = ?`, ['b', Number(id)]);
+    h.proxy!.rewrite = (path, _body, { method }) => (method !== 'GET' && path.includes('/records')
+      ? { status: 429, body: JSON.stringify({ error: { message: 'slow down' } }), headers: { 'retry-after': seconds } } : undefined);
+    const before = Date.now();
+    const report = await h.engine.runCycle();
+    expect(cycleProblems(report).join('\n')).not.toMatch(/Invalid time value/);
+    const [entry] = await h.tm.sql<{ status: string; attempts: number | string; next_attempt_at: unknown }>(
+      `SELECT status, attempts, next_attempt_at FROM ${h.tm.table('_wsmirror_outbox')}`,
+    );
+    expect(entry).toMatchObject({ status: 'pending' });
+    expect(Number(entry!.attempts)).toBe(1);
+    const next = entry!.next_attempt_at instanceof Date ? entry!.next_attempt_at.getTime() : Date.parse(String(entry!.next_attempt_at));
+    expect(next).toBeGreaterThanOrEqual(before + 120_000 - 1000);
+    expect(next).toBeLessThanOrEqual(Date.now() + 120_000 + 1000);
+  });
+
   it('sends each field type edited in SQL to upstream in the shape the API takes', async () => {
     h = await startSyncHarness(dialect, { lookbackMs: 0 });
     await h.upstream.createModule('crm');

@@ -1,4 +1,5 @@
-import { backoffDelay, isNotSentCode, isRetryable, type AttemptFailure } from '../../client/retry-policy.ts';
+import { CLIENT_DEFAULTS } from '../../client/client-options.ts';
+import { backoffDelay, heededRetryAfter, isNotSentCode, isRetryable, type AttemptFailure } from '../../client/retry-policy.ts';
 import { InvalidResponseError, NetworkError, UpstreamError } from '../../errors.ts';
 
 /**
@@ -76,7 +77,8 @@ export interface RetrySchedule {
 
 /**
  * When an edit that failed `attempts` times (this failure included) is tried again: exponential
- * backoff with full jitter, never earlier than the upstream's Retry-After.
+ * backoff with full jitter, never earlier than the upstream's Retry-After, as far as the client
+ * heeds one (`heededRetryAfter`: two minutes at most).
  */
 export function nextAttemptAt(
   now: number,
@@ -85,6 +87,7 @@ export function nextAttemptAt(
   schedule: RetrySchedule,
   random: () => number = Math.random,
 ): string {
-  const delay = Math.max(retryAfterMs ?? 0, backoffDelay(attempts, schedule.baseMs, schedule.maxMs, random));
+  const heeded = retryAfterMs === undefined ? 0 : heededRetryAfter(retryAfterMs, CLIENT_DEFAULTS.retryAfterMaxMs).waitMs;
+  const delay = Math.max(heeded, backoffDelay(attempts, schedule.baseMs, schedule.maxMs, random));
   return new Date(now + delay).toISOString();
 }
