@@ -27,7 +27,13 @@ export interface Findings {
   secrets: Set<string>;
 }
 
-export function resolveApiKey(file: ConfigFile, env: Env, cwd: string, label: string, found: Findings): KeyResult {
+/** The configuration file read, with its permission bits (a regular file's). */
+export interface ConfigFileMode {
+  path: string;
+  mode: number;
+}
+
+export function resolveApiKey(file: ConfigFile, env: Env, cwd: string, label: string, configFile: ConfigFileMode | null, found: Findings): KeyResult {
   const envKey = nonEmpty(env.WSMIRROR_API_KEY);
   const envFile = nonEmpty(env.WSMIRROR_API_KEY_FILE);
   const problem = envKeyProblem(env);
@@ -38,7 +44,15 @@ export function resolveApiKey(file: ConfigFile, env: Env, cwd: string, label: st
   if (apiKey !== undefined && apiKeyFile !== undefined) {
     return { error: `${label}: upstream.apiKey and upstream.apiKeyFile are both set: keep only one` };
   }
-  if (apiKey !== undefined) return { key: apiKey, source: `${label} upstream.apiKey` };
+  if (apiKey !== undefined) {
+    // The same rule as for a key file: the file holding the key is one.
+    const access = configFile === null ? undefined : othersAccess(configFile.mode);
+    if (access !== undefined) {
+      found.warnings.push(`${label}: upstream.apiKey is set in the configuration file ${configFile!.path}, which ${access}: `
+        + 'chmod 600 it, or give the key in a file of its own (upstream.apiKeyFile, WSMIRROR_API_KEY_FILE)');
+    }
+    return { key: apiKey, source: `${label} upstream.apiKey` };
+  }
   if (apiKeyFile !== undefined) return readKeyFile(apiKeyFile, cwd, `${label}: upstream.apiKeyFile`, found);
   const credentials = nonEmpty(env.CREDENTIALS_DIRECTORY);
   if (credentials !== undefined) {

@@ -16,6 +16,8 @@ export interface ConfigFileRead {
   label: string;
   /** Absolute path, or null when the default file is absent. */
   absolute: string | null;
+  /** Its permission bits when it is a regular file (null when absent, or a pipe, say). */
+  mode: number | null;
   raw: unknown;
   /** Unquoted values YAML read as a number or boolean, by their path: for messages about them. */
   unquoted: UnquotedValues;
@@ -31,7 +33,7 @@ export function readConfigFile(name: string, explicit: boolean, cwd: string): Co
   try {
     read = readBounded(absolute, MAX_CONFIG_FILE_BYTES);
   } catch (error) {
-    if (!explicit && errorCode(error) === 'ENOENT') return { label: name, absolute: null, raw: {}, unquoted: new Map() };
+    if (!explicit && errorCode(error) === 'ENOENT') return { label: name, absolute: null, mode: null, raw: {}, unquoted: new Map() };
     throw new ConfigError(`${name}: cannot read the configuration file: ${describeFsError(error)}`, { cause: error });
   }
   if (read.tooLarge) throw new ConfigError(`${name}: the configuration file is larger than ${formatSize(MAX_CONFIG_FILE_BYTES)}`);
@@ -49,7 +51,7 @@ export function readConfigFile(name: string, explicit: boolean, cwd: string): Co
   });
   if (problems.length > 0) throw new ConfigError(problems.join('; '));
   try {
-    return { label: name, absolute, raw: doc.toJS(), unquoted: unquotedValues(yaml, doc.contents) };
+    return { label: name, absolute, mode: read.regularFile ? read.mode : null, raw: doc.toJS(), unquoted: unquotedValues(yaml, doc.contents) };
   } catch (error) {
     throw new ConfigError(`${name}: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -8,6 +8,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type * as z from 'zod';
 import { formatPath } from '../api/issues.ts';
 import { REDACTED, createRedactor } from '../api/secret-redaction.ts';
+import type { ConfigFileMode } from './api-key-source.ts';
 import { displayBaseUrl } from '../client/base-url.ts';
 import { DEFAULT_PG_SCHEMA, displayMirrorUrl } from '../mirror/mirror-url.ts';
 import { defaultCreateSettleMs } from '../sync/sync-options.ts';
@@ -49,7 +50,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config | LocalConfi
   const cwd = options.cwd ?? process.cwd();
   const named = options.file ?? nonEmpty(env[CONFIG_FILE_VARIABLE]);
   const file = readConfigFile(named ?? DEFAULT_FILE, named !== undefined, cwd);
-  return build(file.raw, { ...options, env, cwd }, file.label, file.absolute, file.unquoted);
+  return build(file.raw, { ...options, env, cwd }, file.label, file.absolute, file.mode, file.unquoted);
 }
 
 /**
@@ -68,7 +69,7 @@ export function resolveConfig(
   raw: unknown,
   options: ResolveConfigOptions & { source?: string } = {},
 ): Config | LocalConfig {
-  return build(raw, options, options.source ?? 'configuration', null);
+  return build(raw, options, options.source ?? 'configuration', null, null);
 }
 
 /** A copy safe to log: the API key hidden, credentials in the base URL and any password in the mirror URL hidden. */
@@ -82,8 +83,10 @@ export function redactConfig(config: Config | LocalConfig): unknown {
 
 // ---------------------------------------------------------------------------------------------
 
+/** `configMode`: the permission bits of the configuration file, when it is a regular file. */
 function build(
-  rawInput: unknown, options: ResolveConfigOptions, label: string, configFile: string | null, unquoted: UnquotedValues = new Map(),
+  rawInput: unknown, options: ResolveConfigOptions, label: string, configFile: string | null, configMode: number | null,
+  unquoted: UnquotedValues = new Map(),
 ): Config | LocalConfig {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
@@ -129,7 +132,8 @@ function build(
   }
   const file = parsed.data;
   const problems: string[] = [];
-  const upstream = resolveUpstream(file, env, cwd, label, configFile !== null, options.upstream ?? 'required', { problems, warnings, secrets });
+  const heldIn = configFile === null || configMode === null ? null : { path: configFile, mode: configMode };
+  const upstream = resolveUpstream(file, env, cwd, label, configFile !== null, heldIn, options.upstream ?? 'required', { problems, warnings, secrets });
   if (problems.length > 0) throw new ConfigError(scrub(problems.join('; '), secrets));
 
   // The mirror's own reading of the URL, with a relative SQLite path made absolute here.
@@ -201,11 +205,12 @@ function resolveUpstream(
   cwd: string,
   label: string,
   haveFile: boolean,
+  configFile: ConfigFileMode | null,
   mode: 'required' | 'optional',
   found: Findings,
 ): UpstreamConfig | null {
   const { problems } = found;
-  const key = resolveApiKey(file, env, cwd, label, found);
+  const key = resolveApiKey(file, env, cwd, label, configFile, found);
   const where = haveFile ? `${label} or` : 'a configuration file (--config) or';
   const missing: string[] = [];
   if (file.upstream.baseUrl === undefined) missing.push(`upstream.baseUrl is not set: set it in ${where} WSMIRROR_BASE_URL`);

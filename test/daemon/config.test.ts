@@ -559,6 +559,27 @@ describe('the API key', () => {
     expect(loadConfig({ env: { ...base, WSMIRROR_API_KEY_FILE: 'open' }, cwd: dir }).warnings).toEqual([]);
   });
 
+  it('warns when other users can read the configuration file that holds the key (upstream.apiKey), as for a key file', () => {
+    const dir = tempDir();
+    const yaml = 'upstream:\n  baseUrl: http://127.0.0.1:9\n  workspaceId: ws0000000001\n  apiKey: inline-key-0123456789\n';
+    write(dir, 'wsmirror.yaml', yaml);
+    const file = join(dir, 'wsmirror.yaml');
+    chmodSync(file, 0o644);
+    const warnings = loadConfig({ file: 'wsmirror.yaml', env: {}, cwd: dir }).warnings;
+    expect(warnings).toEqual([
+      `wsmirror.yaml: upstream.apiKey is set in the configuration file ${file}, which is readable by other users (mode 0644): `
+        + 'chmod 600 it, or give the key in a file of its own (upstream.apiKeyFile, WSMIRROR_API_KEY_FILE)',
+    ]);
+    expect(warnings.join('')).not.toContain('inline-key-0123456789');
+    chmodSync(file, 0o600);
+    expect(loadConfig({ file: 'wsmirror.yaml', env: {}, cwd: dir }).warnings).toEqual([]);
+    // The key from the environment: the file holds none that counts, nothing to say.
+    chmodSync(file, 0o644);
+    write(dir, 'nokey.yaml', 'upstream:\n  baseUrl: http://127.0.0.1:9\n  workspaceId: ws0000000001\n');
+    chmodSync(join(dir, 'nokey.yaml'), 0o644);
+    expect(loadConfig({ file: 'nokey.yaml', env: { WSMIRROR_API_KEY: 'env-key-0123456789' }, cwd: dir }).warnings).toEqual([]);
+  });
+
   it('never puts the key in an error message', () => {
     const secret = 'very-secret-key-0123456789';
     const messages = [
