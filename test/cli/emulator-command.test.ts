@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,9 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** Starts `./bin/wsmirror emulator …` as a real process and waits for its `listening on` line. */
-function startCli(args: string[]): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
+function startCli(args: string[], extraEnv: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
   // The script's shebang finds `node` on PATH: put this very Node first.
-  const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
+  const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, ...extraEnv };
   const child = spawn('./bin/wsmirror', ['emulator', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -197,5 +197,60 @@ describe('wsmirror emulator (real process)', () => {
     child.stderr.on('data', (chunk) => (err += chunk));
     expect(await exitOf(child)).toBe(78);
     expect(err).toMatch(/seed: unknown propert/);
+  });
+
+  // Any local user reads a process's command line (/proc/PID/cmdline), not its environment nor
+  // a file of mode 0600: the keys and the admin token can be given there instead of as flags.
+  describe('keys and admin token from files or the environment, not on the command line', () => {
+    const status = async (url: string, path: string, secret: string) =>
+      (await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${secret}` } })).status;
+    const workspace = '/api/v1/workspace/demo00000001';
+    const admin = '/_emulator/reset';
+    const commandLine = (child: ChildProcess) => readFileSync(`/proc/${child.pid}/cmdline`, 'utf8');
+
+    it('--api-key-file (one key a line, grants as --api-key takes them) and --admin-token-file', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'wsmirror-emu-keys-'));
+      try {
+        writeFileSync(join(dir, 'keys'), '# keys of the test\nfile-key-all\n\nfile-key-none=\n');
+        writeFileSync(join(dir, 'admin'), 'file-admin-token\n');
+        chmodSync(join(dir, 'keys'), 0o600);
+        chmodSync(join(dir, 'admin'), 0o600);
+        const { child, url, stderr } = await startCli(['--port', '0', '--api-key-file', join(dir, 'keys'), '--admin-token-file', join(dir, 'admin')]);
+        running = child;
+        expect(await status(url, workspace, 'file-key-all')).toBe(200);
+        expect(await status(url, workspace, 'file-key-none')).toBe(200);
+        expect(await status(url, workspace, 'nope')).toBe(401);
+        expect((await fetch(`${url}${admin}`, { method: 'POST', headers: { authorization: 'Bearer file-admin-token' } })).status).toBeLessThan(300);
+        expect(commandLine(child)).not.toMatch(/file-key|file-admin/);
+        expect(stderr()).not.toMatch(/file-key|file-admin|no --api-key/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('WSMIRROR_EMULATOR_API_KEYS (separated by whitespace) and WSMIRROR_EMULATOR_ADMIN_TOKEN, with --api-key beside them', async () => {
+      const { child, url } = await startCli(['--port', '0', '--api-key', 'flag-key'], {
+        WSMIRROR_EMULATOR_API_KEYS: 'env-key-one\nenv-key-two=role:user', WSMIRROR_EMULATOR_ADMIN_TOKEN: 'env-admin-token',
+      });
+      running = child;
+      for (const key of ['flag-key', 'env-key-one', 'env-key-two']) expect(await status(url, workspace, key)).toBe(200);
+      expect((await fetch(`${url}${admin}`, { method: 'POST', headers: { authorization: 'Bearer env-admin-token' } })).status).toBeLessThan(300);
+      expect(commandLine(child)).not.toMatch(/env-key|env-admin/);
+    });
+
+    it('warns of a key file other users can read, naming it, never a key', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'wsmirror-emu-keys-'));
+      try {
+        writeFileSync(join(dir, 'keys'), 'open-file-key\n');
+        chmodSync(join(dir, 'keys'), 0o644);
+        const { child, url, stderr } = await startCli(['--port', '0', '--api-key-file', join(dir, 'keys')]);
+        running = child;
+        expect(await status(url, workspace, 'open-file-key')).toBe(200);
+        expect(stderr()).toContain(`--api-key-file ${join(dir, 'keys')} is readable by other users (mode 0644): chmod 600 it`);
+        expect(stderr()).not.toContain('open-file-key');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
   });
 });

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, UsageError } from '../../errors.ts';
+import { ADMIN_TOKEN_VARIABLE, API_KEYS_VARIABLE, emulatorSecrets } from '../emulator-secrets.ts';
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
@@ -10,12 +11,6 @@ function port(value: string): number {
   const n = Number(value);
   if (!/^[0-9]+$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0-65535');
   return n;
-}
-
-function ordinal(n: number): string {
-  const tens = n % 100;
-  const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
-  return `${n}${suffix}`;
 }
 
 async function readSeed(file: string): Promise<unknown> {
@@ -47,26 +42,30 @@ export function defineEmulatorCommand(program: Command): Command {
     .option('--port <port>', 'port to listen on (0 = any free port)', port, 8787)
     .option('--workspace-id <id>', 'the 12-character workspace id', 'demo00000001')
     .option('--api-key <key>', 'an API key: KEY (every grant) or KEY=grant1,grant2 (exactly those; KEY= or KEY=none for none, KEY=all); grants follow the last "=" (KEY==all for a KEY ending in "="); repeatable', collect, [])
+    .option('--api-key-file <file>', `API keys, one a line as --api-key takes them (# comments); repeatable; or set ${API_KEYS_VARIABLE} (separated by whitespace): unlike flags, neither shows in the process list`, collect, [])
     .option('--admin-token <token>', 'enable the /_emulator/ admin surface with this bearer token')
+    .option('--admin-token-file <file>', `the admin token, read from this file; or set ${ADMIN_TOKEN_VARIABLE}`)
     .option('--data <file>', 'persist state in this SQLite file (default: in memory)')
     .option('--seed <file>', 'load a workspace from this JSON file at start')
     .option('--log-requests', 'log every request as JSON')
     .action(async (opts: {
-      host: string; port: number; workspaceId: string; apiKey: string[]; adminToken?: string; data?: string;
+      host: string; port: number; workspaceId: string; apiKey: string[]; apiKeyFile: string[]; adminToken?: string; adminTokenFile?: string; data?: string;
       seed?: string; logRequests?: boolean;
     }) => {
       const { ApiKeyFlagError, buildServer, closeWithin, listen, parseApiKeyFlag } = await import('../../emulator/index.ts');
-      // The flag is named by its place, never by its value: that holds the key.
-      const apiKeys = opts.apiKey.map((flag, i) => {
+      const { keys, adminToken, warnings } = emulatorSecrets(opts, process.env);
+      for (const warning of warnings) process.stderr.write(`wsmirror emulator: ${warning}\n`);
+      // A key is named by its place, never by its value.
+      const apiKeys = keys.map(({ flag, place }) => {
         try {
           return parseApiKeyFlag(flag);
         } catch (error) {
-          if (error instanceof ApiKeyFlagError) throw new UsageError(`--api-key (the ${ordinal(i + 1)}): ${error.message}`);
+          if (error instanceof ApiKeyFlagError) throw new UsageError(`${place}: ${error.message}`);
           throw error;
         }
       });
-      if (opts.apiKey.length === 0) {
-        process.stderr.write('wsmirror emulator: no --api-key given: every API request will be answered 401\n');
+      if (apiKeys.length === 0) {
+        process.stderr.write(`wsmirror emulator: no --api-key given (nor --api-key-file, ${API_KEYS_VARIABLE}): every API request will be answered 401\n`);
       }
       const seed = opts.seed === undefined ? undefined : await readSeed(opts.seed);
       let app;
@@ -74,7 +73,7 @@ export function defineEmulatorCommand(program: Command): Command {
         app = await buildServer({
           workspaceId: opts.workspaceId,
           apiKeys,
-          ...(opts.adminToken === undefined ? {} : { adminToken: opts.adminToken }),
+          ...(adminToken === undefined ? {} : { adminToken }),
           ...(opts.data === undefined ? {} : { dataFile: opts.data }),
           ...(seed === undefined ? {} : { seed }),
           logRequests: opts.logRequests === true,
