@@ -1,5 +1,6 @@
 import type * as z from 'zod';
 import { fieldNameSchema, moduleNameSchema, tableNameSchema } from '../api/identifiers.ts';
+import { quotedName, shownName } from '../api/shown-name.ts';
 import type { Table } from '../api/table.ts';
 import type { Workspace } from '../api/workspace.ts';
 import { compileTableFilter, type TableFilter } from '../mirror/table-filter.ts';
@@ -53,7 +54,8 @@ export function refusedTables(workspace: Workspace, filter: TableFilter): Refuse
 export function refusal(
   moduleName: string, table: Pick<Table, 'id' | 'name' | 'hasHistory'>, code: RefusedTable['code'], message: (label: string) => string,
 ): RefusedTable {
-  const label = `${moduleName}.${table.name}`;
+  // A name outside the rule may be thousands of characters long: shown by its start.
+  const label = `${shownName(moduleName)}.${shownName(table.name)}`;
   return {
     tableId: table.id, table: label, module: moduleName, name: table.name,
     mode: table.hasHistory === true ? 'history' : 'fullscan', code, message: message(label),
@@ -62,5 +64,5 @@ export function refusal(
 
 function problemOf(schema: z.ZodType<string>, what: string, name: string): string | undefined {
   if (schema.safeParse(name).success) return undefined;
-  return `${what} name ${JSON.stringify(name)}, outside the API's rule: 1 to 100 characters matching ^[a-z0-9_]+$`;
+  return `${what} name ${quotedName(name)}, outside the API's rule: 1 to 100 characters matching ^[a-z0-9_]+$`;
 }
