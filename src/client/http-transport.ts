@@ -182,13 +182,13 @@ export class HttpTransport {
       if (status >= 200 && status < 300) {
         // The body's bytes and then its text are each garbage as soon as the next form is made:
         // neither is held by this frame (a page of large records is tens of MB in each form).
-        const json = this.#parse(call, await this.#readText(call, res.body, res.headers['content-length'], onBodyBytes));
+        const json = this.#parse(call, await this.#readText(call, res.body, res.headers, onBodyBytes), res.headers);
         return { ok: true, status, value: this.#check(call, json, schema) };
       }
       const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
       let message = res.statusText ?? '';
       try {
-        message = errorMessage(await readBodyPrefix(res.body, ERROR_BODY_LIMIT), this.#redact) || message;
+        message = errorMessage(await readBodyPrefix(res.body, ERROR_BODY_LIMIT), res.headers, this.#redact) || message;
       } catch {
         // The status is what matters; a body cut short adds nothing.
       }
@@ -227,30 +227,31 @@ export class HttpTransport {
 
   /** A success body as text; within the heap's reach, and UTF-8, or not JSON. */
   async #readText(
-    call: UpstreamCall, body: Readable, contentLength: string | string[] | undefined, onBodyBytes: ((bytes: number) => void) | undefined,
+    call: UpstreamCall, body: Readable, headers: BodyHeaders, onBodyBytes: ((bytes: number) => void) | undefined,
   ): Promise<string> {
-    const bytes = await readBoundedBody(body, this.#options.maxResponseBytes, contentLength);
+    const bytes = await readBoundedBody(body, this.#options.maxResponseBytes, headers['content-length']);
     onBodyBytes?.(bytes.length);
     const shortfall = heapShortfall(bytes);
     if (shortfall !== undefined) throw new InvalidResponseError(call, 'too-large', describeShortfall(shortfall));
     try {
       return UTF8.decode(bytes);
     } catch {
-      throw this.#notJson(call, bytes.subarray(0, ERROR_BODY_LIMIT).toString('utf8'), bytes.length <= ERROR_BODY_LIMIT);
+      throw this.#notJson(call, bodyExcerpt(bytes.subarray(0, ERROR_BODY_LIMIT), bytes.length, headers, this.#redact));
     }
   }
 
-  #parse(call: UpstreamCall, text: string): unknown {
+  #parse(call: UpstreamCall, text: string, headers: BodyHeaders): unknown {
     try {
       return JSON.parse(text);
     } catch {
-      throw this.#notJson(call, text.slice(0, ERROR_BODY_LIMIT), text.length <= ERROR_BODY_LIMIT);
+      const start = text.slice(0, ERROR_BODY_LIMIT);
+      throw this.#notJson(call, isBinary(start) ? describeBinary(Buffer.byteLength(text), headers) : excerpt(start, start.length === text.length, this.#redact));
     }
   }
 
-  /** `start`: the body's start, `whole` when that is all of it. */
-  #notJson(call: UpstreamCall, start: string, whole: boolean): InvalidResponseError {
-    const what = start === '' ? 'empty body' : `not JSON: ${JSON.stringify(excerpt(start, whole, this.#redact))}`;
+  /** `shown`: the body as messages show it (`bodyExcerpt`). */
+  #notJson(call: UpstreamCall, shown: string): InvalidResponseError {
+    const what = shown === '' ? 'empty body' : `not JSON: ${shown.startsWith(BINARY) ? shown : JSON.stringify(shown)}`;
     return new InvalidResponseError(call, 'not-json', this.#redact(what));
   }
 
@@ -308,14 +309,58 @@ function excerpt(start: string, whole: boolean, redact: Redactor): string {
 }
 
 /** `error.message` of a spec error body, or a short excerpt of any other body (`bytes`: what was read of it). */
-function errorMessage(bytes: Buffer, redact: Redactor): string {
+function errorMessage(bytes: Buffer, headers: BodyHeaders, redact: Redactor): string {
   try {
     const parsed = errorBodySchema.safeParse(JSON.parse(bytes.toString('utf8')));
     if (parsed.success) return parsed.data.error.message;
   } catch {
     // Not JSON: a proxy's HTML page, say.
   }
-  return excerpt(bytes.toString('utf8'), bytes.length < ERROR_BODY_LIMIT, redact);
+  const size = bytes.length < ERROR_BODY_LIMIT ? bytes.length : Number(headers['content-length'] ?? bytes.length);
+  return bodyExcerpt(bytes, Number.isSafeInteger(size) ? size : bytes.length, headers, redact);
+}
+
+/** The response headers that describe a body. */
+type BodyHeaders = Record<string, string | string[] | undefined>;
+
+const BINARY = 'a binary body';
+// C0 controls but tab, line feed, carriage return (and form feed, vertical tab: whitespace), and DEL.
+const CONTROL = /[\u0000-\u0008\u000E-\u001F\u007F]/;
+
+/** Text holding control characters is no text a message can show (a compressed body that happens to be UTF-8). */
+function isBinary(text: string): boolean {
+  return CONTROL.test(text);
+}
+
+/** `a binary body of N bytes (content-encoding gzip, content-type application/json)`: what shows of one, none of its bytes. */
+function describeBinary(size: number, headers: BodyHeaders): string {
+  const described = ['content-encoding', 'content-type'].flatMap((name) => {
+    const value = headers[name];
+    return value === undefined ? [] : [`${name} ${printable(Array.isArray(value) ? value.join(', ') : value)}`];
+  });
+  return `${BINARY} of ${size} bytes${described.length === 0 ? '' : ` (${described.join(', ')})`}`;
+}
+
+/** A header's value as a message may show it: printable ASCII, at most 100 characters. */
+function printable(value: string): string {
+  const clean = value.replace(/[^\x20-\x7E]/g, '?');
+  return clean.length > 100 ? `${clean.slice(0, 100)}…` : clean;
+}
+
+/**
+ * The start of a body (`bytes`, of `size` in all) as messages show it: an excerpt of its text, or,
+ * when it is not text (not UTF-8, or holding control characters: a gzip body, say), what it is.
+ */
+function bodyExcerpt(bytes: Buffer, size: number, headers: BodyHeaders, redact: Redactor): string {
+  const whole = bytes.length >= size;
+  let text: string;
+  try {
+    // A cut may split the last character: only a whole body must end as UTF-8 does.
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: !whole });
+  } catch {
+    return describeBinary(size, headers);
+  }
+  return isBinary(text) ? describeBinary(size, headers) : excerpt(text, whole, redact);
 }
 
 /** Waits `ms`, or rejects with the signal's reason once it aborts. */

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   InvalidResponseError, NetworkError, UpstreamError, WorkspaceClient, type WorkspaceClientOptions,
@@ -103,6 +104,21 @@ describe('responses that must not pass', () => {
     expect(err.reason).toBe('not-json');
     expect(err.message).toContain('<html>maintenance</html>');
     expect(fake.requests).toHaveLength(1);
+  });
+
+  it('says a compressed (binary) body is binary, with its encoding and type, and shows none of its bytes', async () => {
+    const body = gzipSync(JSON.stringify({ data: { name: 'Acme', modules: [] } }));
+    const gzipped = (status: number): Behaviour => (_req, res) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': body.length });
+      res.end(body);
+    };
+    for (const status of [200, 400]) {
+      const { client } = await setup([gzipped(status)]);
+      const err = await rejectionOf(client.getWorkspace());
+      expect(err.message).toContain(`a binary body of ${body.length} bytes (content-encoding gzip, content-type application/json)`);
+      // Printable text only: no replacement characters, no control characters.
+      expect(err.message).not.toMatch(/[\uFFFD\u0000-\u0008\u000E-\u001F\u007F]/);
+    }
   });
 
   it('rejects an empty 200', async () => {
