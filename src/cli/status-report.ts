@@ -222,7 +222,8 @@ export async function collectStatus(mirror: Mirror, options: StatusOptions): Pro
     syncProcess: holder === null ? null : { heldBy: holder.heldBy ?? null },
     attention: [],
   };
-  report.attention = attentionOf(report);
+  // SQLite: a file or directory other users may write lets them write the outbox.
+  report.attention = [...attentionOf(report), ...mirror.sharedWriteAccess()];
   return report;
 }
 

@@ -71,6 +71,7 @@ export function createMirror(ctx: MirrorContext, displayUrl: string, syncLock?: 
     filesystemRoom: () => driver.filesystemRoom(),
     outboxUnreadable: () => driver.outboxUnreadable(),
     syncLockHolder: () => driver.syncLockHolder(),
+    sharedWriteAccess: () => driver.sharedWriteAccess(),
     pendingUpgrades: () => pendingUpgrades(ctx),
     readSyncState: () => readSyncState(ctx),
     recordCycle: (cycle) => recordCycle(ctx, cycle),

@@ -221,6 +221,8 @@ export interface DialectDriver {
 
   /** The room on the filesystem holding the mirror (see `Mirror.filesystemRoom`); null on a server's storage. */
   filesystemRoom(): FilesystemRoom | null;
+  /** See `Mirror.sharedWriteAccess`. */
+  sharedWriteAccess(): string[];
 
   /** See `Mirror.outboxUnreadable`. */
   outboxUnreadable(): Promise<string | null>;

@@ -149,6 +149,13 @@ export interface Mirror extends MirrorOutbox {
    */
   syncLockHolder(): Promise<SyncLockHeld | null>;
 
+  /**
+   * SQLite: the mirror's file, -wal, -shm or directory that other users may write (and so write
+   * its outbox), one line each naming it and the chmod to run; empty when none, and on Postgres
+   * (whose rights are taken back by the cycles: `revokeExtraGrants`). Reads only.
+   */
+  sharedWriteAccess(): string[];
+
   /** What the next open for writing brings up to this version (an older catalog or capture set-up), one line each. Reads only. */
   pendingUpgrades(): Promise<string[]>;
 

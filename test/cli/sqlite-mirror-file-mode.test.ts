@@ -33,6 +33,7 @@ describe('a SQLite mirror other users may write (real processes)', () => {
     const quiet = await run(['sync']);
     expect(quiet.stdout + quiet.stderr).not.toMatch(/other users/);
     expect((await run(['check'])).code).toBe(0);
+    expect((await run(['status'])).code).toBe(0);
   });
   afterAll(async () => {
     await emu?.close();
@@ -49,6 +50,12 @@ describe('a SQLite mirror other users may write (real processes)', () => {
       const check = await run(['check']);
       expect(check.code, check.stdout).toBe(78);
       expect(check.stdout).toMatch(new RegExp(`^FAIL mirror: .*writable by other users \\(mode 0666\\)`, 'm'));
+      // status (which only reads) lists it among what needs attention, and exits 1.
+      const status = await run(['status']);
+      expect(status.code, status.stderr).toBe(1);
+      expect(status.stdout).toMatch(new RegExp(`needs attention:[\\s\\S]*the SQLite mirror ${file} is writable by other users`));
+      const json = await run(['status', '--json']);
+      expect(JSON.parse(json.stdout).attention).toContainEqual(expect.stringContaining(`chmod go-w ${file}`));
     } finally {
       chmodSync(file, 0o644);
     }

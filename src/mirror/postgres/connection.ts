@@ -220,6 +220,10 @@ class PostgresDriver implements DialectDriver {
   }
 
   /** The server's storage: not this process's to watch. */
+  sharedWriteAccess(): string[] {
+    return [];
+  }
+
   filesystemRoom(): null {
     return null;
   }

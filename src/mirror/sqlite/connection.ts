@@ -120,6 +120,10 @@ class SqliteDriver implements DialectDriver {
   readonly names: SqlNames = { qualify: (name) => quoteIdent(name) };
 
   async secureCapture(): Promise<string[]> {
+    return this.sharedWriteAccess();
+  }
+
+  sharedWriteAccess(): string[] {
     return this.#raw.memory ? [] : sharedWriteAccess(this.#raw.name);
   }
 
@@ -145,7 +149,7 @@ class SqliteDriver implements DialectDriver {
   }
 
   async accessProblems(): Promise<string[]> {
-    return this.#raw.memory ? [] : [...accessProblems(this.#raw.name, this.#raw.readonly), ...sharedWriteAccess(this.#raw.name)];
+    return this.#raw.memory ? [] : [...accessProblems(this.#raw.name, this.#raw.readonly), ...this.sharedWriteAccess()];
   }
 
   namespaceNamesQuery(): CompiledQuery {
