@@ -108,8 +108,8 @@ export async function lockTimeoutError(
   if (!isLockTimeout(error)) return error;
   const names = [...locks.views, ...locks.tables];
   const holders = await lockHolders(db, schema, names, ownPid, { rowWriters: false });
-  const needs = `the change needs an exclusive lock on ${names.join(', ')}, and other sessions held it for over ${SCHEMA_LOCK_TIMEOUT}`;
-  return new MirrorLockedError(lockedMessage(needs, holders), { cause: error });
+  const needs = `the change needs an exclusive lock on ${names.join(', ')}, and did not get it in ${SCHEMA_LOCK_TIMEOUT} of attempts`;
+  return new MirrorLockedError(lockedMessage(needs, holders, { waitedMs: SCHEMA_LOCK_WAIT_MS }), { cause: error });
 }
 
 export function isLockTimeout(error: unknown): boolean {
@@ -139,15 +139,33 @@ export async function lockHolders(
 
 const SHOWN = 3;
 
-/** `needs`, then who held it; `holders`: undefined when they could not be looked up. */
-export function lockedMessage(needs: string, holders: readonly Holder[] | undefined): string {
+/**
+ * `needs`, then who held it; `holders`: undefined when they could not be looked up. `waitedMs`:
+ * how long the locks were tried for. When every holder's transaction began within that time, no
+ * session held the lock long: queries that kept starting and ending did (dashboards refreshing),
+ * and ending them would gain nothing, so the message says so instead of offering to end them.
+ */
+export function lockedMessage(needs: string, holders: readonly Holder[] | undefined, options: { waitedMs?: number } = {}): string {
   if (holders === undefined) return `${needs} (pg_locks could not be read to name them)`;
   if (holders.length === 0) return `${needs} (they had ended when wsmirror looked)`;
   const shown = holders.slice(0, SHOWN).map(describeHolder).join('; ');
   const more = holders.length > SHOWN ? `; and ${holders.length - SHOWN} more sessions` : '';
+  const young = options.waitedMs !== undefined
+    && holders.every((h) => (secondsOf(h.openFor) ?? Infinity) * 1000 < options.waitedMs!);
+  if (young) {
+    return `${needs}: queries kept reading ${holders.length === 1 ? 'it' : 'them'}, none for long (those holding it when wsmirror gave up: `
+      + `${shown}${more}); it goes in at a cycle when they pause`;
+  }
   const pids = holders.map((h) => h.pid);
   const end = pids.length === 1 ? `SELECT pg_terminate_backend(${pids[0]})` : `SELECT pg_terminate_backend(pid) FROM unnest(ARRAY[${pids.join(', ')}]) AS pid`;
   return `${needs}: ${shown}${more}; wait for ${pids.length === 1 ? 'it' : 'them'} to end, or end ${pids.length === 1 ? 'it' : 'them'} now (${end})`;
+}
+
+/** `openFor` (an interval as Postgres writes it, `01:02:03` or `2 days 01:02:03`) in seconds; undefined when unknown. */
+function secondsOf(openFor: string | null): number | undefined {
+  const m = openFor === null ? null : /^(?:(\d+) days? )?(\d+):(\d\d):(\d\d)$/.exec(openFor);
+  if (m === null) return undefined;
+  return Number(m[1] ?? 0) * 86_400 + Number(m[2]) * 3_600 + Number(m[3]) * 60 + Number(m[4]);
 }
 
 function describeHolder(h: Holder): string {
