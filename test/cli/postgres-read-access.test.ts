@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteId, testPgUrl } from '../helpers/dialects.ts';
-import { dropRoles, pgUrlAs } from '../helpers/test-roles.ts';
+import { dropRoles, grantReadAccess, pgUrlAs } from '../helpers/test-roles.ts';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
 import { daemonEnv, runWsmirror } from '../helpers/processes.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
@@ -61,10 +61,7 @@ describe('Postgres: a BI role given read access as docs/querying.md says (real p
   it('reads every view and table but the outbox, a view after a REVOKE on its table, and a view again after a schema change that made it anew undid a REVOKE', async () => {
     expect((await runWsmirror(['sync'], env, { cwd })).code).toBe(0);
     const s = quoteId(schema);
-    await admin.query(`GRANT USAGE ON SCHEMA ${s} TO ${quoteId(bi)}`);
-    await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${s} TO ${quoteId(bi)}`);
-    await admin.query(`ALTER DEFAULT PRIVILEGES FOR ROLE ${quoteId(owner)} IN SCHEMA ${s} GRANT SELECT ON TABLES TO ${quoteId(bi)}`);
-    await admin.query(`REVOKE SELECT ON ${s}."_wsmirror_outbox" FROM ${quoteId(bi)}`);
+    await grantReadAccess(admin, schema, owner, bi);
     expect(await reads('crm__deals_v')).toBe(true);
     expect(await reads('_wsmirror_outbox')).toBe(false);
 

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteId, testPgUrl } from '../helpers/dialects.ts';
-import { dropRoles, pgUrlAs } from '../helpers/test-roles.ts';
+import { dropRoles, grantReadAccess, pgUrlAs } from '../helpers/test-roles.ts';
 import { startEmulator, type RunningEmulator } from '../helpers/emulator.ts';
 import { daemonEnv, mirrorEnv, runWsmirror } from '../helpers/processes.ts';
 import { UpstreamWorkspace } from '../helpers/workspace.ts';
@@ -55,10 +55,7 @@ describe('Postgres: wsmirror status as the BI role of docs/querying.md (real pro
     expect(sync.code, sync.stderr).toBe(0);
     // The grants exactly as docs/querying.md gives them.
     const s = quoteId(schema);
-    await admin.query(`GRANT USAGE ON SCHEMA ${s} TO ${quoteId(bi)}`);
-    await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${s} TO ${quoteId(bi)}`);
-    await admin.query(`ALTER DEFAULT PRIVILEGES FOR ROLE ${quoteId(owner)} IN SCHEMA ${s} GRANT SELECT ON TABLES TO ${quoteId(bi)}`);
-    await admin.query(`REVOKE SELECT ON ${s}."_wsmirror_outbox" FROM ${quoteId(bi)}`);
+    await grantReadAccess(admin, schema, owner, bi);
 
     const asBi = mirrorEnv({ url: pgUrlAs(bi), pgSchema: schema });
     const text = await runWsmirror(['status'], asBi, { cwd });

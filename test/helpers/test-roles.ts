@@ -19,3 +19,12 @@ export async function dropRoles(admin: pg.Client, ...roles: string[]): Promise<v
     await admin.query(`DROP ROLE IF EXISTS ${quoteId(role)}`);
   }
 }
+
+/** Read access for `reader` to the mirror `owner` keeps in `schema`, exactly as docs/querying.md grants it (no outbox). */
+export async function grantReadAccess(admin: pg.Client, schema: string, owner: string, reader: string): Promise<void> {
+  const s = quoteId(schema);
+  await admin.query(`GRANT USAGE ON SCHEMA ${s} TO ${quoteId(reader)}`);
+  await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${s} TO ${quoteId(reader)}`);
+  await admin.query(`ALTER DEFAULT PRIVILEGES FOR ROLE ${quoteId(owner)} IN SCHEMA ${s} GRANT SELECT ON TABLES TO ${quoteId(reader)}`);
+  await admin.query(`REVOKE SELECT ON ${s}."_wsmirror_outbox" FROM ${quoteId(reader)}`);
+}
