@@ -94,8 +94,26 @@ export interface Catalog {
   extraGrants: boolean;
 }
 
+/**
+ * The fields of each table, in position order, by the `fields` array they were read from: asked
+ * once per table, a filter of every field made a schema step of N tables cost N² (1,500 tables of
+ * 40 fields: 90 million comparisons each time). A catalog's arrays are never changed in place.
+ */
+const fieldsByTable = new WeakMap<readonly MirrorField[], Map<string, MirrorField[]>>();
+
 export function fieldsOf(catalog: Pick<Catalog, 'fields'>, tableId: string): MirrorField[] {
-  return catalog.fields.filter((f) => f.tableId === tableId).sort((a, b) => a.position - b.position);
+  let byTable = fieldsByTable.get(catalog.fields);
+  if (byTable === undefined) {
+    byTable = new Map();
+    for (const f of catalog.fields) {
+      const list = byTable.get(f.tableId);
+      if (list) list.push(f);
+      else byTable.set(f.tableId, [f]);
+    }
+    for (const list of byTable.values()) list.sort((a, b) => a.position - b.position);
+    fieldsByTable.set(catalog.fields, byTable);
+  }
+  return [...(byTable.get(tableId) ?? [])];
 }
 
 /** The label shown for an object: the base label (key ''), else `en`, else the first locale. */

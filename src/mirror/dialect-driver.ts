@@ -148,9 +148,10 @@ export interface DialectDriver {
   comment(tx: WriteTx, comments: readonly CommentOn[]): Promise<void>;
   /**
    * Runs SQL texts a dialect wrote (DDL without bind parameters), in order, inside `tx`: on
-   * Postgres as one multi-statement query, one round trip for all of them.
+   * Postgres as multi-statement queries, one round trip for each few MB of them. Read as it
+   * runs: a long script can be made one table at a time, never held whole.
    */
-  runScript(tx: WriteTx, statements: readonly string[]): Promise<void>;
+  runScript(tx: WriteTx, statements: Iterable<string>): Promise<void>;
   /**
    * Takes inside `tx`, before a schema change's DDL, the locks it needs: each of `scopes` is one
    * table's relations and those its change rebuilds, taken in order. Postgres waits a bounded time

@@ -31,6 +31,13 @@ import type { SqlNames } from '../sql-text.ts';
 import { sessionPid, WriteTransactions } from './write-transaction.ts';
 
 /** Opens the implicit transaction of a simple query as one read-only snapshot (see readStatements). */
+/**
+ * Characters of SQL text one query of a script holds at most: the capture of a table of 40 fields
+ * is about 60 KB of text, and that of a first sync of 1,500 such tables, sent as one query, took
+ * the daemon past its heap bound (bin/wsmirror's 160 MB) before anything was written.
+ */
+const SCRIPT_CHARS = 4 * 1024 * 1024;
+
 const ONE_SNAPSHOT_SQL = 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY';
 
 /**
@@ -192,10 +199,22 @@ class PostgresDriver implements DialectDriver {
     }));
   }
 
-  async runScript(tx: WriteTx, statements: readonly string[]): Promise<void> {
+  async runScript(tx: WriteTx, statements: Iterable<string>): Promise<void> {
     // Without bind parameters pg sends a simple query, which may hold several statements: a
-    // first sync of a table runs dozens, and each round trip to a remote server costs.
-    if (statements.length > 0) await sql.raw(statements.join(';\n')).execute(tx.db);
+    // first sync of a table runs dozens, and each round trip to a remote server costs. A long
+    // script (the capture of a first sync of many tables) goes in queries of SCRIPT_CHARS.
+    let query: string[] = [];
+    let chars = 0;
+    for (const text of statements) {
+      query.push(text);
+      chars += text.length;
+      if (chars >= SCRIPT_CHARS) {
+        await sql.raw(query.join(';\n')).execute(tx.db);
+        query = [];
+        chars = 0;
+      }
+    }
+    if (query.length > 0) await sql.raw(query.join(';\n')).execute(tx.db);
   }
 
   lockForSchemaChange(tx: WriteTx, scopes: readonly SchemaChangeLocks[]): Promise<{ scope: number; error: unknown } | undefined> {

@@ -24,6 +24,7 @@ import { sqliteSyncLockHolder } from './sync-lock.ts';
 import { MirrorFileWatch } from './mirror-file-watch.ts';
 import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
 import { StatementCache, type Statement } from './statement-cache.ts';
+import { TRIGGER_BATCH_MIN, TriggerBatch, triggerOf } from './trigger-batch.ts';
 import { unreadableViews, viewsNaming } from './unreadable-views.ts';
 import { WRITER_TABLE } from './writer-marker.ts';
 
@@ -275,9 +276,40 @@ class SqliteDriver implements DialectDriver {
     // SQLite has no comments; labels live in the catalog tables.
   }
 
-  async runScript(tx: WriteTx, statements: readonly string[]): Promise<void> {
-    // In process, statement by statement costs nothing more (a prepared statement holds one).
-    for (const text of statements) await sql.raw(text).execute(tx.db);
+  async runScript(tx: WriteTx, statements: Iterable<string>): Promise<void> {
+    // In process, statement by statement costs nothing more (a prepared statement holds one),
+    // except for a long run of CREATE TRIGGER: those are made at once (trigger-batch.ts).
+    let waiting: string[] = [];
+    let batch: TriggerBatch | undefined;
+    const runWaiting = async () => {
+      for (const text of waiting) await sql.raw(text).execute(tx.db);
+      waiting = [];
+    };
+    try {
+      for (const text of statements) {
+        if (triggerOf(text) !== undefined) {
+          if (batch) batch.add(text);
+          else waiting.push(text);
+          if (waiting.length >= TRIGGER_BATCH_MIN) {
+            this.#assertInTransaction();
+            batch = new TriggerBatch(this.#raw);
+            for (const early of waiting) batch.add(early);
+            waiting = [];
+          }
+          continue;
+        }
+        batch?.finish();
+        batch = undefined;
+        await runWaiting();
+        await sql.raw(text).execute(tx.db);
+      }
+      batch?.finish();
+      batch = undefined;
+      await runWaiting();
+    } catch (error) {
+      batch?.abandon();
+      throw error;
+    }
   }
 
   async lockForSchemaChange(): Promise<undefined> {

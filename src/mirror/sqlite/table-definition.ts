@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { MirrorError } from '../errors.ts';
 import { quoteIdent } from '../sql-text.ts';
+import { withWritableSchema } from './writable-schema.ts';
 
 /**
  * SQLite keeps each table's definition as its CREATE statement, and cannot alter a column's
@@ -13,16 +14,9 @@ export function rewriteTableDefinition(raw: Database.Database, sqlTable: string,
   if (!row) throw new MirrorError(`no table ${sqlTable} in the SQLite mirror`);
   const rewritten = edit(row.sql);
   if (rewritten === row.sql) return;
-  const version = raw.pragma('schema_version', { simple: true }) as number;
-  raw.unsafeMode(true);
-  try {
-    raw.pragma('writable_schema = ON');
+  withWritableSchema(raw, () => {
     raw.prepare(`UPDATE sqlite_schema SET sql = ? WHERE type = 'table' AND name = ?`).run(rewritten, sqlTable);
-    raw.pragma(`schema_version = ${version + 1}`);
-  } finally {
-    raw.pragma('writable_schema = OFF');
-    raw.unsafeMode(false);
-  }
+  });
   const check = raw.pragma(`integrity_check(${quoteIdent(sqlTable)})`) as { integrity_check: string }[];
   if (check[0]?.integrity_check !== 'ok') throw new MirrorError(`the SQLite mirror failed its integrity check after rewriting the definition of ${sqlTable}`);
 }

@@ -1,0 +1,75 @@
+import type Database from 'better-sqlite3';
+import { quoteIdent } from '../sql-text.ts';
+import { WritableSchema } from './writable-schema.ts';
+
+/**
+ * Many CREATE TRIGGER statements at once. SQLite's CREATE TRIGGER loads its new trigger by
+ * reading the whole schema table (`sqlite_schema`, which has no index) for its row: the capture
+ * of a first sync of N tables of 40 fields (44 triggers each) read it 44·N times while it grew
+ * by those rows, so the time grew with N² (500 tables: 6 minutes; bench/README.md, "memory").
+ * Here the rows are written as SQLite writes them (`CREATE TRIGGER ` and the rest of the text as
+ * given) and the schema is loaded once at the end, which parses and checks every trigger as the
+ * statements would have. A batch SQLite does not load (a syntax error, a name taken, a table
+ * missing) is undone to its savepoint and its error thrown; operations/capture.ts then makes
+ * table by table, whose few statements run one by one and fail with SQLite's own error.
+ */
+
+/** Fewer statements run one by one: loading the whole schema costs about what a few hundred scans of it do. */
+export const TRIGGER_BATCH_MIN = 256;
+
+/**
+ * `CREATE TRIGGER "name" BEFORE|AFTER INSERT|DELETE|UPDATE [OF "column"] ON "table"`: the
+ * statements capture-triggers.ts writes. Any other text is run as a statement.
+ */
+const HEADER = /^CREATE TRIGGER "((?:[^"]|"")+)" (?:BEFORE|AFTER) (?:INSERT|DELETE|UPDATE(?: OF "(?:[^"]|"")+")?) ON "((?:[^"]|"")+)"\s/;
+
+/** The trigger's name and table, when `text` is a CREATE TRIGGER of the shape above. */
+export function triggerOf(text: string): { name: string; table: string } | undefined {
+  const match = HEADER.exec(text);
+  return match ? { name: match[1]!.replace(/""/g, '"'), table: match[2]!.replace(/""/g, '"') } : undefined;
+}
+
+const SAVEPOINT = quoteIdent('_wsmirror_trigger_batch');
+
+/** Triggers added one at a time (each a text `triggerOf` reads), made by `finish`. Inside a write transaction. */
+export class TriggerBatch {
+  readonly #raw: Database.Database;
+  readonly #schema: WritableSchema;
+  readonly #insert: Database.Statement;
+
+  constructor(raw: Database.Database) {
+    this.#raw = raw;
+    raw.exec(`SAVEPOINT ${SAVEPOINT}`);
+    this.#schema = new WritableSchema(raw);
+    this.#insert = raw.prepare(`INSERT INTO sqlite_schema (type, name, tbl_name, rootpage, sql) VALUES ('trigger', ?, ?, 0, ?)`);
+  }
+
+  add(text: string): void {
+    const { name, table } = triggerOf(text)!;
+    this.#insert.run(name, table, text);
+  }
+
+  /** Loads the schema with the new triggers; if SQLite refuses them, undoes the batch and throws SQLite's reason. */
+  finish(): void {
+    try {
+      this.#schema.close(true);
+      // The schema is loaded again, and checked, at this connection's next statement.
+      this.#raw.exec('SELECT 1 FROM sqlite_schema LIMIT 1');
+    } catch (error) {
+      this.#undo();
+      throw error;
+    }
+    this.#raw.exec(`RELEASE SAVEPOINT ${SAVEPOINT}`);
+  }
+
+  /** Undoes the rows added (after a failure of what produced them). */
+  abandon(): void {
+    this.#schema.close(false);
+    this.#undo();
+  }
+
+  #undo(): void {
+    this.#raw.exec(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`);
+    this.#raw.exec(`RELEASE SAVEPOINT ${SAVEPOINT}`);
+  }
+}
