@@ -2,7 +2,7 @@ import type { Workspace } from '../api/workspace.ts';
 import { SCHEMA_CURSOR_KEY, tableLabel, type MirrorTable } from '../mirror/catalog.ts';
 import { MirrorLockedError, TableSchemaError } from '../mirror/errors.ts';
 import type { CursorWrites } from '../mirror/mirror.ts';
-import { describeOp, planSchema } from '../mirror/schema-planner.ts';
+import { describeOp, planSchema, type SchemaPlan } from '../mirror/schema-planner.ts';
 import { describeUnmatchedPattern, unmatchedPatterns } from '../mirror/table-filter.ts';
 import { unconfirmedDrops } from './drop-check.ts';
 import { leavingMissingTables } from './missing-tables.ts';
@@ -94,24 +94,50 @@ export async function pullSchema(ctx: SyncContext, cursors: ReadonlyMap<string, 
   }
   // A table whose DDL the database refuses (a view of a user's own on its column, one of its
   // limits) is held back, and the plan applied without it: the other tables go on. Each attempt
-  // rolls back whole, so at most one attempt per table.
+  // rolls back whole, so at most one attempt per table. On Postgres, new tables beyond
+  // CREATE_BATCH wait for a later transaction of the same pull (the cursors go with the last).
+  const applied: string[] = [];
+  let catalogNow = catalog;
   for (;;) {
+    const refusedIds = new Set(refused.map((r) => r.tableId));
+    const later = catalog.dialect === 'postgres' ? laterCreates(plan) : new Set<string>();
+    const step = later.size === 0 ? plan : planSchema(catalogNow, workspace, options.tables, new Set([...refusedIds, ...later]));
     try {
-      await mirror.applySchemaPlan(plan, {
-        cursors: { ...next, [REFUSED_CURSOR_KEY]: encodeRefusals(refused, new Date().toISOString()) },
-      });
-      break;
+      await mirror.applySchemaPlan(step, later.size === 0
+        ? { cursors: { ...next, [REFUSED_CURSOR_KEY]: encodeRefusals(refused, new Date().toISOString()) } }
+        : {});
     } catch (error) {
       if (!(error instanceof TableSchemaError) || refused.some((r) => r.tableId === error.tableId)) throw error;
-      const held = heldBack(error, catalog.tables, workspace);
+      const held = heldBack(error, catalogNow.tables, workspace);
       ctx.logger.error({ tableId: error.tableId, err: { code: held.code, message: held.message } }, 'schema change of a table held back by the mirror; applying the others');
       refused.push(held);
-      plan = planSchema(catalog, workspace, options.tables, new Set(refused.map((r) => r.tableId)));
+      plan = planSchema(catalogNow, workspace, options.tables, new Set(refused.map((r) => r.tableId)));
+      continue;
     }
+    applied.push(...step.ops.map(describeOp));
+    if (later.size === 0) break;
+    catalogNow = await mirror.readCatalog();
+    plan = planSchema(catalogNow, workspace, options.tables, refusedIds);
   }
-  const operations = plan.ops.map(describeOp);
-  if (operations.length > 0) ctx.logger.info({ operations }, 'schema applied');
-  return { reread: true, operations, refused, window };
+  if (applied.length > 0) ctx.logger.info({ operations: applied }, 'schema applied');
+  return { reread: true, operations: applied, refused, window };
+}
+
+/**
+ * New tables one transaction creates at most. Each holds a few locks until the transaction ends
+ * (its table, index, TOAST table, view, capture trigger function) in Postgres' shared lock table,
+ * of max_locks_per_transaction × max_connections slots (6,400 by default): a first sync of 1,500
+ * tables in one transaction ran out of them after about 1,000 ("out of shared memory"), which
+ * read as the failure of whichever table's DDL met it, held back and tried again without it, over
+ * and over. SQLite has no such table, and each of its transactions that makes capture triggers
+ * loads the whole schema once (sqlite/trigger-batch.ts): it creates them all at once.
+ */
+const CREATE_BATCH = 200;
+
+/** The tables `plan` creates past the first CREATE_BATCH: left for a later transaction. */
+function laterCreates(plan: SchemaPlan): Set<string> {
+  const creates = plan.ops.flatMap((op) => (op.op === 'createTable' ? [op.table.tableId] : []));
+  return new Set(creates.slice(CREATE_BATCH));
 }
 
 /**
