@@ -3,7 +3,7 @@
 // (the floor), many small tables, one wide table, records of 200 KB, two records of 6 MB.
 //
 //   npm run bench -- memory [--shapes=small,tables,wide,large,huge] [--dialects=sqlite,postgres]
-//     [--tables=300] [--width=210] [--wide-records=20000] [--large-records=1200]
+//     [--tables=300] [--table-fields=4] [--width=210] [--wide-records=20000] [--large-records=1200]
 //     [--large-bytes=200000]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,16 +32,18 @@ async function seed(ws: UpstreamWorkspace, shape: Shape, options: BenchOptions):
     }
     case 'tables': {
       const count = Number(options['tables'] ?? 300);
+      const width = Number(options['table-fields'] ?? 4);
       for (let t = 0; t < count; t++) await ws.createTable(shape, `t${t}`, { hasHistory: t % 2 === 0 });
       for (let t = 0; t < count; t++) {
         await ws.addFields(shape, `t${t}`, [
           field('name', 'string'), field('amount', 'number'),
           field('ref', 'reference', { refTableName: `t${(t + 1) % count}` }),
           field('stage', 'choice', { options: [{ name: 'a' }, { name: 'b' }] }),
+          ...Array.from({ length: Math.max(0, width - 4) }, (_, i) => field(`x${i}`, i % 2 === 0 ? 'string' : 'number')),
         ]);
         await ws.createRecords(shape, `t${t}`, Array.from({ length: 10 }, (_, i) => ({ name: `row ${i}`, amount: i, stage: 'a' })));
       }
-      return `${count} tables of 4 fields, 10 records each`;
+      return `${count} tables of ${Math.max(4, width)} fields, 10 records each`;
     }
     case 'wide': {
       const width = Number(options['width'] ?? 210);
