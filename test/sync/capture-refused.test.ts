@@ -108,3 +108,30 @@ forEachDialect('pull: the capture of many new tables at once', (dialect) => {
     expect((await h.upstream.allRecords('bulk', 't0')).map((r) => r.values['name'])).toEqual(['new']);
   });
 });
+
+/**
+ * More new tables than one Postgres transaction creates (200, each holding a few of the server's
+ * lock slots until it ends): the pull creates them in several, the cursors with the last; every
+ * table comes in, with its capture, and the next sync has nothing left to create.
+ */
+forEachDialect('pull: a first sync of more tables than one transaction creates', (dialect) => {
+  let h: SyncHarness;
+  afterEach(async () => h?.close());
+
+  it('creates them all, and the next sync finds the schema applied', async () => {
+    h = await startSyncHarness(dialect, { lookbackMs: 0 });
+    await h.upstream.createModule('many');
+    const count = 230;
+    for (let t = 0; t < count; t++) await h.upstream.createTable('many', `t${t}`, { hasHistory: false }, [{ name: 'name', type: 'string', labels: label('Name') }]);
+    await h.upstream.createRecords('many', 't229', [{ name: 'last' }]);
+
+    const report = await h.sync();
+    expect(report.schema.operations.filter((op) => op.startsWith('create table'))).toHaveLength(count);
+    expect(report.tables.filter((t) => t.action !== 'failed')).toHaveLength(count);
+    await h.expectConverged('many', 't229');
+    await h.tm.sql(`UPDATE ${h.tm.table('many__t229')} SET name = 'edited'`);
+    const again = await h.sync();
+    expect(again.schema.operations).toEqual([]);
+    expect((await h.upstream.allRecords('many', 't229')).map((r) => r.values['name'])).toEqual(['edited']);
+  });
+});
