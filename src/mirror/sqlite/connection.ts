@@ -24,7 +24,7 @@ import { sqliteSyncLockHolder } from './sync-lock.ts';
 import { MirrorFileWatch } from './mirror-file-watch.ts';
 import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
 import { StatementCache, type Statement } from './statement-cache.ts';
-import { TRIGGER_BATCH_MIN, TriggerBatch, triggerOf } from './trigger-batch.ts';
+import { droppedTriggerOf, TRIGGER_BATCH_MIN, TriggerBatch, triggerOf } from './trigger-batch.ts';
 import { unreadableViews, viewsNaming } from './unreadable-views.ts';
 import { WRITER_TABLE } from './writer-marker.ts';
 
@@ -278,7 +278,7 @@ class SqliteDriver implements DialectDriver {
 
   async runScript(tx: WriteTx, statements: Iterable<string>): Promise<void> {
     // In process, statement by statement costs nothing more (a prepared statement holds one),
-    // except for a long run of CREATE TRIGGER: those are made at once (trigger-batch.ts).
+    // except for a long run of CREATE or DROP TRIGGER: those are made at once (trigger-batch.ts).
     let waiting: string[] = [];
     let batch: TriggerBatch | undefined;
     const runWaiting = async () => {
@@ -287,9 +287,9 @@ class SqliteDriver implements DialectDriver {
     };
     try {
       for (const text of statements) {
-        if (triggerOf(text) !== undefined) {
-          if (batch) batch.add(text);
-          else waiting.push(text);
+        if (batch?.add(text)) continue;
+        if (batch === undefined && (triggerOf(text) !== undefined || droppedTriggerOf(text) !== undefined)) {
+          waiting.push(text);
           if (waiting.length >= TRIGGER_BATCH_MIN) {
             this.#assertInTransaction();
             batch = new TriggerBatch(this.#raw);
