@@ -42,8 +42,8 @@ export async function dropCapture(ctx: MirrorContext, tx: WriteTx, tables: reado
 const SAVEPOINT = quoteIdent('_wsmirror_capture');
 
 /**
- * Makes the capture of `tables`, all in one script (one round trip on Postgres, for a few MB of
- * it). One table whose capture the database refuses (an object of a user's holding the name of
+ * Makes the capture of `tables`, all in one script (on Postgres one round trip per 4 MiB of it,
+ * made a table at a time). One table whose capture the database refuses (an object of a user's holding the name of
  * one of its triggers or functions) fails alone: the script is undone to its savepoint and the
  * tables are made one by one until that table's fails, as a TableSchemaError naming it and the
  * database's reason: the schema pull holds that table back and applies the others.
