@@ -27,7 +27,7 @@ export interface SeenRequest {
  * Asked before a request is forwarded: an answer it returns is sent instead, and upstream never
  * sees the request; undefined forwards it, once a returned promise settles (a slow upstream).
  */
-export type Intercept = (request: { method: string; path: string }) => Replacement | Promise<Replacement>;
+export type Intercept = (request: { method: string; path: string; body: string; authorization: string }) => Replacement | Promise<Replacement>;
 
 export interface RewritingProxy {
   url: string;
@@ -53,7 +53,9 @@ export async function startRewritingProxy(target: string): Promise<RewritingProx
     try {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
-      const instead = await proxy.intercept?.({ method: req.method ?? 'GET', path: req.url ?? '' });
+      const instead = await proxy.intercept?.({
+        method: req.method ?? 'GET', path: req.url ?? '', body: Buffer.concat(chunks).toString('utf8'), authorization: String(req.headers.authorization ?? ''),
+      });
       if (instead !== undefined) {
         const answer = typeof instead === 'string' ? { body: instead } : instead;
         const status = answer.status ?? 200;

@@ -101,5 +101,34 @@ forEachDialect('push: read-back of unanswered creates', (dialect) => {
       expect(await h.tm.sql(`SELECT * FROM ${h.tm.table('_wsmirror_outbox')}`)).toEqual([]);
       await h.expectConverged('chaos', 'items');
     }, 60_000);
+
+    it(`creates a row once when a gateway answers 504 and upstream applies the POST later (history ${hasHistory})`, async () => {
+      // A proxy in front of upstream gives up on the create (504) while upstream still takes it
+      // in, a second later: a gateway's answer is not upstream's, so the create waits its settle.
+      const options = { lookbackMs: 0, pushRetryBaseMs: 0, pushRetryMaxMs: 0, createSettleMs: 3_000 };
+      h = await startSyncHarness(dialect, options, { proxy: true });
+      const table = await itemsTable(hasHistory);
+      await questionMarkSql(h.tm)(`INSERT INTO ${table} (title) VALUES (?)`, ['behind a gateway']);
+      const landing: Promise<unknown>[] = [];
+      h.proxy!.intercept = ({ method, path, body, authorization }) => {
+        if (!isCreate(method, path)) return undefined;
+        landing.push(sleep(1_000).then(() => fetch(`${h.emu.url}${path}`, {
+          method, body, headers: { authorization, 'content-type': 'application/json' },
+        })));
+        return { status: 504, body: '{"error":{"message":"gateway timeout"}}' };
+      };
+      const engine = new SyncEngine({ client: h.client, mirror: h.tm.mirror, options });
+      await engine.runCycle();
+      await Promise.all(landing);
+      await engine.runCycle();
+      await Promise.all(landing);
+      expect((await h.upstream.allRecords('chaos', 'items')).map((r) => r.values)).toEqual([{ title: 'behind a gateway', score: null }]);
+      h.proxy!.intercept = undefined;
+      await sleep(3_100);
+      await engine.runCycle();
+      expect((await h.upstream.allRecords('chaos', 'items')).map((r) => r.values)).toEqual([{ title: 'behind a gateway', score: null }]);
+      expect(await h.tm.sql(`SELECT * FROM ${h.tm.table('_wsmirror_outbox')}`)).toEqual([]);
+      await h.expectConverged('chaos', 'items');
+    }, 60_000);
   }
 });

@@ -12,8 +12,9 @@ import { InvalidResponseError, NetworkError, UpstreamError } from '../../errors.
  * - `not-found`: 404: a record of the batch is gone upstream (or the table is).
  * - `transient`: network error, 429, 5xx: try again later. `maybeApplied` when the request may
  *   have gone through (a reset after sending, a 500, an unreadable 2xx answer); `unanswered`
- *   when no answer came at all (a timeout, a connection reset or dropped after sending), so that
- *   upstream may still be applying it (an answer, even a 500, means the request is over). `stopsPush`
+ *   when no answer of upstream's came (a timeout, a connection reset or dropped after sending, a
+ *   gateway's 502 or 504), so that upstream may still be applying it (an answer of its own, even a
+ *   500, means the request is over). `stopsPush`
  *   when every request would meet it too: upstream unreachable, timing out, failing or
  *   throttling once the client has retried what its policy allows (all but an unreadable 2xx
  *   answer, which is about that answer). The edits that met it are charged an attempt; the push
@@ -37,7 +38,13 @@ export function classifyPushFailure(error: unknown): PushFailure {
     if (status === 404) return { kind: 'not-found', message };
     const attempt: AttemptFailure = { kind: 'status', status };
     if (isRetryable(attempt, 'always')) {
-      return { kind: 'transient', message: error.message, retryAfterMs: error.retryAfterMs, maybeApplied: !isRetryable(attempt, 'safe'), stopsPush: error };
+      const maybeApplied = !isRetryable(attempt, 'safe');
+      // 502 and 504 are a gateway's answers, not upstream's: the upstream behind it may still be applying the request.
+      const gateway = status === 502 || status === 504;
+      return {
+        kind: 'transient', message: error.message, retryAfterMs: error.retryAfterMs, maybeApplied,
+        ...(maybeApplied && gateway ? { unanswered: true as const } : {}), stopsPush: error,
+      };
     }
     return { kind: 'fatal', error };
   }
