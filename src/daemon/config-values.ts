@@ -33,11 +33,19 @@ export function leaf<T>(expected: string | ((value: unknown) => string), parse: 
   });
 }
 
+/**
+ * The longest duration a setting takes. None means more than a year, and a wait far longer
+ * reaches past the dates JavaScript can hold (`sync.createSettle: 999999999d` made every push
+ * fail with "Invalid time value").
+ */
+const MAX_DURATION_MS = 365 * 86_400_000;
+
 export function duration(options: { positive: boolean }) {
   const what = options.positive ? 'a duration above zero such as 30s' : 'a duration such as 10s';
-  return leaf(what, (value) => {
+  const tooLong = (value: unknown) => (parseDuration(value) ?? 0) > MAX_DURATION_MS;
+  return leaf((value) => (tooLong(value) ? `${showValue(value)} is longer than a year, the longest duration wsmirror takes` : `${showValue(value)} is not ${what}`), (value) => {
     const ms = parseDuration(value);
-    return ms === undefined || (options.positive && ms <= 0) ? undefined : ms;
+    return ms === undefined || (options.positive && ms <= 0) || ms > MAX_DURATION_MS ? undefined : ms;
   });
 }
 

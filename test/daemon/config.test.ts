@@ -293,6 +293,7 @@ describe('bad values name the file, the key and the value', () => {
   const cases: [string, string][] = [
     ['sync:\n  lookback: ten\n', 'wsmirror.yaml: sync.lookback: "ten" is not a duration such as 10s'],
     ['upstream:\n  timeout: 0s\n', 'wsmirror.yaml: upstream.timeout: "0s" is not a duration above zero such as 30s'],
+    ['sync:\n  createSettle: 999999999d\n', 'wsmirror.yaml: sync.createSettle: "999999999d" is longer than a year, the longest duration wsmirror takes'],
     ['sync:\n  pageSize: 500\n', 'wsmirror.yaml: sync.pageSize: 500 is not an integer from 1 to 100'],
     ['sync:\n  pageSize: 2.5\n', 'wsmirror.yaml: sync.pageSize: 2.5 is not an integer from 1 to 100'],
     ['upstream:\n  retries: [1]\n', 'wsmirror.yaml: upstream.retries: a list is not an integer from 0 to 100'],

@@ -102,8 +102,9 @@ forEachDialect('push: read-back of unanswered creates', (dialect) => {
       await h.expectConverged('chaos', 'items');
     }, 60_000);
 
-    it(`creates a row once when a gateway answers 504 and upstream applies the POST later (history ${hasHistory})`, async () => {
-      // A proxy in front of upstream gives up on the create (504) while upstream still takes it
+    // 502 and 504, and the 52x of a CDN in front (524: the origin is still working on it).
+    for (const status of [504, 524]) it(`creates a row once when a gateway answers ${status} and upstream applies the POST later (history ${hasHistory})`, async () => {
+      // A proxy in front of upstream gives up on the create while upstream still takes it
       // in, a second later: a gateway's answer is not upstream's, so the create waits its settle.
       const options = { lookbackMs: 0, pushRetryBaseMs: 0, pushRetryMaxMs: 0, createSettleMs: 3_000 };
       h = await startSyncHarness(dialect, options, { proxy: true });
@@ -115,7 +116,7 @@ forEachDialect('push: read-back of unanswered creates', (dialect) => {
         landing.push(sleep(1_000).then(() => fetch(`${h.emu.url}${path}`, {
           method, body, headers: { authorization, 'content-type': 'application/json' },
         })));
-        return { status: 504, body: '{"error":{"message":"gateway timeout"}}' };
+        return { status, body: '{"error":{"message":"gateway timeout"}}' };
       };
       const engine = new SyncEngine({ client: h.client, mirror: h.tm.mirror, options });
       await engine.runCycle();

@@ -13,7 +13,7 @@ import { InvalidResponseError, NetworkError, UpstreamError } from '../../errors.
  * - `transient`: network error, 429, 5xx: try again later. `maybeApplied` when the request may
  *   have gone through (a reset after sending, a 500, an unreadable 2xx answer); `unanswered`
  *   when no answer of upstream's came (a timeout, a connection reset or dropped after sending, a
- *   gateway's 502 or 504), so that upstream may still be applying it (an answer of its own, even a
+ *   gateway's 502, 504 or other 5xx but 500 and 503), so that upstream may still be applying it (an answer of its own, even a
  *   500, means the request is over). `stopsPush`
  *   when every request would meet it too: upstream unreachable, timing out, failing or
  *   throttling once the client has retried what its policy allows (all but an unreadable 2xx
@@ -39,8 +39,9 @@ export function classifyPushFailure(error: unknown): PushFailure {
     const attempt: AttemptFailure = { kind: 'status', status };
     if (isRetryable(attempt, 'always')) {
       const maybeApplied = !isRetryable(attempt, 'safe');
-      // 502 and 504 are a gateway's answers, not upstream's: the upstream behind it may still be applying the request.
-      const gateway = status === 502 || status === 504;
+      // The API answers 500 of its own (docs/sync.md); any other 5xx that may have gone through
+      // is a gateway's (502, 504, a CDN's 520-524): the upstream behind it may still be applying it.
+      const gateway = status !== 500;
       return {
         kind: 'transient', message: error.message, retryAfterMs: error.retryAfterMs, maybeApplied,
         ...(maybeApplied && gateway ? { unanswered: true as const } : {}), stopsPush: error,
