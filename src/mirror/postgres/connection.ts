@@ -15,7 +15,7 @@ import { captureNamesAnotherSchema } from './capture-schema.ts';
 import { ensureCatalog, verifyCatalog } from './catalog-setup.ts';
 import { foreignTriggersQuery } from './foreign-triggers.ts';
 import { extraGrantsQuery, revokeExtraGrants } from './table-grants.ts';
-import { secureOutboxRows } from './outbox-row-security.ts';
+import { secureCatalogRows } from './catalog-row-security.ts';
 import { connectFailure, sessionEndedError } from './connect-failure.ts';
 import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
@@ -107,7 +107,7 @@ class PostgresDriver implements DialectDriver {
   }
 
   async secureCapture(): Promise<string[]> {
-    await secureOutboxRows(this.db, this.#schema);
+    await secureCatalogRows(this.db, this.#schema);
     return [...await secureCaptureFunctions(this.db, this.#schema), ...await revokeExtraGrants(this.db, this.#schema)];
   }
 
