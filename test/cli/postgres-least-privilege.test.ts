@@ -407,6 +407,43 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
     }
   }, 120_000);
 
+  it('column-level rights (a write of a catalog column, REFERENCES on a mirrored column) are named by check and revoked by sync like the table-level ones', async () => {
+    const env = daemonEnv(emu, { url: roleUrl, pgSchema: schema }, { WSMIRROR_LOG_LEVEL: 'warn' });
+    expect((await runWsmirror(['sync'], env, { cwd })).code).toBe(0);
+    const writer = `wsm_columns_${suffix}`;
+    const catalog = `${quoteId(schema)}."_wsmirror_tables"`;
+    const deals = `${quoteId(schema)}."crm__deals"`;
+    const rights = async () => (await admin.query<{ update: boolean; references: boolean; select: boolean }>(
+      `SELECT has_column_privilege($1, $2, 'sql_name', 'UPDATE') AS update, has_column_privilege($1, $3, 'id', 'REFERENCES') AS references,
+        has_column_privilege($1, $3, 'id', 'SELECT') AS select`, [writer, `${quoteId(schema)}."_wsmirror_tables"`, `${quoteId(schema)}."crm__deals"`],
+    )).rows[0]!;
+    await admin.query(`CREATE ROLE ${quoteId(writer)} LOGIN`);
+    try {
+      await admin.query(`GRANT USAGE ON SCHEMA ${quoteId(schema)} TO ${quoteId(writer)}`);
+      // A catalog column rewritten swaps which upstream table a local edit goes to; a foreign key
+      // of the writer's own table onto a mirrored one blocks every pull of it.
+      await admin.query(`GRANT SELECT, UPDATE ("sql_name") ON ${catalog} TO ${quoteId(writer)}`);
+      await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE, REFERENCES ("id") ON ${deals} TO ${quoteId(writer)}`);
+      expect(await rights()).toEqual({ update: true, references: true, select: true });
+
+      const check = await runWsmirror(['check'], env, { cwd });
+      expect(check.code, check.stdout).toBe(78);
+      expect(check.stdout).toContain(`role ${writer} has UPDATE on ${schema}._wsmirror_tables`);
+      expect(check.stdout).toContain(`role ${writer} has REFERENCES on ${schema}.crm__deals`);
+
+      const sync = await runWsmirror(['sync'], env, { cwd });
+      const said = sync.stdout + sync.stderr;
+      expect(sync.code, said).toBe(0);
+      expect(said).toMatch(new RegExp(`role ${writer} had REFERENCES, UPDATE on ${schema}\\._wsmirror_tables, ${schema}\\.crm__deals.*revoked`));
+      expect(said).not.toMatch(/could not/);
+      expect(await rights()).toEqual({ update: false, references: false, select: true });
+      expect((await runWsmirror(['check'], env, { cwd })).code).toBe(0);
+    } finally {
+      await admin.query(`REVOKE ALL ON ${catalog}, ${deals} FROM ${quoteId(writer)} CASCADE`);
+      await dropRoles(admin, writer);
+    }
+  }, 120_000);
+
   it('a write grant on the outbox made while run is up: a forged entry is refused, and the grant revoked by the next cycle, naming the role', async () => {
     const env = daemonEnv(emu, { url: roleUrl, pgSchema: schema }, { WSMIRROR_LOG_LEVEL: 'info', WSMIRROR_SCHEDULE: '1s' });
     const ws = new UpstreamWorkspace(emu);
@@ -424,6 +461,8 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
       const cycles = (out: string) => (out.match(/"cycle":\{/g) ?? []).length;
       await run.waitFor('a first cycle', (out) => cycles(out) >= 1, 60_000);
       await admin.query(`GRANT USAGE ON SCHEMA ${quoteId(schema)} TO ${quoteId(writer)}`);
+      // Granted first, so taken back by the cycle that takes back the outbox's rights, or before.
+      await admin.query(`GRANT UPDATE ("sql_name") ON ${quoteId(schema)}."_wsmirror_tables" TO ${quoteId(writer)}`);
       await admin.query(`GRANT INSERT, UPDATE ON ${outbox} TO ${quoteId(writer)}`);
       await admin.query(`GRANT SELECT, TRUNCATE ON ALL TABLES IN SCHEMA ${quoteId(schema)} TO ${quoteId(writer)}`);
       await forger.connect();
@@ -436,6 +475,8 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
       // The next cycle takes the rights back and says whose they were.
       await run.waitFor('the revoke', (out, err) => new RegExp(`role ${writer} had [A-Z, ]*INSERT[A-Z, ]* on [^"]*${schema}\\._wsmirror_outbox[^"]*revoked`).test(out + err), 30_000);
       expect(await rights()).toEqual({ insert: false, update: false, truncate: false });
+      expect((await admin.query<{ can: boolean }>(`SELECT has_column_privilege($1, $2, 'sql_name', 'UPDATE') AS can`,
+        [writer, `${quoteId(schema)}."_wsmirror_tables"`])).rows[0]!.can).toBe(false);
       const seen = cycles(run.output().stdout);
       await run.waitFor('another cycle', (out) => cycles(out) > seen, 30_000);
       expect((await ws.allRecords('crm', 'notes')).map((r) => r.values.body)).toContain('must stay upstream, run');

@@ -29,17 +29,22 @@ interface ExtraGrant {
 
 /**
  * The rights other roles hold on the tables of the mirror in `schema` that the daemon's role owns,
- * by table, grantee and grantor (SQL text). Reached through the indexes of pg_class: the catalog
- * read of every cycle runs it (`extraGrantsQuery`).
+ * by table, grantee and grantor (SQL text): on the table (`relacl`) or on any of its columns
+ * (`attacl`: `GRANT UPDATE (sql_name)`, `REFERENCES (id)`), a column's counted as the table's,
+ * since a REVOKE on the table takes the same right on every column too. Reached through the
+ * indexes of pg_class and pg_attribute (by the mirror's own relations): the catalog read of every
+ * cycle runs it (`extraGrantsQuery`).
  */
 function extraGrantsSql(schema: string): string {
   const list = (privileges: readonly string[]) => `ARRAY[${privileges.map(quoteLiteral).join(', ')}]`;
   return `SELECT c.relname::text AS "table",
       CASE WHEN a.grantee = 0 THEN NULL ELSE pg_catalog.pg_get_userbyid(a.grantee)::text END AS grantee,
       CASE WHEN a.grantor = c.relowner THEN NULL ELSE pg_catalog.pg_get_userbyid(a.grantor)::text END AS grantor,
-      pg_catalog.array_agg(a.privilege_type::text ORDER BY a.privilege_type) AS privileges
+      pg_catalog.array_agg(DISTINCT a.privilege_type::text ORDER BY a.privilege_type::text) AS privileges
     FROM ${mirrorRelationsSql(schema)} JOIN pg_catalog.pg_class c ON c.oid = w.relation
-    CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) a
+    CROSS JOIN LATERAL (SELECT * FROM pg_catalog.aclexplode(c.relacl)
+      UNION ALL SELECT e.* FROM pg_catalog.pg_attribute col CROSS JOIN LATERAL pg_catalog.aclexplode(col.attacl) e
+        WHERE col.attrelid = c.oid AND col.attnum > 0 AND col.attacl IS NOT NULL) a
     WHERE c.relkind IN ('r', 'p') AND pg_catalog.pg_has_role(current_user, c.relowner, 'USAGE')
       AND a.grantee <> c.relowner
       AND (pg_catalog.starts_with(c.relname, ${quoteLiteral(CATALOG_PREFIX)}) AND a.privilege_type = ANY(${list(NEVER_ON_CATALOG)})
