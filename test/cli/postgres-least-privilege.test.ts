@@ -444,6 +444,38 @@ describe('Postgres: a role that only owns its schema (real processes)', () => {
     }
   }, 120_000);
 
+  it('a role granted TRUNCATE on the outbox (row-level security does not cover it) cannot empty it before the revoke: pending edits stay and are pushed', async () => {
+    const env = daemonEnv(emu, { url: roleUrl, pgSchema: schema }, { WSMIRROR_LOG_LEVEL: 'warn' });
+    expect((await runWsmirror(['sync'], env, { cwd })).code).toBe(0);
+    const writer = `wsm_trunc_${suffix}`;
+    const outbox = `${quoteId(schema)}."_wsmirror_outbox"`;
+    const pending = async () => Number((await admin.query(`SELECT count(*) AS n FROM ${outbox}`)).rows[0].n);
+    await admin.query(`CREATE ROLE ${quoteId(writer)} LOGIN`);
+    const bi = new pg.Client({ connectionString: pgUrlAs(writer) });
+    try {
+      await admin.query(`INSERT INTO ${quoteId(schema)}."crm__deals" ("title") VALUES ('kept through a TRUNCATE')`);
+      expect(await pending()).toBeGreaterThan(0);
+      await admin.query(`GRANT USAGE ON SCHEMA ${quoteId(schema)} TO ${quoteId(writer)}`);
+      // As GRANT ALL ON ALL TABLES IN SCHEMA gives it, in the window before the next cycle's revoke.
+      await admin.query(`GRANT SELECT, TRUNCATE ON ${outbox} TO ${quoteId(writer)}`);
+      await bi.connect();
+      await expect(bi.query(`TRUNCATE ${outbox}`)).rejects.toThrow(new RegExp(`TRUNCATE of ${schema}\\._wsmirror_outbox by role ${writer}`));
+      expect(await pending()).toBeGreaterThan(0);
+
+      const sync = await runWsmirror(['sync'], env, { cwd });
+      expect(sync.code, sync.stdout + sync.stderr).toBe(0);
+      expect(sync.stdout + sync.stderr).not.toContain('carries trigger');
+      expect(await pending()).toBe(0);
+      expect((await new UpstreamWorkspace(emu).allRecords('crm', 'deals')).map((r) => r.values.title)).toContain('kept through a TRUNCATE');
+      const check = await runWsmirror(['check'], env, { cwd });
+      expect(check.code, check.stdout).toBe(0);
+    } finally {
+      await bi.end().catch(() => {});
+      await admin.query(`REVOKE ALL ON ${outbox} FROM ${quoteId(writer)} CASCADE`);
+      await dropRoles(admin, writer);
+    }
+  }, 120_000);
+
   it('a write grant on the outbox made while run is up: a forged entry is refused, and the grant revoked by the next cycle, naming the role', async () => {
     const env = daemonEnv(emu, { url: roleUrl, pgSchema: schema }, { WSMIRROR_LOG_LEVEL: 'info', WSMIRROR_SCHEDULE: '1s' });
     const ws = new UpstreamWorkspace(emu);

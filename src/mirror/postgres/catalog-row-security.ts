@@ -15,7 +15,8 @@ const READ_POLICY = 'wsmirror_read';
  * used. Row-level security does it, with a policy for reading only: the tables' owner (the
  * daemon's role, and the capture functions, which run as it) is not subject to it; another
  * role's INSERT fails, its UPDATE and DELETE find no row. Superusers and BYPASSRLS roles pass, as
- * they pass every privilege; TRUNCATE is no row's, and is revoked (table-grants.ts).
+ * they pass every privilege; TRUNCATE is no row's: revoked (table-grants.ts), and refused meanwhile
+ * on the outbox by a trigger (outbox-truncate-guard.ts).
  *
  * On an open for writing: enabled where it is not yet (a mirror made by an older version, a
  * catalog table this version adds); one catalog read otherwise.

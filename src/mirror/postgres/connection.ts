@@ -16,6 +16,7 @@ import { ensureCatalog, verifyCatalog } from './catalog-setup.ts';
 import { foreignTriggersQuery } from './foreign-triggers.ts';
 import { extraGrantsQuery, revokeExtraGrants } from './table-grants.ts';
 import { secureCatalogRows } from './catalog-row-security.ts';
+import { guardOutboxTruncate } from './outbox-truncate-guard.ts';
 import { connectFailure, sessionEndedError } from './connect-failure.ts';
 import { CopyTextRows } from './copy-text.ts';
 import { copyUpsert } from './copy-upsert.ts';
@@ -108,6 +109,7 @@ class PostgresDriver implements DialectDriver {
 
   async secureCapture(): Promise<string[]> {
     await secureCatalogRows(this.db, this.#schema);
+    await guardOutboxTruncate(this.db, this.#schema);
     return [...await secureCaptureFunctions(this.db, this.#schema), ...await revokeExtraGrants(this.db, this.#schema)];
   }
 
