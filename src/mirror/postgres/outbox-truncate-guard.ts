@@ -9,7 +9,7 @@ const TRIGGER = '_wsmirror_outbox_truncate';
 const FUNCTION = '_wsmirror_outbox_truncate_guard';
 
 /**
- * Row-level security (outbox-row-security.ts) does not cover TRUNCATE: a role granted it on the
+ * Row-level security (catalog-row-security.ts) does not cover TRUNCATE: a role granted it on the
  * outbox (`GRANT ALL ON ALL TABLES IN SCHEMA`) could empty it, dropping every edit not yet
  * pushed, before the next cycle revokes the right (table-grants.ts). A BEFORE TRUNCATE trigger
  * refuses it to every role but the table's owner (superusers pass, as they pass every privilege).
