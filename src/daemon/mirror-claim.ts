@@ -6,8 +6,9 @@
  * - a mirror of another workspace: a sync would drop every table the configured one lacks;
  * - the same workspace id at another address (a staging copy, the demo's own emulator): the
  *   mirror's cursors count the changes the first upstream made, so a sync from another would
- *   miss changes without a word. `wsmirror resync` of every table binds the mirror to the new
- *   address (`bindUpstream`).
+ *   miss changes without a word. `sync --upstream-moved` follows the same upstream at a new
+ *   address (UpstreamMove `follow`); `resync` of every table moves the mirror to another copy
+ *   (`followUpstream`).
  */
 import { ConfigError } from '../errors.ts';
 import { SCHEMA_CURSOR_KEY, type Mirror } from '../mirror/index.ts';
