@@ -49,7 +49,10 @@ export function withSettingHint(error: unknown, upstream: Upstream, options: { w
   const causeCode = error instanceof NetworkError ? error.causeCode : undefined;
   let message = explainFailure({ code: error.code, message: error.message, causeCode }, upstream);
   if (options.workspaceCheck && error instanceof UpstreamError && error.status === 404) {
-    message = `upstream has no workspace ${upstream.workspaceId} (HTTP 404): check WSMIRROR_WORKSPACE_ID (upstream.workspaceId)`;
+    // The URL asked is made of both settings: a wrong path in the base URL answers 404 as well.
+    const asked = `GET ${displayBaseUrl(upstream.baseUrl)}/api/v1/workspace/${upstream.workspaceId}`;
+    message = `upstream has no workspace ${upstream.workspaceId} (HTTP 404 for ${asked}): check WSMIRROR_WORKSPACE_ID `
+      + '(upstream.workspaceId), and that WSMIRROR_BASE_URL (upstream.baseUrl) is the API\'s base URL, without /api/v1';
   }
   if (message === error.message) return error;
   return new WsmirrorError(error.code, message, { cause: error });

@@ -57,6 +57,16 @@ forEachDialect('commands check upstream before creating the mirror', (dialect) =
     }, 30_000);
   }
 
+  it('sync: a 404 for the workspace names both settings that make its URL, and the URL asked', async () => {
+    const location = newLocation();
+    const res = await runWsmirror(['sync'], daemonEnv({ ...emu, url: `${emu.url}/wrong-prefix` }, location), { killAfterMs: 15_000 });
+    expect(res.code, `${res.signal ?? ''} ${res.stderr}`).toBe(1);
+    expect(res.stderr).toContain(`GET ${emu.url}/wrong-prefix/api/v1/workspace/${emu.workspaceId}`);
+    expect(res.stderr).toContain('WSMIRROR_WORKSPACE_ID (upstream.workspaceId)');
+    expect(res.stderr).toContain('WSMIRROR_BASE_URL (upstream.baseUrl)');
+    expect(await exists(location)).toBe(false);
+  }, 30_000);
+
   it('sync with an accepted key creates the mirror', async () => {
     const location = newLocation();
     const res = await runWsmirror(['sync'], daemonEnv(emu, location));
