@@ -1,5 +1,4 @@
 import type * as z from 'zod';
-import { errorBodySchema } from '../api/common.ts';
 import { buildPath, endpoints, type Endpoint, type EndpointName, type HttpMethod } from '../api/endpoints.ts';
 import type { ResponseCheck } from '../api/record-page-check.ts';
 import { describeIssues } from '../api/issues.ts';
@@ -15,7 +14,8 @@ import {
   backoffDelay, defaultRetryMode, heededRetryAfter, isNotSentCode, isRetryable, networkErrorCode, parseRetryAfter,
   type AttemptFailure, type RetryMode,
 } from './retry-policy.ts';
-import { REDACTED, createRedactor, type Redactor } from '../api/secret-redaction.ts';
+import { createRedactor, type Redactor } from '../api/secret-redaction.ts';
+import { ERROR_BODY_LIMIT, bodyExcerpt, errorMessage, isBinaryDescription, textExcerpt, type BodyHeaders } from './body-excerpt.ts';
 
 /** The validated response body of an endpoint. */
 export type EndpointResponse<N extends EndpointName> = z.output<(typeof endpoints)[N]['response']>;
@@ -53,9 +53,6 @@ type Outcome =
   | { ok: true; value: unknown; status: number }
   | { ok: false; error: Error; failure: AttemptFailure; status: number | 'network'; retryAfterMs?: number | undefined };
 
-// Only the start of an error body is read: enough for `{ error: { message } }`.
-const ERROR_BODY_LIMIT = 16 * 1024;
-const EXCERPT_CHARS = 200;
 const USER_AGENT = 'wsmirror';
 // Fatal: a body that is not UTF-8 is refused, not patched with U+FFFD. One decoder serves every
 // response: without `stream` a decode keeps no state between calls.
@@ -245,13 +242,13 @@ export class HttpTransport {
       return JSON.parse(text);
     } catch {
       const start = text.slice(0, ERROR_BODY_LIMIT);
-      throw this.#notJson(call, isBinary(start) ? describeBinary(Buffer.byteLength(text), headers) : excerpt(start, start.length === text.length, this.#redact));
+      throw this.#notJson(call, textExcerpt(start, start.length === text.length, Buffer.byteLength(text), headers, this.#redact));
     }
   }
 
   /** `shown`: the body as messages show it (`bodyExcerpt`). */
   #notJson(call: UpstreamCall, shown: string): InvalidResponseError {
-    const what = shown === '' ? 'empty body' : `not JSON: ${shown.startsWith(BINARY) ? shown : JSON.stringify(shown)}`;
+    const what = shown === '' ? 'empty body' : `not JSON: ${isBinaryDescription(shown) ? shown : JSON.stringify(shown)}`;
     return new InvalidResponseError(call, 'not-json', this.#redact(what));
   }
 
@@ -291,76 +288,6 @@ export function queryString(query: Record<string, QueryValue> | undefined): stri
   }
   const text = params.toString();
   return text === '' ? '' : `?${text}`;
-}
-
-/**
- * The start of a body as messages show it: whitespace runs as one space, secrets hidden, cut at
- * EXCERPT_CHARS. Hidden before the cut, so that the cut cannot split a secret and leave its start
- * shown; `whole`: false when `start` is only what was read of a longer body.
- */
-function excerpt(start: string, whole: boolean, redact: Redactor): string {
-  const text = start.replace(/\s+/g, ' ').trim();
-  const shown = whole ? redact(text) : redact.start(text);
-  if (shown.length <= EXCERPT_CHARS) return shown;
-  // Nor half a placeholder.
-  const placeholder = shown.lastIndexOf(REDACTED, EXCERPT_CHARS - 1);
-  const end = placeholder >= 0 && placeholder + REDACTED.length > EXCERPT_CHARS ? placeholder + REDACTED.length : EXCERPT_CHARS;
-  return end >= shown.length ? shown : `${shown.slice(0, end)}…`;
-}
-
-/** `error.message` of a spec error body, or a short excerpt of any other body (`bytes`: what was read of it). */
-function errorMessage(bytes: Buffer, headers: BodyHeaders, redact: Redactor): string {
-  try {
-    const parsed = errorBodySchema.safeParse(JSON.parse(bytes.toString('utf8')));
-    if (parsed.success) return parsed.data.error.message;
-  } catch {
-    // Not JSON: a proxy's HTML page, say.
-  }
-  const size = bytes.length < ERROR_BODY_LIMIT ? bytes.length : Number(headers['content-length'] ?? bytes.length);
-  return bodyExcerpt(bytes, Number.isSafeInteger(size) ? size : bytes.length, headers, redact);
-}
-
-/** The response headers that describe a body. */
-type BodyHeaders = Record<string, string | string[] | undefined>;
-
-const BINARY = 'a binary body';
-// C0 controls but tab, line feed, carriage return (and form feed, vertical tab: whitespace), and DEL.
-const CONTROL = /[\u0000-\u0008\u000E-\u001F\u007F]/;
-
-/** Text holding control characters is no text a message can show (a compressed body that happens to be UTF-8). */
-function isBinary(text: string): boolean {
-  return CONTROL.test(text);
-}
-
-/** `a binary body of N bytes (content-encoding gzip, content-type application/json)`: what shows of one, none of its bytes. */
-function describeBinary(size: number, headers: BodyHeaders): string {
-  const described = ['content-encoding', 'content-type'].flatMap((name) => {
-    const value = headers[name];
-    return value === undefined ? [] : [`${name} ${printable(Array.isArray(value) ? value.join(', ') : value)}`];
-  });
-  return `${BINARY} of ${size} bytes${described.length === 0 ? '' : ` (${described.join(', ')})`}`;
-}
-
-/** A header's value as a message may show it: printable ASCII, at most 100 characters. */
-function printable(value: string): string {
-  const clean = value.replace(/[^\x20-\x7E]/g, '?');
-  return clean.length > 100 ? `${clean.slice(0, 100)}…` : clean;
-}
-
-/**
- * The start of a body (`bytes`, of `size` in all) as messages show it: an excerpt of its text, or,
- * when it is not text (not UTF-8, or holding control characters: a gzip body, say), what it is.
- */
-function bodyExcerpt(bytes: Buffer, size: number, headers: BodyHeaders, redact: Redactor): string {
-  const whole = bytes.length >= size;
-  let text: string;
-  try {
-    // A cut may split the last character: only a whole body must end as UTF-8 does.
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: !whole });
-  } catch {
-    return describeBinary(size, headers);
-  }
-  return isBinary(text) ? describeBinary(size, headers) : excerpt(text, whole, redact);
 }
 
 /** Waits `ms`, or rejects with the signal's reason once it aborts. */
