@@ -23,13 +23,11 @@ import { closeKeepingWal } from './wal-kept-on-close.ts';
 import { sqliteSyncLockHolder } from './sync-lock.ts';
 import { MirrorFileWatch } from './mirror-file-watch.ts';
 import { escapeRegExp, rewriteTableDefinition } from './table-definition.ts';
-import { StatementCache, type Statement } from './statement-cache.ts';
-import { droppedTriggerOf, TRIGGER_BATCH_MIN, TriggerBatch, triggerOf } from './trigger-batch.ts';
+import { StatementCache } from './statement-cache.ts';
+import { runBatchingTriggers } from './trigger-batch.ts';
 import { unreadableViews, viewsNaming } from './unreadable-views.ts';
-import { WRITER_TABLE } from './writer-marker.ts';
+import { BUSY_TIMEOUT_MS, WriteTransactions } from './write-transaction.ts';
 
-/** How long a write waits for another connection's write transaction to end. */
-const BUSY_TIMEOUT_MS = 10_000;
 /** What the -wal file is trimmed back to when SQLite starts the log over (it grows past it between). */
 const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
@@ -97,8 +95,7 @@ class SqliteDriver implements DialectDriver {
   readonly #raw: Database.Database;
   readonly #statements: StatementCache;
   readonly #rows: RowWrites;
-  #txStatements: Record<'begin' | 'commit', Statement> | undefined;
-  #markStatements: Record<'mark' | 'unmark', Statement> | undefined;
+  readonly #writes: WriteTransactions;
   /** Whether the file and its -wal are still at their paths (undefined in memory). */
   readonly #watch: MirrorFileWatch | undefined;
 
@@ -108,6 +105,7 @@ class SqliteDriver implements DialectDriver {
     this.#statements = new StatementCache(raw);
     this.#rows = new RowWrites(raw, this.#statements);
     this.db = new Kysely<CatalogDb>({ dialect: new SqliteDialect({ database: this.#statements.asKyselyDatabase() }) });
+    this.#writes = new WriteTransactions(raw, this.db, () => this.#watch?.path ?? raw.name);
   }
 
   catalog(db: Kysely<CatalogDb>): Kysely<CatalogDb> {
@@ -173,51 +171,8 @@ class SqliteDriver implements DialectDriver {
       queries.map((q) => this.#statements.prepare(q.sql).all(q.parameters as unknown[]) as Record<string, unknown>[]))());
   }
 
-  async write<T>(fn: (tx: WriteTx) => Promise<T>, marked = true): Promise<T> {
-    return this.db.connection().execute(async (conn) => {
-      // IMMEDIATE takes the write lock up front (waiting up to busy_timeout for other writers)
-      // instead of failing halfway when a read transaction cannot be upgraded. These run on the
-      // raw connection, prepared once: every batch of a pull is one such transaction.
-      const tx = this.#transaction;
-      try {
-        tx.begin.run();
-      } catch (error) {
-        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
-        throw new MirrorError(
-          `the SQLite mirror ${this.#raw.name} is locked: another connection has held a write transaction on it for over `
-            + `${BUSY_TIMEOUT_MS / 1000} s (a BEGIN left open in sqlite3 or an application?); wsmirror writes once it commits or rolls back`,
-          { cause: error },
-        );
-      }
-      try {
-        if (marked) this.#marker.mark.run();
-        const last: CompiledQuery[] = [];
-        const result = await fn({ db: conn, atCommit: (queries) => last.push(...queries) });
-        for (const query of last) await conn.executeQuery(query);
-        if (marked) this.#marker.unmark.run();
-        tx.commit.run();
-        return result;
-      } catch (error) {
-        if (this.#raw.inTransaction) this.#raw.exec('ROLLBACK');
-        const full = explainDiskFull(this.#watch?.path ?? this.#raw.name, error);
-        throw full === undefined ? error : new MirrorError(full, { cause: error });
-      }
-    });
-  }
-
-  /** The statements of every write transaction, prepared on first use. */
-  get #transaction(): Record<'begin' | 'commit', Statement> {
-    this.#txStatements ??= { begin: this.#raw.prepare('BEGIN IMMEDIATE'), commit: this.#raw.prepare('COMMIT') };
-    return this.#txStatements;
-  }
-
-  /** The marking of the daemon's own transactions (writer-marker.ts), prepared once the catalog exists. */
-  get #marker(): Record<'mark' | 'unmark', Statement> {
-    this.#markStatements ??= {
-      mark: this.#raw.prepare(`INSERT INTO ${quoteIdent(WRITER_TABLE)} ("marker") VALUES (1)`),
-      unmark: this.#raw.prepare(`DELETE FROM ${quoteIdent(WRITER_TABLE)}`),
-    };
-    return this.#markStatements;
+  write<T>(fn: (tx: WriteTx) => Promise<T>, marked = true): Promise<T> {
+    return this.#writes.write(fn, marked);
   }
 
   rowSink(columns: readonly ColumnSpec[]): RowSink {
@@ -279,37 +234,9 @@ class SqliteDriver implements DialectDriver {
   async runScript(tx: WriteTx, statements: Iterable<string>): Promise<void> {
     // In process, statement by statement costs nothing more (a prepared statement holds one),
     // except for a long run of CREATE or DROP TRIGGER: those are made at once (trigger-batch.ts).
-    let waiting: string[] = [];
-    let batch: TriggerBatch | undefined;
-    const runWaiting = async () => {
-      for (const text of waiting) await sql.raw(text).execute(tx.db);
-      waiting = [];
-    };
-    try {
-      for (const text of statements) {
-        if (batch?.add(text)) continue;
-        if (batch === undefined && (triggerOf(text) !== undefined || droppedTriggerOf(text) !== undefined)) {
-          waiting.push(text);
-          if (waiting.length >= TRIGGER_BATCH_MIN) {
-            this.#assertInTransaction();
-            batch = new TriggerBatch(this.#raw);
-            for (const early of waiting) batch.add(early);
-            waiting = [];
-          }
-          continue;
-        }
-        batch?.finish();
-        batch = undefined;
-        await runWaiting();
-        await sql.raw(text).execute(tx.db);
-      }
-      batch?.finish();
-      batch = undefined;
-      await runWaiting();
-    } catch (error) {
-      batch?.abandon();
-      throw error;
-    }
+    await runBatchingTriggers(this.#raw, statements, async (text) => {
+      await sql.raw(text).execute(tx.db);
+    }, () => this.#assertInTransaction());
   }
 
   async lockForSchemaChange(): Promise<undefined> {

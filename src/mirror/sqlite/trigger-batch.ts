@@ -112,3 +112,44 @@ export class TriggerBatch {
     this.#raw.exec(`RELEASE SAVEPOINT ${SAVEPOINT}`);
   }
 }
+
+/**
+ * Runs `statements` in order through `run`, but for a run of TRIGGER_BATCH_MIN or more CREATE or
+ * DROP TRIGGER statements, which a TriggerBatch makes at once (`beforeBatch` first: it checks a
+ * write transaction is open). A statement of another kind ends the batch before it runs.
+ */
+export async function runBatchingTriggers(
+  raw: Database.Database, statements: Iterable<string>, run: (text: string) => Promise<void>, beforeBatch: () => void,
+): Promise<void> {
+  let waiting: string[] = [];
+  let batch: TriggerBatch | undefined;
+  const runWaiting = async () => {
+    for (const text of waiting) await run(text);
+    waiting = [];
+  };
+  try {
+    for (const text of statements) {
+      if (batch?.add(text)) continue;
+      if (batch === undefined && (triggerOf(text) !== undefined || droppedTriggerOf(text) !== undefined)) {
+        waiting.push(text);
+        if (waiting.length >= TRIGGER_BATCH_MIN) {
+          beforeBatch();
+          batch = new TriggerBatch(raw);
+          for (const early of waiting) batch.add(early);
+          waiting = [];
+        }
+        continue;
+      }
+      batch?.finish();
+      batch = undefined;
+      await runWaiting();
+      await run(text);
+    }
+    batch?.finish();
+    batch = undefined;
+    await runWaiting();
+  } catch (error) {
+    batch?.abandon();
+    throw error;
+  }
+}
