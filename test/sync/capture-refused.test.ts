@@ -92,7 +92,11 @@ forEachDialect('pull: the capture of many new tables at once', (dialect) => {
       await h.tm.sql(`CREATE FUNCTION ${h.tm.table(inTheWay)}() RETURNS integer LANGUAGE sql AS 'SELECT 1'`);
     }
 
+    // SQLite moves its schema version on at each statement of DDL: one a trigger, one at a time.
+    const schemaVersion = async () => Number((await h.tm.sql<{ schema_version: number }>('PRAGMA schema_version'))[0]!.schema_version);
+    const versionBefore = dialect.dialect === 'sqlite' ? await schemaVersion() : 0;
     const report = await h.sync({ allowFailure: true });
+    if (dialect.dialect === 'sqlite') expect(await schemaVersion() - versionBefore).toBeLessThan(count * 6);
     const failed = report.tables.filter((t) => t.action === 'failed');
     expect(failed.map((t) => t.table)).toEqual(['bulk.t30']);
     expect(failed[0]!.error!.message).toContain('capture of bulk__t30 could not be made');
